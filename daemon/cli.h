@@ -1,0 +1,28 @@
+// The command line of the `tailforge` binary: parses argv, dispatches to the subcommands and
+// returns the process exit code (0 ok, 1 the command's own failure, 2 a usage error).
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tailforge {
+
+int run_cli(int argc, char** argv);
+
+// What the parser made of argv: the command, its options (flag -> value, "" for switches) and
+// positional arguments.
+struct CommandLine {
+  std::string command;
+  std::map<std::string, std::string> options;
+  std::vector<std::string> positionals;
+
+  bool has(const std::string& flag) const { return options.count(flag) > 0; }
+  std::string get(const std::string& flag, const std::string& fallback = "") const {
+    auto it = options.find(flag);
+    return it == options.end() ? fallback : it->second;
+  }
+};
+
+}  // namespace tailforge

@@ -1,0 +1,24 @@
+// What every subcommand sets up first: the merged configuration, logging and the store.
+// Errors here are the user's (a bad config line, an unreadable database) and name the culprit.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/cli.h"
+#include "store/database.h"
+
+namespace tailforge {
+
+struct CommandContext {
+  nlohmann::json config;
+  std::string db_path;
+};
+
+// Loads --config (or the defaults), applies --log-level and resolves --db.
+Result<CommandContext> make_context(const CommandLine& args);
+// Sets spdlog's level from a name (trace, debug, info, warn, error, off).
+Status set_log_level(const std::string& level);
+
+}  // namespace tailforge

@@ -1,0 +1,110 @@
+#include "policies/config.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tailforge {
+
+namespace fs = std::filesystem;
+
+std::string data_dir() {
+  if (const char* home = std::getenv("TAILFORGE_HOME"); home && *home) return home;
+  if (fs::exists(fs::path(TAILFORGE_SOURCE_DIR) / "config" / "default.json")) return TAILFORGE_SOURCE_DIR;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+      if (fs::exists(dir / "config" / "default.json")) return dir.string();
+    }
+  }
+  return TAILFORGE_SOURCE_DIR;
+}
+
+std::string data_path(const std::string& relative) { return (fs::path(data_dir()) / relative).string(); }
+
+Result<nlohmann::json> read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(path + ": cannot open file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  try {
+    return nlohmann::json::parse(buffer.str(), nullptr, true, /*ignore_comments=*/true);
+  } catch (const nlohmann::json::parse_error& e) {
+    return make_error(path + ": invalid JSON: " + e.what());
+  }
+}
+
+namespace {
+
+std::string type_name(const nlohmann::json& value) {
+  if (value.is_number_integer()) return "an integer";
+  if (value.is_number()) return "a number";
+  if (value.is_boolean()) return "true or false";
+  if (value.is_string()) return "a string";
+  if (value.is_array()) return "an array";
+  if (value.is_object()) return "an object";
+  return "null";
+}
+
+bool same_kind(const nlohmann::json& expected, const nlohmann::json& actual) {
+  if (expected.is_null()) return true;  // a null default accepts any value (optional setting)
+  if (expected.is_number_integer()) return actual.is_number_integer();
+  if (expected.is_number()) return actual.is_number();
+  return expected.type() == actual.type();
+}
+
+std::string value_text(const nlohmann::json& value) {
+  std::string text = value.dump();
+  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+
+Status merge_into(nlohmann::json& target, const nlohmann::json& overrides, const std::string& path,
+                  const std::string& file) {
+  for (auto it = overrides.begin(); it != overrides.end(); ++it) {
+    std::string key_path = path + "/" + it.key();
+    bool free_form = target.empty();
+    if (!free_form && !target.contains(it.key())) {
+      return make_error(file + ": unknown key " + key_path + " (value " + value_text(it.value()) + ")");
+    }
+    if (free_form) {
+      target[it.key()] = it.value();
+      continue;
+    }
+    nlohmann::json& slot = target[it.key()];
+    if (!same_kind(slot, it.value())) {
+      return make_error(file + ": key " + key_path + " has value " + value_text(it.value()) + ", expected " +
+                        type_name(slot));
+    }
+    if (slot.is_object()) {
+      if (Status s = merge_into(slot, it.value(), key_path, file); !s) return s;
+    } else {
+      slot = it.value();
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<nlohmann::json> merge_config(const nlohmann::json& defaults, const nlohmann::json& overrides,
+                                    const std::string& file) {
+  if (!overrides.is_object()) return make_error(file + ": the configuration must be a JSON object");
+  nlohmann::json merged = defaults;
+  if (Status s = merge_into(merged, overrides, "", file); !s) return s.error();
+  return merged;
+}
+
+Result<nlohmann::json> load_config(const std::string& user_file) {
+  Result<nlohmann::json> defaults = read_json_file(data_path("config/default.json"));
+  if (!defaults) return defaults.error();
+  if (user_file.empty()) return defaults;
+  Result<nlohmann::json> overrides = read_json_file(user_file);
+  if (!overrides) return overrides.error();
+  return merge_config(*defaults, *overrides, user_file);
+}
+
+}  // namespace tailforge

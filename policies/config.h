@@ -1,0 +1,30 @@
+// Loads tailforge's configuration: config/default.json holds every option with its default;
+// a user file overrides a subset. Validation: every key of the user file must exist in the
+// defaults with the same JSON type; an error names the file, the key's JSON path, the value
+// and what was expected. Objects that are empty in the defaults ({}) are free-form maps.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "store/result.h"
+
+namespace tailforge {
+
+// The folder holding config/ and policies/: $TAILFORGE_HOME, else the source tree this binary
+// was built from, else the folder above the executable's.
+std::string data_dir();
+std::string data_path(const std::string& relative);
+
+// Parses one JSON file; the error names the file, line and column.
+Result<nlohmann::json> read_json_file(const std::string& path);
+
+// Checks `overrides` (from `file`) against `defaults` and returns the merged configuration.
+Result<nlohmann::json> merge_config(const nlohmann::json& defaults, const nlohmann::json& overrides,
+                                    const std::string& file);
+
+// The default configuration merged with `user_file` when it is non-empty.
+Result<nlohmann::json> load_config(const std::string& user_file);
+
+}  // namespace tailforge

@@ -1,0 +1,76 @@
+#include "store/cycles.h"
+
+namespace tailforge {
+
+namespace {
+
+const char* kSelectCycle =
+    "SELECT id, started_ms, finished_ms, state, seed, planned, generated, verified, failed, synthesized, summary"
+    " FROM cycle";
+
+CycleRecord read_cycle(const Statement& row) {
+  CycleRecord c;
+  c.id = row.int64(0);
+  c.started_ms = row.int64(1);
+  c.finished_ms = row.optional_int64(2);
+  c.state = row.text(3);
+  c.seed = row.int64(4);
+  c.planned = row.int64(5);
+  c.generated = row.int64(6);
+  c.verified = row.int64(7);
+  c.failed = row.int64(8);
+  c.synthesized = row.int64(9);
+  c.summary = row.text(10);
+  return c;
+}
+
+Result<std::vector<CycleRecord>> select_cycles(Database& db, const std::string& tail, std::optional<int64_t> arg) {
+  Result<Statement> select = db.prepare(std::string(kSelectCycle) + " " + tail);
+  if (!select) return select.error();
+  if (arg) select->bind(1, *arg);
+  std::vector<CycleRecord> cycles;
+  while (select->step()) cycles.push_back(read_cycle(*select));
+  if (!select->status()) return select->status().error();
+  return cycles;
+}
+
+Result<std::optional<CycleRecord>> first_of(Result<std::vector<CycleRecord>> cycles) {
+  if (!cycles) return cycles.error();
+  if (cycles->empty()) return std::optional<CycleRecord>();
+  return std::optional<CycleRecord>(cycles->front());
+}
+
+}  // namespace
+
+Result<int64_t> start_cycle(Database& db, int64_t seed, int64_t planned) {
+  Statement& insert = db.cached("INSERT INTO cycle (started_ms, seed, planned) VALUES (?1, ?2, ?3)");
+  if (Status s = insert.bind(1, now_ms()).bind(2, seed).bind(3, planned).run(); !s) return s.error();
+  return db.last_insert_rowid();
+}
+
+Status finish_cycle(Database& db, const CycleRecord& c) {
+  Statement& update = db.cached(
+      "UPDATE cycle SET finished_ms = ?2, state = ?3, generated = ?4, verified = ?5, failed = ?6,"
+      " synthesized = ?7, summary = ?8 WHERE id = ?1");
+  update.bind(1, c.id).bind(2, c.finished_ms.value_or(now_ms())).bind(3, c.state).bind(4, c.generated);
+  update.bind(5, c.verified).bind(6, c.failed).bind(7, c.synthesized).bind(8, c.summary);
+  return update.run();
+}
+
+Result<std::optional<CycleRecord>> running_cycle(Database& db) {
+  return first_of(select_cycles(db, "WHERE state = 'running' ORDER BY id DESC LIMIT 1", std::nullopt));
+}
+
+Result<std::optional<CycleRecord>> find_cycle(Database& db, int64_t id) {
+  return first_of(select_cycles(db, "WHERE id = ?1", id));
+}
+
+Result<std::optional<CycleRecord>> last_cycle(Database& db) {
+  return first_of(select_cycles(db, "ORDER BY id DESC LIMIT 1", std::nullopt));
+}
+
+Result<std::vector<CycleRecord>> list_cycles(Database& db, int limit) {
+  return select_cycles(db, "ORDER BY id DESC LIMIT ?1", static_cast<int64_t>(limit));
+}
+
+}  // namespace tailforge

@@ -1,0 +1,36 @@
+// Loop cycles: what each generate -> verify -> categorize -> synthesize cycle did.
+// A cycle row is opened when a cycle starts and closed with its counts when it ends.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+
+namespace tailforge {
+
+struct CycleRecord {
+  int64_t id = 0;
+  int64_t started_ms = 0;
+  std::optional<int64_t> finished_ms;
+  std::string state = "running";  // running, done, interrupted
+  int64_t seed = 0;
+  int64_t planned = 0;
+  int64_t generated = 0;
+  int64_t verified = 0;
+  int64_t failed = 0;
+  int64_t synthesized = 0;
+  std::string summary = "{}";  // JSON object
+};
+
+Result<int64_t> start_cycle(Database& db, int64_t seed, int64_t planned);
+Status finish_cycle(Database& db, const CycleRecord& cycle);
+// The newest cycle still running, to resume after a restart.
+Result<std::optional<CycleRecord>> running_cycle(Database& db);
+Result<std::optional<CycleRecord>> find_cycle(Database& db, int64_t id);
+Result<std::optional<CycleRecord>> last_cycle(Database& db);
+Result<std::vector<CycleRecord>> list_cycles(Database& db, int limit);
+
+}  // namespace tailforge

@@ -1,0 +1,261 @@
+#include "store/database.h"
+
+#include <chrono>
+#include <unordered_map>
+
+#include "store/schema.h"
+
+namespace tailforge {
+
+namespace {
+
+std::string sqlite_error(sqlite3* db, std::string_view what) {
+  return std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+}  // namespace
+
+int64_t now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+int current_schema_version() { return schema_migrations().back().version; }
+
+// ---- Statement ----
+
+Statement::Statement(sqlite3* db, sqlite3_stmt* statement) : db_(db), statement_(statement) {}
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(other.db_), statement_(other.statement_), status_(std::move(other.status_)) {
+  other.statement_ = nullptr;
+}
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+  if (this != &other) {
+    sqlite3_finalize(statement_);
+    db_ = other.db_;
+    statement_ = other.statement_;
+    status_ = std::move(other.status_);
+    other.statement_ = nullptr;
+  }
+  return *this;
+}
+
+Statement::~Statement() { sqlite3_finalize(statement_); }
+
+Statement& Statement::bind(int index, std::string_view text) {
+  sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::bind(int index, int64_t value) {
+  sqlite3_bind_int64(statement_, index, value);
+  return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+  sqlite3_bind_double(statement_, index, value);
+  return *this;
+}
+
+Statement& Statement::bind_blob(int index, std::string_view bytes) {
+  sqlite3_bind_blob(statement_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::bind_null(int index) {
+  sqlite3_bind_null(statement_, index);
+  return *this;
+}
+
+Statement& Statement::bind(int index, const std::optional<std::string>& text) {
+  return text ? bind(index, *text) : bind_null(index);
+}
+
+Statement& Statement::bind(int index, const std::optional<int64_t>& value) {
+  return value ? bind(index, *value) : bind_null(index);
+}
+
+bool Statement::step() {
+  if (!statement_) {
+    if (status_.ok()) status_ = make_error("step on an unprepared statement");
+    return false;
+  }
+  int rc = sqlite3_step(statement_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc != SQLITE_DONE) {
+    status_ = make_error(sqlite_error(db_, std::string("sqlite step of '") + sqlite3_sql(statement_) + "'"));
+  }
+  return false;
+}
+
+Status Statement::run() {
+  while (step()) {
+  }
+  Status result = status_;
+  reset();
+  return result;
+}
+
+void Statement::reset() {
+  if (!statement_) return;
+  sqlite3_reset(statement_);
+  sqlite3_clear_bindings(statement_);
+  status_ = Status();
+}
+
+bool Statement::is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
+int64_t Statement::int64(int column) const { return sqlite3_column_int64(statement_, column); }
+double Statement::real(int column) const { return sqlite3_column_double(statement_, column); }
+
+std::string Statement::text(int column) const {
+  const void* data = sqlite3_column_blob(statement_, column);
+  int size = sqlite3_column_bytes(statement_, column);
+  return data ? std::string(static_cast<const char*>(data), size) : std::string();
+}
+
+std::optional<std::string> Statement::optional_text(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return text(column);
+}
+
+std::optional<int64_t> Statement::optional_int64(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return int64(column);
+}
+
+// ---- Database ----
+
+struct Database::StatementCache {
+  std::unordered_map<const char*, Statement> statements;
+};
+
+Database::Database(sqlite3* db, std::string path)
+    : db_(db), path_(std::move(path)), cache_(std::make_unique<StatementCache>()) {}
+
+Database::Database(Database&& other) noexcept
+    : db_(other.db_), path_(std::move(other.path_)), cache_(std::move(other.cache_)) {
+  other.db_ = nullptr;
+}
+
+Database& Database::operator=(Database&& other) noexcept {
+  if (this != &other) {
+    cache_.reset();
+    sqlite3_close(db_);
+    db_ = other.db_;
+    path_ = std::move(other.path_);
+    cache_ = std::move(other.cache_);
+    other.db_ = nullptr;
+  }
+  return *this;
+}
+
+Database::~Database() {
+  cache_.reset();  // statements must be finalized before the connection closes
+  sqlite3_close(db_);
+}
+
+Result<Database> Database::open(const std::string& path) {
+  sqlite3* handle = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &handle, flags, nullptr) != SQLITE_OK) {
+    std::string message = sqlite_error(handle, "cannot open database " + path);
+    sqlite3_close(handle);
+    return make_error(message);
+  }
+  Database db(handle, path);
+  sqlite3_busy_timeout(handle, 10000);
+  if (Status s = db.exec("PRAGMA foreign_keys = ON"); !s) return s.error();
+  if (path != ":memory:") {
+    if (Status s = db.exec("PRAGMA journal_mode = WAL"); !s) return make_error(path + ": " + s.message());
+    if (Status s = db.exec("PRAGMA synchronous = NORMAL"); !s) return s.error();
+  }
+  if (Status s = db.migrate(); !s) return make_error(path + ": " + s.message());
+  return db;
+}
+
+Status Database::exec(std::string_view sql) {
+  std::string owned(sql);
+  char* message = nullptr;
+  if (sqlite3_exec(db_, owned.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string text = message ? message : sqlite3_errmsg(db_);
+    sqlite3_free(message);
+    std::string head = owned.substr(0, 80);
+    return make_error("sqlite: " + text + " (in '" + head + (owned.size() > 80 ? "...'" : "'") + ")");
+  }
+  return {};
+}
+
+Result<Statement> Database::prepare(std::string_view sql) {
+  sqlite3_stmt* statement = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &statement, nullptr) != SQLITE_OK) {
+    return make_error(sqlite_error(db_, "sqlite prepare of '" + std::string(sql) + "'"));
+  }
+  return Statement(db_, statement);
+}
+
+Statement& Database::cached(const char* sql) {
+  auto it = cache_->statements.find(sql);
+  if (it == cache_->statements.end()) {
+    Result<Statement> prepared = prepare(sql);
+    Statement statement;
+    if (prepared) {
+      statement = std::move(prepared.value());
+    } else {
+      statement.status_ = prepared.error();
+    }
+    it = cache_->statements.emplace(sql, std::move(statement)).first;
+  } else {
+    it->second.reset();
+  }
+  return it->second;
+}
+
+int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+int Database::changes() const { return sqlite3_changes(db_); }
+
+int Database::schema_version() {
+  Result<Statement> statement = prepare("PRAGMA user_version");
+  if (!statement || !statement->step()) return -1;
+  return static_cast<int>(statement->int64(0));
+}
+
+Status Database::migrate() {
+  int version = schema_version();
+  int newest = current_schema_version();
+  if (version > newest) {
+    return make_error("schema version " + std::to_string(version) + " is newer than this tailforge (" +
+                      std::to_string(newest) + "); upgrade tailforge or use another database");
+  }
+  for (const Migration& migration : schema_migrations()) {
+    if (migration.version <= version) continue;
+    Transaction transaction(*this);
+    if (!transaction.begin_status()) return transaction.begin_status();
+    if (Status s = exec(migration.sql); !s) {
+      return make_error("migration to schema version " + std::to_string(migration.version) + " failed: " + s.message());
+    }
+    if (Status s = exec("PRAGMA user_version = " + std::to_string(migration.version)); !s) return s;
+    if (Status s = transaction.commit(); !s) return s;
+  }
+  return {};
+}
+
+// ---- Transaction ----
+
+Transaction::Transaction(Database& db) : db_(db), begin_status_(db.exec("BEGIN IMMEDIATE")) {
+  if (!begin_status_) done_ = true;
+}
+
+Transaction::~Transaction() {
+  if (!done_) (void)db_.exec("ROLLBACK");
+}
+
+Status Transaction::commit() {
+  if (done_) return make_error("commit of a finished transaction");
+  Status s = db_.exec("COMMIT");
+  if (s) done_ = true;
+  return s;
+}
+
+}  // namespace tailforge

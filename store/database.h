@@ -1,0 +1,125 @@
+// A SQLite connection with RAII statements and transactions, opened with the project's
+// pragmas (WAL, foreign keys, busy timeout) and migrated to the current schema on open.
+// One Database per thread: a connection is not shared between threads.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/result.h"
+
+namespace tailforge {
+
+class Database;
+
+// A prepared statement. Bind parameters are 1-based; column indexes are 0-based.
+class Statement {
+ public:
+  Statement() = default;
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  Statement& bind(int index, std::string_view text);
+  Statement& bind(int index, const char* text) { return bind(index, std::string_view(text)); }
+  Statement& bind(int index, const std::string& text) { return bind(index, std::string_view(text)); }
+  Statement& bind(int index, int64_t value);
+  Statement& bind(int index, int value) { return bind(index, static_cast<int64_t>(value)); }
+  Statement& bind(int index, double value);
+  Statement& bind_blob(int index, std::string_view bytes);
+  Statement& bind_null(int index);
+  // Binds text, or NULL when the optional is empty.
+  Statement& bind(int index, const std::optional<std::string>& text);
+  Statement& bind(int index, const std::optional<int64_t>& value);
+
+  // Advances: true while a row is available; false at the end. An error is kept in status().
+  bool step();
+  // Runs to completion, returning an error naming the SQL on failure.
+  Status run();
+  void reset();
+
+  bool is_null(int column) const;
+  int64_t int64(int column) const;
+  double real(int column) const;
+  std::string text(int column) const;
+  std::optional<std::string> optional_text(int column) const;
+  std::optional<int64_t> optional_int64(int column) const;
+
+  const Status& status() const { return status_; }
+
+ private:
+  friend class Database;
+  Statement(sqlite3* db, sqlite3_stmt* statement);
+
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* statement_ = nullptr;
+  Status status_;
+};
+
+// The newest schema version this build knows. Older files are migrated on open;
+// newer ones are refused.
+int current_schema_version();
+
+class Database {
+ public:
+  // Opens (creating if absent) and migrates the database at `path`. ":memory:" works too.
+  static Result<Database> open(const std::string& path);
+
+  Database(Database&& other) noexcept;
+  Database& operator=(Database&& other) noexcept;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  ~Database();
+
+  // Runs one or more statements that return no rows.
+  Status exec(std::string_view sql);
+  // Prepares one statement; the error names the SQL and SQLite's message.
+  Result<Statement> prepare(std::string_view sql);
+  // Statement cache: prepared once per connection, reset before each use.
+  Statement& cached(const char* sql);
+
+  int64_t last_insert_rowid() const;
+  int changes() const;
+  int schema_version();
+  const std::string& path() const { return path_; }
+  sqlite3* handle() { return db_; }
+
+ private:
+  Database(sqlite3* db, std::string path);
+  Status migrate();
+
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  struct StatementCache;
+  std::unique_ptr<StatementCache> cache_;
+};
+
+// BEGIN IMMEDIATE on construction; ROLLBACK on destruction unless commit() succeeded.
+class Transaction {
+ public:
+  explicit Transaction(Database& db);
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction();
+
+  const Status& begin_status() const { return begin_status_; }
+  Status commit();
+
+ private:
+  Database& db_;
+  Status begin_status_;
+  bool done_ = false;
+};
+
+// Milliseconds since the Unix epoch, the unit of every *_ms column.
+int64_t now_ms();
+
+}  // namespace tailforge

@@ -1,0 +1,79 @@
+// The durable job queue: enqueue with an idempotency key, lease with an owner and expiry,
+// complete, fail with exponential backoff, re-lease expired leases, dead-letter after N attempts.
+// States: pending -> leased -> done, or back to pending (after a failure or an expired lease),
+// or dead once attempts reach max_attempts. Every call is one short transaction.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+
+namespace tailforge {
+
+struct Job {
+  int64_t id = 0;
+  std::string kind;
+  std::string payload;  // JSON text
+  std::string state;
+  int64_t priority = 0;
+  std::optional<std::string> idempotency_key;
+  std::optional<std::string> lease_owner;
+  std::optional<int64_t> lease_expires_ms;
+  int64_t attempts = 0;  // leases granted so far
+  int64_t max_attempts = 0;
+  int64_t next_attempt_ms = 0;
+  std::optional<std::string> last_error;
+};
+
+struct QueuePolicy {
+  int64_t max_attempts = 5;
+  int64_t backoff_base_ms = 1000;     // delay after the first failure
+  int64_t backoff_max_ms = 600000;    // cap on the delay
+};
+
+struct NewJob {
+  std::string kind;
+  std::string payload = "{}";
+  std::optional<std::string> idempotency_key;
+  int64_t priority = 0;
+  std::optional<int64_t> max_attempts;  // QueuePolicy's when empty
+};
+
+struct EnqueueOutcome {
+  int64_t id;
+  bool inserted;  // false: a job with the same idempotency key already existed
+};
+
+class JobQueue {
+ public:
+  JobQueue(Database& db, QueuePolicy policy = {}) : db_(db), policy_(policy) {}
+
+  Result<EnqueueOutcome> enqueue(const NewJob& job);
+  // Leases the highest-priority ready job (pending and due, or leased with an expired lease),
+  // optionally of the given kinds only. An expired lease whose attempts are used up goes dead.
+  Result<std::optional<Job>> lease(const std::string& owner, int64_t lease_ms,
+                                   const std::vector<std::string>& kinds = {});
+  // Marks a job done; fails when the caller no longer holds the lease.
+  Status complete(int64_t id, const std::string& owner);
+  // Records a failure: back to pending with exponential backoff, or dead after max_attempts.
+  Status fail(int64_t id, const std::string& owner, const std::string& error);
+  // Extends a held lease.
+  Status heartbeat(int64_t id, const std::string& owner, int64_t lease_ms);
+  // Returns every lease held by owners other than `keep_owner` to pending (daemon start-up).
+  Result<int> release_leases(const std::optional<std::string>& keep_owner = std::nullopt);
+
+  Result<std::optional<Job>> find(int64_t id);
+  Result<std::vector<Job>> list(const std::optional<std::string>& state, int limit);
+  Result<std::map<std::string, int64_t>> counts_by_state();
+  int64_t backoff_ms(int64_t attempts) const;
+
+ private:
+  Database& db_;
+  QueuePolicy policy_;
+};
+
+}  // namespace tailforge

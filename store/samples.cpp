@@ -1,0 +1,244 @@
+#include "store/samples.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "store/sha256.h"
+
+namespace tailforge {
+
+std::string normalize_program_text(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  std::string line;
+  auto flush_line = [&](bool newline) {
+    size_t end = line.find_last_not_of(" \t\r");
+    out.append(line, 0, end == std::string::npos ? 0 : end + 1);
+    if (newline) out.push_back('\n');
+    line.clear();
+  };
+  for (char c : text) {
+    if (c == '\n') {
+      flush_line(true);
+    } else {
+      line.push_back(c);
+    }
+  }
+  flush_line(false);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  out.push_back('\n');
+  return out;
+}
+
+std::string sample_id_for(const std::string& text) { return sha256_hex(normalize_program_text(text)); }
+
+Result<InsertOutcome> insert_sample_if_absent(Database& db, Sample sample) {
+  if (sample.id.empty()) sample.id = sample_id_for(sample.text);
+  if (sample.created_ms == 0) sample.created_ms = now_ms();
+  Statement& insert = db.cached(
+      "INSERT INTO sample (id, track, origin, language, text, template_id, persona, variables, seed, model,"
+      " prompt_hash, domain, features, status, cycle_id, created_ms)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+      " ON CONFLICT (id) DO NOTHING");
+  insert.bind(1, sample.id).bind(2, sample.track).bind(3, sample.origin).bind(4, sample.language);
+  insert.bind(5, sample.text).bind(6, sample.template_id).bind(7, sample.persona).bind(8, sample.variables);
+  insert.bind(9, sample.seed).bind(10, sample.model).bind(11, sample.prompt_hash).bind(12, sample.domain);
+  insert.bind(13, nlohmann::json(sample.features).dump()).bind(14, sample.status).bind(15, sample.cycle_id);
+  insert.bind(16, sample.created_ms);
+  if (Status s = insert.run(); !s) return make_error("inserting sample " + sample.id + ": " + s.message());
+  bool inserted = db.changes() > 0;
+  if (inserted) {
+    for (const std::string& tag : sample.features) {
+      Statement& feature = db.cached("INSERT OR IGNORE INTO sample_feature (sample_id, tag) VALUES (?1, ?2)");
+      if (Status s = feature.bind(1, sample.id).bind(2, tag).run(); !s) return s.error();
+    }
+  }
+  return InsertOutcome{sample.id, inserted};
+}
+
+Result<std::optional<Sample>> find_sample(Database& db, const std::string& id) {
+  Statement& select = db.cached(
+      "SELECT id, track, origin, language, text, template_id, persona, variables, seed, model, prompt_hash,"
+      " domain, features, status, cycle_id, created_ms FROM sample WHERE id = ?1");
+  select.bind(1, id);
+  if (!select.step()) {
+    if (!select.status()) return select.status().error();
+    return std::optional<Sample>();
+  }
+  Sample sample;
+  sample.id = select.text(0);
+  sample.track = select.text(1);
+  sample.origin = select.text(2);
+  sample.language = select.text(3);
+  sample.text = select.text(4);
+  sample.template_id = select.optional_text(5);
+  sample.persona = select.optional_text(6);
+  sample.variables = select.optional_text(7);
+  sample.seed = select.optional_int64(8);
+  sample.model = select.optional_text(9);
+  sample.prompt_hash = select.optional_text(10);
+  sample.domain = select.optional_text(11);
+  nlohmann::json features = nlohmann::json::parse(select.text(12), nullptr, false);
+  if (features.is_array()) {
+    for (const auto& tag : features) {
+      if (tag.is_string()) sample.features.push_back(tag.get<std::string>());
+    }
+  }
+  sample.status = select.text(13);
+  sample.cycle_id = select.optional_int64(14);
+  sample.created_ms = select.int64(15);
+  select.reset();
+  return std::optional<Sample>(std::move(sample));
+}
+
+Status set_sample_status(Database& db, const std::string& id, const std::string& status) {
+  return db.cached("UPDATE sample SET status = ?2 WHERE id = ?1").bind(1, id).bind(2, status).run();
+}
+
+Result<std::string> insert_artifact(Database& db, const std::string& sample_id, ArtifactRecord artifact) {
+  artifact.id = sha256_hex(artifact.content);
+  Statement& insert = db.cached(
+      "INSERT INTO artifact (id, kind, content, size, command, toolchain_version, created_ms)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING");
+  insert.bind(1, artifact.id).bind(2, artifact.kind).bind_blob(3, artifact.content);
+  insert.bind(4, static_cast<int64_t>(artifact.content.size())).bind(5, artifact.command);
+  insert.bind(6, artifact.toolchain_version).bind(7, now_ms());
+  if (Status s = insert.run(); !s) return s.error();
+  Statement& link = db.cached(
+      "INSERT INTO sample_artifact (sample_id, stage, name, artifact_id) VALUES (?1, ?2, ?3, ?4)"
+      " ON CONFLICT (sample_id, stage, name) DO UPDATE SET artifact_id = excluded.artifact_id");
+  if (Status s = link.bind(1, sample_id).bind(2, artifact.stage).bind(3, artifact.name).bind(4, artifact.id).run();
+      !s) {
+    return s.error();
+  }
+  return artifact.id;
+}
+
+Result<std::vector<ArtifactRecord>> artifacts_of(Database& db, const std::string& sample_id) {
+  Statement& select = db.cached(
+      "SELECT sa.stage, sa.name, a.kind, a.content, a.command, a.toolchain_version, a.id"
+      " FROM sample_artifact sa JOIN artifact a ON a.id = sa.artifact_id"
+      " WHERE sa.sample_id = ?1 ORDER BY sa.stage, sa.name");
+  select.bind(1, sample_id);
+  std::vector<ArtifactRecord> artifacts;
+  while (select.step()) {
+    artifacts.push_back({select.text(0), select.text(1), select.text(2), select.text(3), select.optional_text(4),
+                         select.optional_text(5), select.text(6)});
+  }
+  if (!select.status()) return select.status().error();
+  select.reset();
+  return artifacts;
+}
+
+Result<int64_t> upsert_verification(Database& db, VerificationRecord v) {
+  if (v.created_ms == 0) v.created_ms = now_ms();
+  Statement& upsert = db.cached(
+      "INSERT INTO verification (sample_id, stage, status, exit_code, signal, reason, diagnostics, seconds,"
+      " peak_rss_kb, host, toolchain_version, cached, created_ms)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+      " ON CONFLICT (sample_id, stage) DO UPDATE SET status = excluded.status, exit_code = excluded.exit_code,"
+      " signal = excluded.signal, reason = excluded.reason, diagnostics = excluded.diagnostics,"
+      " seconds = excluded.seconds, peak_rss_kb = excluded.peak_rss_kb, host = excluded.host,"
+      " toolchain_version = excluded.toolchain_version, cached = excluded.cached, created_ms = excluded.created_ms"
+      " RETURNING id");
+  upsert.bind(1, v.sample_id).bind(2, v.stage).bind(3, v.status).bind(4, v.exit_code).bind(5, v.signal);
+  upsert.bind(6, v.reason).bind(7, v.diagnostics).bind(8, v.seconds).bind(9, v.peak_rss_kb).bind(10, v.host);
+  upsert.bind(11, v.toolchain_version).bind(12, static_cast<int64_t>(v.cached ? 1 : 0)).bind(13, v.created_ms);
+  if (!upsert.step()) {
+    Status s = upsert.status();
+    upsert.reset();
+    return make_error("recording verification " + v.stage + " of " + v.sample_id + ": " +
+                      (s ? std::string("no row returned") : s.message()));
+  }
+  int64_t id = upsert.int64(0);
+  upsert.reset();
+  return id;
+}
+
+Result<std::vector<VerificationRecord>> verifications_of(Database& db, const std::string& sample_id) {
+  Statement& select = db.cached(
+      "SELECT id, sample_id, stage, status, exit_code, signal, reason, diagnostics, seconds, peak_rss_kb, host,"
+      " toolchain_version, cached, created_ms FROM verification WHERE sample_id = ?1 ORDER BY id");
+  select.bind(1, sample_id);
+  std::vector<VerificationRecord> out;
+  while (select.step()) {
+    VerificationRecord v;
+    v.id = select.int64(0);
+    v.sample_id = select.text(1);
+    v.stage = select.text(2);
+    v.status = select.text(3);
+    v.exit_code = select.optional_int64(4);
+    v.signal = select.optional_int64(5);
+    v.reason = select.text(6);
+    v.diagnostics = select.text(7);
+    v.seconds = select.real(8);
+    v.peak_rss_kb = select.optional_int64(9);
+    v.host = select.optional_text(10);
+    v.toolchain_version = select.optional_text(11);
+    v.cached = select.int64(12) != 0;
+    v.created_ms = select.int64(13);
+    out.push_back(std::move(v));
+  }
+  if (!select.status()) return select.status().error();
+  select.reset();
+  return out;
+}
+
+Status insert_lineage_edge(Database& db, LineageEdge edge) {
+  if (edge.created_ms == 0) edge.created_ms = now_ms();
+  Statement& insert = db.cached(
+      "INSERT INTO lineage (parent_id, child_id, relation, agent, model, prompt_hash, reason, created_ms)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING");
+  insert.bind(1, edge.parent_id).bind(2, edge.child_id).bind(3, edge.relation).bind(4, edge.agent);
+  insert.bind(5, edge.model).bind(6, edge.prompt_hash).bind(7, edge.reason).bind(8, edge.created_ms);
+  return insert.run();
+}
+
+namespace {
+
+// Breadth-first walk over lineage edges, upwards (towards parents) or downwards.
+Result<std::vector<LineageEdge>> walk_lineage(Database& db, const std::string& id, int max_depth, bool upwards) {
+  const char* sql = upwards
+                        ? "SELECT parent_id, child_id, relation, agent, model, prompt_hash, reason, created_ms"
+                          " FROM lineage WHERE child_id = ?1 ORDER BY created_ms, parent_id"
+                        : "SELECT parent_id, child_id, relation, agent, model, prompt_hash, reason, created_ms"
+                          " FROM lineage WHERE parent_id = ?1 ORDER BY created_ms, child_id";
+  std::vector<LineageEdge> edges;
+  std::vector<std::string> frontier = {id};
+  std::vector<std::string> seen = {id};
+  for (int depth = 0; depth < max_depth && !frontier.empty(); ++depth) {
+    std::vector<std::string> next;
+    for (const std::string& node : frontier) {
+      Statement& select = db.cached(sql);
+      select.bind(1, node);
+      while (select.step()) {
+        LineageEdge edge{select.text(0),          select.text(1),          select.text(2),
+                         select.optional_text(3), select.optional_text(4), select.optional_text(5),
+                         select.optional_text(6), select.int64(7)};
+        const std::string& other = upwards ? edge.parent_id : edge.child_id;
+        if (std::find(seen.begin(), seen.end(), other) == seen.end()) {
+          seen.push_back(other);
+          next.push_back(other);
+        }
+        edges.push_back(std::move(edge));
+      }
+      if (!select.status()) return select.status().error();
+      select.reset();
+    }
+    frontier = std::move(next);
+  }
+  return edges;
+}
+
+}  // namespace
+
+Result<std::vector<LineageEdge>> ancestors_of(Database& db, const std::string& id, int max_depth) {
+  return walk_lineage(db, id, max_depth, true);
+}
+
+Result<std::vector<LineageEdge>> descendants_of(Database& db, const std::string& id, int max_depth) {
+  return walk_lineage(db, id, max_depth, false);
+}
+
+}  // namespace tailforge

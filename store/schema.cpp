@@ -1,0 +1,235 @@
+#include "store/schema.h"
+
+namespace tailforge {
+
+namespace {
+
+// Version 1: every entity of DESIGN.md's data model. Times are *_ms (Unix milliseconds).
+const char* kVersion1 = R"sql(
+CREATE TABLE cycle (
+  id            INTEGER PRIMARY KEY,
+  started_ms    INTEGER NOT NULL,
+  finished_ms   INTEGER,
+  state         TEXT NOT NULL DEFAULT 'running' CHECK (state IN ('running','done','interrupted')),
+  seed          INTEGER NOT NULL DEFAULT 0,
+  planned       INTEGER NOT NULL DEFAULT 0,
+  generated     INTEGER NOT NULL DEFAULT 0,
+  verified      INTEGER NOT NULL DEFAULT 0,
+  failed        INTEGER NOT NULL DEFAULT 0,
+  synthesized   INTEGER NOT NULL DEFAULT 0,
+  summary       TEXT NOT NULL DEFAULT '{}'
+);
+
+CREATE TABLE sample (
+  id            TEXT PRIMARY KEY,              -- SHA-256 of the normalized text
+  track         TEXT NOT NULL,
+  origin        TEXT NOT NULL CHECK (origin IN ('template','llm','synthesized','imported','mutated')),
+  language      TEXT NOT NULL,
+  text          TEXT NOT NULL,
+  template_id   TEXT,
+  persona       TEXT,                          -- JSON object
+  variables     TEXT,                          -- JSON object
+  seed          INTEGER,
+  model         TEXT,
+  prompt_hash   TEXT,
+  domain        TEXT,
+  features      TEXT NOT NULL DEFAULT '[]',    -- JSON array of feature tags
+  status        TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending','verified','failed')),
+  cycle_id      INTEGER REFERENCES cycle(id),
+  created_ms    INTEGER NOT NULL
+);
+CREATE INDEX sample_track_status ON sample(track, status);
+CREATE INDEX sample_origin ON sample(origin);
+CREATE INDEX sample_cycle ON sample(cycle_id);
+
+CREATE TABLE sample_feature (
+  sample_id     TEXT NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+  tag           TEXT NOT NULL,
+  PRIMARY KEY (tag, sample_id)
+) WITHOUT ROWID;
+
+CREATE TABLE artifact (
+  id                TEXT PRIMARY KEY,          -- SHA-256 of the content
+  kind              TEXT NOT NULL,             -- hip, ptx, sass, rdna3_asm, host_asm, x86_asm, rolled_ptx, stdout, ...
+  content           BLOB NOT NULL,
+  size              INTEGER NOT NULL,
+  command           TEXT,                      -- the exact argv (JSON array) of the first producer
+  toolchain_version TEXT,
+  created_ms        INTEGER NOT NULL
+);
+
+CREATE TABLE sample_artifact (
+  sample_id     TEXT NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+  stage         TEXT NOT NULL,
+  name          TEXT NOT NULL,                 -- e.g. 'ptx', 'sass', 'ptx:_Z3addPfS_i'
+  artifact_id   TEXT NOT NULL REFERENCES artifact(id),
+  PRIMARY KEY (sample_id, stage, name)
+) WITHOUT ROWID;
+
+CREATE TABLE verification (
+  id                INTEGER PRIMARY KEY,
+  sample_id         TEXT NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+  stage             TEXT NOT NULL,
+  status            TEXT NOT NULL CHECK (status IN ('ok','fail','timeout','skipped','error')),
+  exit_code         INTEGER,
+  signal            INTEGER,
+  reason            TEXT,
+  diagnostics       TEXT,
+  seconds           REAL NOT NULL DEFAULT 0,
+  peak_rss_kb       INTEGER,
+  host              TEXT,
+  toolchain_version TEXT,
+  cached            INTEGER NOT NULL DEFAULT 0,
+  created_ms        INTEGER NOT NULL,
+  UNIQUE (sample_id, stage)
+);
+CREATE INDEX verification_stage_status ON verification(stage, status);
+
+CREATE TABLE category (
+  path          TEXT PRIMARY KEY,              -- e.g. amd.asm.register_alignment
+  parent        TEXT,
+  description   TEXT NOT NULL DEFAULT ''
+);
+
+CREATE TABLE model (
+  id            INTEGER PRIMARY KEY,
+  name          TEXT NOT NULL UNIQUE,
+  endpoint      TEXT,
+  parameters    TEXT NOT NULL DEFAULT '{}',
+  retrain_event_id INTEGER,
+  created_ms    INTEGER NOT NULL
+);
+
+CREATE TABLE failure (
+  id            INTEGER PRIMARY KEY,
+  sample_id     TEXT NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+  verification_id INTEGER REFERENCES verification(id) ON DELETE CASCADE,
+  stage         TEXT NOT NULL,
+  category      TEXT NOT NULL,
+  top_category  TEXT NOT NULL,                 -- first path component, for fast grouping
+  message       TEXT NOT NULL DEFAULT '',
+  evidence_file TEXT,
+  evidence_line INTEGER,
+  track         TEXT NOT NULL,
+  origin        TEXT NOT NULL,
+  domain        TEXT,
+  agent         TEXT,
+  model_id      INTEGER REFERENCES model(id),
+  created_ms    INTEGER NOT NULL,
+  UNIQUE (sample_id, stage)
+);
+CREATE INDEX failure_category_time ON failure(category, created_ms);
+CREATE INDEX failure_time ON failure(created_ms);
+CREATE INDEX failure_top ON failure(top_category);
+
+CREATE TABLE lineage (
+  parent_id     TEXT NOT NULL REFERENCES sample(id),
+  child_id      TEXT NOT NULL REFERENCES sample(id),
+  relation      TEXT NOT NULL CHECK (relation IN ('synthesized_from','mutated_from','translated_by','compiled_to','evaluated_by')),
+  agent         TEXT,
+  model         TEXT,
+  prompt_hash   TEXT,
+  reason        TEXT,
+  created_ms    INTEGER NOT NULL,
+  PRIMARY KEY (parent_id, child_id, relation)
+) WITHOUT ROWID;
+CREATE INDEX lineage_child ON lineage(child_id);
+
+CREATE TABLE evaluation (
+  id            INTEGER PRIMARY KEY,
+  model_id      INTEGER NOT NULL REFERENCES model(id),
+  sample_id     TEXT NOT NULL REFERENCES sample(id),
+  category      TEXT,
+  ok            INTEGER NOT NULL,
+  metric        REAL,
+  details       TEXT,
+  created_ms    INTEGER NOT NULL,
+  UNIQUE (model_id, sample_id)
+);
+
+CREATE TABLE retrain_event (
+  id            INTEGER PRIMARY KEY,
+  cycle_id      INTEGER REFERENCES cycle(id),
+  reason        TEXT NOT NULL,
+  snapshot_hash TEXT NOT NULL UNIQUE,          -- a trigger never fires twice for one snapshot
+  snapshot_dir  TEXT,
+  manifest      TEXT,
+  command       TEXT,
+  status        TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending','running','ok','failed')),
+  output        TEXT,
+  seconds       REAL,
+  model_id      INTEGER REFERENCES model(id),
+  created_ms    INTEGER NOT NULL
+);
+
+CREATE TABLE job (
+  id              INTEGER PRIMARY KEY,
+  kind            TEXT NOT NULL,
+  payload         TEXT NOT NULL DEFAULT '{}',
+  state           TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending','leased','done','dead')),
+  priority        INTEGER NOT NULL DEFAULT 0,
+  idempotency_key TEXT UNIQUE,
+  lease_owner     TEXT,
+  lease_expires_ms INTEGER,
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  max_attempts    INTEGER NOT NULL DEFAULT 5,
+  next_attempt_ms INTEGER NOT NULL DEFAULT 0,
+  last_error      TEXT,
+  created_ms      INTEGER NOT NULL,
+  updated_ms      INTEGER NOT NULL
+);
+CREATE INDEX job_ready ON job(priority DESC, id) WHERE state IN ('pending','leased');
+CREATE INDEX job_state ON job(state);
+
+CREATE TABLE cache_entry (
+  namespace     TEXT NOT NULL,                 -- 'compile', 'llm', ...
+  key           TEXT NOT NULL,
+  value         BLOB NOT NULL,
+  created_ms    INTEGER NOT NULL,
+  hits          INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (namespace, key)
+) WITHOUT ROWID;
+
+CREATE TABLE tail_report (
+  cycle_id      INTEGER NOT NULL REFERENCES cycle(id),
+  rank          INTEGER NOT NULL,
+  dimension     TEXT NOT NULL,                 -- feature, domain, category
+  name          TEXT NOT NULL,
+  signal        TEXT NOT NULL,                 -- corpus_share, pipeline_yield, model_failure
+  score         REAL NOT NULL,
+  numbers       TEXT NOT NULL DEFAULT '{}',    -- JSON: the figures that put it there
+  PRIMARY KEY (cycle_id, rank)
+);
+)sql";
+
+// Version 2: one row per LLM request, for token budgets and the metrics endpoint.
+const char* kVersion2 = R"sql(
+CREATE TABLE llm_call (
+  id                INTEGER PRIMARY KEY,
+  endpoint          TEXT NOT NULL,
+  model             TEXT NOT NULL,
+  role              TEXT NOT NULL,             -- generator, translator, synthesizer
+  prompt_hash       TEXT NOT NULL,
+  status            TEXT NOT NULL,             -- ok, or the agent.llm.<reason> failure
+  prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+  completion_tokens INTEGER NOT NULL DEFAULT 0,
+  reasoning_tokens  INTEGER NOT NULL DEFAULT 0,
+  latency_ms        INTEGER NOT NULL DEFAULT 0,
+  finish_reason     TEXT,
+  cached            INTEGER NOT NULL DEFAULT 0,
+  created_ms        INTEGER NOT NULL
+);
+CREATE INDEX llm_call_time ON llm_call(created_ms);
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& schema_migrations() {
+  static const std::vector<Migration> migrations = {
+      {1, kVersion1},
+      {2, kVersion2},
+  };
+  return migrations;
+}
+
+}  // namespace tailforge

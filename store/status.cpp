@@ -1,0 +1,114 @@
+#include "store/status.h"
+
+#include <sstream>
+
+namespace tailforge {
+
+namespace {
+
+Status count_groups(Database& db, const char* sql, std::map<std::string, int64_t>& out) {
+  Statement& select = db.cached(sql);
+  while (select.step()) out[select.text(0)] = select.int64(1);
+  Status s = select.status();
+  select.reset();
+  return s;
+}
+
+Result<int64_t> count_one(Database& db, const char* sql) {
+  Statement& select = db.cached(sql);
+  int64_t n = select.step() ? select.int64(0) : 0;
+  Status s = select.status();
+  select.reset();
+  if (!s) return s.error();
+  return n;
+}
+
+nlohmann::json cycle_to_json(const CycleRecord& c) {
+  nlohmann::json summary = nlohmann::json::parse(c.summary, nullptr, false);
+  return {{"id", c.id},
+          {"state", c.state},
+          {"started_ms", c.started_ms},
+          {"finished_ms", c.finished_ms ? nlohmann::json(*c.finished_ms) : nlohmann::json(nullptr)},
+          {"seed", c.seed},
+          {"planned", c.planned},
+          {"generated", c.generated},
+          {"verified", c.verified},
+          {"failed", c.failed},
+          {"synthesized", c.synthesized},
+          {"summary", summary.is_discarded() ? nlohmann::json::object() : summary}};
+}
+
+}  // namespace
+
+Result<StatusSummary> query_status(Database& db) {
+  StatusSummary s;
+  if (Status r = count_groups(db, "SELECT origin, count(*) FROM sample GROUP BY origin", s.samples_by_origin); !r)
+    return r.error();
+  if (Status r = count_groups(db, "SELECT track, count(*) FROM sample GROUP BY track", s.samples_by_track); !r)
+    return r.error();
+  if (Status r = count_groups(db, "SELECT status, count(*) FROM sample GROUP BY status", s.samples_by_status); !r)
+    return r.error();
+  if (Status r = count_groups(db, "SELECT top_category, count(*) FROM failure GROUP BY top_category",
+                              s.failures_by_category);
+      !r)
+    return r.error();
+  if (Status r = count_groups(db, "SELECT state, count(*) FROM job GROUP BY state", s.jobs_by_state); !r)
+    return r.error();
+  for (const auto& [origin, n] : s.samples_by_origin) s.samples += n;
+  s.verified = s.samples_by_status.count("verified") ? s.samples_by_status["verified"] : 0;
+  Result<int64_t> cycles = count_one(db, "SELECT count(*) FROM cycle");
+  if (!cycles) return cycles.error();
+  s.cycles = *cycles;
+  Result<int64_t> retrains = count_one(db, "SELECT count(*) FROM retrain_event");
+  if (!retrains) return retrains.error();
+  s.retrain_events = *retrains;
+  Result<std::optional<CycleRecord>> last = last_cycle(db);
+  if (!last) return last.error();
+  s.last_cycle = *last;
+  return s;
+}
+
+nlohmann::json status_to_json(const StatusSummary& s) {
+  nlohmann::json j;
+  j["samples"] = s.samples;
+  j["samples_by_origin"] = s.samples_by_origin;
+  j["samples_by_track"] = s.samples_by_track;
+  j["samples_by_status"] = s.samples_by_status;
+  j["verified"] = s.verified;
+  j["failures_by_category"] = s.failures_by_category;
+  j["jobs_by_state"] = s.jobs_by_state;
+  j["cycles"] = s.cycles;
+  j["retrain_events"] = s.retrain_events;
+  j["last_cycle"] = s.last_cycle ? cycle_to_json(*s.last_cycle) : nlohmann::json(nullptr);
+  return j;
+}
+
+namespace {
+
+void print_counts(std::ostringstream& out, const char* title, const std::map<std::string, int64_t>& counts) {
+  out << title << ":";
+  if (counts.empty()) out << " none";
+  out << "\n";
+  for (const auto& [name, n] : counts) out << "  " << name << std::string(name.size() < 28 ? 28 - name.size() : 1, ' ') << n << "\n";
+}
+
+}  // namespace
+
+std::string format_status_table(const StatusSummary& s) {
+  std::ostringstream out;
+  out << "samples: " << s.samples << " (verified " << s.verified << ")\n";
+  print_counts(out, "by track", s.samples_by_track);
+  print_counts(out, "by origin", s.samples_by_origin);
+  print_counts(out, "by status", s.samples_by_status);
+  print_counts(out, "failures by category", s.failures_by_category);
+  print_counts(out, "jobs by state", s.jobs_by_state);
+  out << "cycles: " << s.cycles << ", retrain events: " << s.retrain_events << "\n";
+  if (s.last_cycle) {
+    const CycleRecord& c = *s.last_cycle;
+    out << "last cycle: #" << c.id << " " << c.state << ", generated " << c.generated << ", verified " << c.verified
+        << ", failed " << c.failed << ", synthesized " << c.synthesized << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace tailforge

@@ -1,0 +1,77 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "policies/config.h"
+#include "test_support/temp_dir.h"
+
+using namespace tailforge;
+
+namespace {
+
+std::string write_file(const TempDir& dir, const std::string& name, const std::string& text) {
+  std::string path = dir.file(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+const nlohmann::json kDefaults = nlohmann::json::parse(R"({
+  "log_level": "info",
+  "daemon": {"cycles": 0, "drain_grace_seconds": 30, "rate": 1.5},
+  "llm": {"endpoints": {}},
+  "model": null
+})");
+
+}  // namespace
+
+TEST_CASE("the shipped default configuration loads and holds every section") {
+  Result<nlohmann::json> config = load_config("");
+  REQUIRE(config.ok());
+  for (const char* section : {"store", "daemon", "http", "verifier", "sandbox", "llm", "taxonomy", "synth", "retrain"}) {
+    CHECK_MESSAGE(config->contains(section), section);
+  }
+}
+
+TEST_CASE("a user file overrides defaults and keeps the rest") {
+  Result<nlohmann::json> merged =
+      merge_config(kDefaults, nlohmann::json::parse(R"({"daemon": {"cycles": 3}, "llm": {"endpoints": {"local": "x"}}})"),
+                   "user.json");
+  REQUIRE(merged.ok());
+  CHECK((*merged)["daemon"]["cycles"] == 3);
+  CHECK((*merged)["daemon"]["drain_grace_seconds"] == 30);
+  CHECK((*merged)["llm"]["endpoints"]["local"] == "x");
+}
+
+TEST_CASE("an unknown key fails naming the file, the key path and the value") {
+  Result<nlohmann::json> merged =
+      merge_config(kDefaults, nlohmann::json::parse(R"({"daemon": {"cylces": 3}})"), "/etc/tf.json");
+  REQUIRE_FALSE(merged.ok());
+  CHECK(merged.message() == "/etc/tf.json: unknown key /daemon/cylces (value 3)");
+}
+
+TEST_CASE("a wrong type fails naming the file, the key path, the value and the expected type") {
+  Result<nlohmann::json> merged =
+      merge_config(kDefaults, nlohmann::json::parse(R"({"daemon": {"cycles": "many"}})"), "user.json");
+  REQUIRE_FALSE(merged.ok());
+  CHECK(merged.message() == "user.json: key /daemon/cycles has value \"many\", expected an integer");
+  Result<nlohmann::json> real = merge_config(kDefaults, nlohmann::json::parse(R"({"daemon": {"rate": 2}})"), "u");
+  CHECK(real.ok());  // an integer is a number
+  Result<nlohmann::json> fraction = merge_config(kDefaults, nlohmann::json::parse(R"({"daemon": {"cycles": 2.5}})"), "u");
+  CHECK_FALSE(fraction.ok());
+}
+
+TEST_CASE("a config file with broken JSON names the file and the position") {
+  TempDir dir;
+  std::string path = write_file(dir, "broken.json", "{\n  \"daemon\": {\"cycles\": 3,,}\n}\n");
+  Result<nlohmann::json> config = load_config(path);
+  REQUIRE_FALSE(config.ok());
+  CHECK(config.message().find(path) == 0);
+  CHECK(config.message().find("line 2") != std::string::npos);
+}
+
+TEST_CASE("a config file that is not an object, or is missing, is an error naming it") {
+  TempDir dir;
+  std::string list = write_file(dir, "list.json", "[1, 2]");
+  CHECK(load_config(list).message() == list + ": the configuration must be a JSON object");
+  CHECK(load_config(dir.file("absent.json")).message() == dir.file("absent.json") + ": cannot open file");
+}

@@ -1,0 +1,107 @@
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+
+#include "store/database.h"
+#include "store/samples.h"
+#include "store/schema.h"
+#include "test_support/temp_dir.h"
+
+using namespace tailforge;
+
+namespace {
+
+// Builds a database file at schema version `version` by applying the first migrations raw.
+void write_database_at_version(const std::string& path, int version) {
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  for (const Migration& migration : schema_migrations()) {
+    if (migration.version > version) break;
+    REQUIRE(sqlite3_exec(raw, migration.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+  }
+  std::string pragma = "PRAGMA user_version = " + std::to_string(version);
+  REQUIRE(sqlite3_exec(raw, pragma.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+}
+
+int64_t count(Database& db, const char* sql) {
+  Result<Statement> statement = db.prepare(sql);
+  REQUIRE(statement.ok());
+  REQUIRE(statement->step());
+  return statement->int64(0);
+}
+
+}  // namespace
+
+TEST_CASE("a new database is created at the current schema version with WAL and foreign keys") {
+  TempDir dir;
+  Result<Database> db = Database::open(dir.file("new.db"));
+  REQUIRE(db.ok());
+  CHECK(db->schema_version() == current_schema_version());
+  Result<Statement> mode = db->prepare("PRAGMA journal_mode");
+  REQUIRE(mode.ok());
+  REQUIRE(mode->step());
+  CHECK(mode->text(0) == "wal");
+  CHECK(count(*db, "PRAGMA foreign_keys") == 1);
+}
+
+TEST_CASE("an older database is migrated on open and keeps its rows") {
+  TempDir dir;
+  std::string path = dir.file("old.db");
+  write_database_at_version(path, 1);
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw,
+                         "INSERT INTO sample (id, track, origin, language, text, created_ms)"
+                         " VALUES ('abc', 'cuda2hip', 'template', 'cuda', 'int main(){}', 1)",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  Result<Database> db = Database::open(path);
+  REQUIRE(db.ok());
+  CHECK(db->schema_version() == current_schema_version());
+  CHECK(count(*db, "SELECT count(*) FROM sample WHERE id = 'abc'") == 1);
+  CHECK(count(*db, "SELECT count(*) FROM sqlite_master WHERE name = 'llm_call'") == 1);
+}
+
+TEST_CASE("a database from a newer tailforge is refused with a clear message") {
+  TempDir dir;
+  std::string path = dir.file("newer.db");
+  write_database_at_version(path, current_schema_version());
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw, "PRAGMA user_version = 999", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  Result<Database> db = Database::open(path);
+  REQUIRE_FALSE(db.ok());
+  CHECK(db.message().find("schema version 999 is newer") != std::string::npos);
+  CHECK(db.message().find(path) != std::string::npos);
+}
+
+TEST_CASE("a transaction that is not committed leaves nothing behind") {
+  TempDir dir;
+  Result<Database> db = Database::open(dir.file("tx.db"));
+  REQUIRE(db.ok());
+  {
+    Transaction transaction(*db);
+    REQUIRE(transaction.begin_status().ok());
+    Sample sample{.track = "c2x86", .origin = "template", .language = "c", .text = "int f(void){return 1;}"};
+    REQUIRE(insert_sample_if_absent(*db, sample).ok());
+  }
+  CHECK(count(*db, "SELECT count(*) FROM sample") == 0);
+}
+
+TEST_CASE("a bad statement is an error value naming the SQL") {
+  Result<Database> db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  Result<Statement> bad = db->prepare("SELEKT 1");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.message().find("SELEKT 1") != std::string::npos);
+  Status exec = db->exec("INSERT INTO nowhere VALUES (1)");
+  CHECK_FALSE(exec.ok());
+  CHECK(exec.message().find("nowhere") != std::string::npos);
+}

@@ -1,0 +1,148 @@
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "store/queue.h"
+#include "test_support/temp_dir.h"
+
+using namespace tailforge;
+
+namespace {
+
+QueuePolicy fast_policy() {
+  QueuePolicy policy;
+  policy.max_attempts = 3;
+  policy.backoff_base_ms = 40;
+  policy.backoff_max_ms = 1000;
+  return policy;
+}
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+TEST_CASE("a job is leased once, completed, and not leased again") {
+  TempDir dir;
+  Result<Database> db = Database::open(dir.file("q.db"));
+  REQUIRE(db.ok());
+  JobQueue queue(*db, fast_policy());
+  Result<EnqueueOutcome> job = queue.enqueue({.kind = "generate", .payload = R"({"index":1})"});
+  REQUIRE(job.ok());
+  Result<std::optional<Job>> leased = queue.lease("worker-a", 10000);
+  REQUIRE(leased.ok());
+  REQUIRE(leased->has_value());
+  CHECK((*leased)->id == job->id);
+  CHECK((*leased)->payload == R"({"index":1})");
+  CHECK((*leased)->attempts == 1);
+  Result<std::optional<Job>> none = queue.lease("worker-b", 10000);
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->has_value());
+  CHECK_FALSE(queue.complete(job->id, "worker-b").ok());
+  REQUIRE(queue.complete(job->id, "worker-a").ok());
+  CHECK(queue.counts_by_state()->at("done") == 1);
+  CHECK_FALSE(queue.lease("worker-b", 10000)->has_value());
+}
+
+TEST_CASE("the same idempotency key enqueues one job") {
+  Result<Database> db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  JobQueue queue(*db, fast_policy());
+  Result<EnqueueOutcome> first = queue.enqueue({.kind = "verify", .idempotency_key = "verify:abc"});
+  Result<EnqueueOutcome> second = queue.enqueue({.kind = "verify", .idempotency_key = "verify:abc"});
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  CHECK(first->inserted);
+  CHECK_FALSE(second->inserted);
+  CHECK(first->id == second->id);
+  CHECK(queue.counts_by_state()->at("pending") == 1);
+}
+
+TEST_CASE("an expired lease is leased again by another owner") {
+  Result<Database> db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  JobQueue queue(*db, fast_policy());
+  REQUIRE(queue.enqueue({.kind = "verify"}).ok());
+  REQUIRE(queue.lease("crashed", 30)->has_value());
+  CHECK_FALSE(queue.lease("other", 10000)->has_value());
+  sleep_ms(50);
+  Result<std::optional<Job>> again = queue.lease("other", 10000);
+  REQUIRE(again.ok());
+  REQUIRE(again->has_value());
+  CHECK((*again)->lease_owner == "other");
+  CHECK((*again)->attempts == 2);
+  CHECK_FALSE(queue.complete((*again)->id, "crashed").ok());
+  CHECK(queue.complete((*again)->id, "other").ok());
+}
+
+TEST_CASE("a failed job waits out an exponential backoff before it is leased again") {
+  Result<Database> db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  JobQueue queue(*db, fast_policy());
+  CHECK(queue.backoff_ms(1) == 40);
+  CHECK(queue.backoff_ms(2) == 80);
+  CHECK(queue.backoff_ms(3) == 160);
+  CHECK(queue.backoff_ms(30) == 1000);
+  int64_t id = queue.enqueue({.kind = "verify"})->id;
+  REQUIRE(queue.lease("w", 10000)->has_value());
+  int64_t failed_at = now_ms();
+  REQUIRE(queue.fail(id, "w", "compiler crashed").ok());
+  Result<std::optional<Job>> stored = queue.find(id);
+  REQUIRE(stored.ok());
+  CHECK((*stored)->state == "pending");
+  CHECK((*stored)->last_error == "compiler crashed");
+  CHECK((*stored)->next_attempt_ms >= failed_at + 40);
+  CHECK_FALSE(queue.lease("w", 10000)->has_value());
+  sleep_ms(60);
+  REQUIRE(queue.lease("w", 10000)->has_value());
+  REQUIRE(queue.fail(id, "w", "again").ok());
+  CHECK((*queue.find(id))->next_attempt_ms - now_ms() > 40);  // the second delay is 80 ms
+}
+
+TEST_CASE("a job is dead-lettered after its last attempt, failed or expired") {
+  Result<Database> db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  QueuePolicy policy = fast_policy();
+  policy.backoff_base_ms = 0;
+  JobQueue queue(*db, policy);
+  int64_t failing = queue.enqueue({.kind = "verify", .max_attempts = 2})->id;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    Result<std::optional<Job>> job = queue.lease("w", 10000);
+    REQUIRE(job->has_value());
+    REQUIRE(queue.fail(failing, "w", "boom " + std::to_string(attempt)).ok());
+  }
+  CHECK((*queue.find(failing))->state == "dead");
+  CHECK((*queue.find(failing))->last_error == "boom 2");
+
+  int64_t poison = queue.enqueue({.kind = "verify", .max_attempts = 1})->id;
+  REQUIRE(queue.lease("w", 20)->has_value());
+  sleep_ms(30);
+  CHECK_FALSE(queue.lease("w", 10000)->has_value());
+  CHECK((*queue.find(poison))->state == "dead");
+  CHECK(queue.counts_by_state()->at("dead") == 2);
+}
+
+TEST_CASE("leases are handed out by priority, then age, and by kind when asked") {
+  Result<Database> db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  JobQueue queue(*db, fast_policy());
+  int64_t low = queue.enqueue({.kind = "generate"})->id;
+  int64_t high = queue.enqueue({.kind = "verify", .priority = 5})->id;
+  int64_t synth = queue.enqueue({.kind = "synthesize"})->id;
+  CHECK((*queue.lease("w", 1000))->id == high);
+  CHECK((*queue.lease("w", 1000, {"synthesize"}))->id == synth);
+  CHECK((*queue.lease("w", 1000))->id == low);
+}
+
+TEST_CASE("leases of a previous daemon are released on start-up") {
+  Result<Database> db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  JobQueue queue(*db, fast_policy());
+  int64_t id = queue.enqueue({.kind = "verify"})->id;
+  REQUIRE(queue.lease("old-daemon", 600000)->has_value());
+  Result<int> released = queue.release_leases(std::string("new-daemon"));
+  REQUIRE(released.ok());
+  CHECK(*released == 1);
+  Result<std::optional<Job>> job = queue.lease("new-daemon", 1000);
+  REQUIRE(job->has_value());
+  CHECK((*job)->id == id);
+}
