@@ -1,0 +1,19 @@
+// Uses much of the HIP runtime subset the HIP-on-CUDA header maps; it only has to compile.
+#include <hip/hip_runtime.h>
+#include <cstdio>
+__constant__ float scale;
+__global__ void k(float* out, int n) {
+  int i = hipBlockIdx_x * hipBlockDim_x + hipThreadIdx_x;
+  float v = i * scale;
+  v += __shfl_down(v, 1);
+  v += __shfl_xor_sync(0xffffffff, v, 2); if (__ballot(v > 1) == 0 && __any(1)) v = 0;
+  if (i < n) { out[i] = v; atomicAdd(out, 1.0f); }
+}
+int main() {
+  float *d; hipMalloc(&d, 1024 * sizeof(float)); float s = 2; hipMemcpyToSymbol(HIP_SYMBOL(scale), &s, sizeof s);
+  hipStream_t st; hipStreamCreate(&st); hipEvent_t a, b; hipEventCreate(&a); hipEventCreate(&b);
+  hipEventRecord(a, st); hipLaunchKernelGGL(k, dim3(4), dim3(256), 0, st, d, 1024); hipEventRecord(b, st);
+  hipEventSynchronize(b); float ms; hipEventElapsedTime(&ms, a, b);
+  hipDeviceProp_t p; hipGetDeviceProperties(&p, 0); float* m; hipMallocManaged(&m, 4); hipMemset(d, 0, 4);
+  hipMemcpyAsync(m, d, 4, hipMemcpyDeviceToHost, st); hipStreamSynchronize(st);
+  printf("%s %d %s\n", p.name, p.warpSize, hipGetErrorString(hipGetLastError())); hipFree(d); hipFree(m); return 0; }

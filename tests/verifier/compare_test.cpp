@@ -1,0 +1,46 @@
+#include "verifier/compare.h"
+
+#include <doctest/doctest.h>
+
+using namespace tailforge;
+
+TEST_CASE("numbers within the normalized absolute error match, words must be exact") {
+  CHECK(compare_outputs("sum = 1000.0 PASSED", "sum = 1000.9 PASSED").equal);
+  CHECK_FALSE(compare_outputs("sum = 1000.0 PASSED", "sum = 1001.1 PASSED").equal);
+  CHECK(compare_outputs("x 0.0001", "x 0.0009").equal);    // |a| < 1: absolute error
+  CHECK_FALSE(compare_outputs("x 0.0001", "x 0.0012").equal);
+  CHECK_FALSE(compare_outputs("CUDA ok", "HIP ok").equal);
+}
+
+TEST_CASE("the first differing tokens are named") {
+  CompareResult result = compare_outputs("y[0] = 2.5 y[1] = 3.0", "y[0] = 2.5 y[1] = 3.5");
+  CHECK_FALSE(result.equal);
+  CHECK(result.first_difference_index == 9);
+  CHECK(result.expected_token == "3.0");
+  CHECK(result.actual_token == "3.5");
+  CHECK(result.message.find("expected '3.0', got '3.5'") != std::string::npos);
+}
+
+TEST_CASE("a missing token at the end is a difference") {
+  CompareResult result = compare_outputs("a 1 2", "a 1");
+  CHECK_FALSE(result.equal);
+  CHECK(result.expected_token == "2");
+  CHECK(result.actual_token.empty());
+}
+
+TEST_CASE("the tolerance is configurable and whitespace layout does not matter") {
+  CHECK(compare_outputs("1.0\n2.0", "1.05   2.0", {0.1}).equal);
+  CHECK_FALSE(compare_outputs("1.0\n2.0", "1.05   2.0", {0.01}).equal);
+  CHECK(compare_outputs("nan inf", "nan inf").equal);
+  CHECK_FALSE(compare_outputs("inf", "-inf").equal);
+}
+
+TEST_CASE("numbers inside words become their own tokens") {
+  auto tokens = output_tokens("y[10]=2.5e3,");
+  REQUIRE(tokens.size() == 5);
+  CHECK(tokens[0] == "y[");
+  CHECK(tokens[1] == "10");
+  CHECK(tokens[2] == "]=");
+  CHECK(tokens[3] == "2.5e3");
+  CHECK(tokens[4] == ",");
+}

@@ -1,0 +1,178 @@
+#include "verifier/sandbox.h"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace tailforge;
+
+namespace {
+
+struct TestDir {
+  std::string path;
+  TestDir() {
+    char pattern[] = "/tmp/tf-sandbox-test-XXXXXX";
+    path = mkdtemp(pattern);
+    chmod(path.c_str(), 0755);
+  }
+  ~TestDir() { std::filesystem::remove_all(path); }
+};
+
+// Compiles a tiny C program with gcc into dir/name; returns its path ("" on failure).
+std::string build_program(const TestDir& dir, const std::string& name, const std::string& source) {
+  std::string source_path = dir.path + "/" + name + ".c";
+  std::ofstream(source_path) << source;
+  ProcessSpec spec;
+  spec.argv = {"gcc", "-O0", "-o", dir.path + "/" + name, source_path};
+  spec.timeout_seconds = 60;
+  ProcessResult result = run_process(spec);
+  REQUIRE_MESSAGE(result.exit_code == 0, result.stderr_text);
+  return dir.path + "/" + name;
+}
+
+SandboxOptions test_options() {
+  SandboxOptions options;
+  options.timeout_seconds = 2;
+  options.limits.max_processes = 32;
+  options.limits.address_space_bytes = int64_t{1} << 30;
+  return options;
+}
+
+bool bwrap_usable() {
+  Status status = sandbox_self_test(test_options());
+  if (!status) MESSAGE("skipped: " << status.message());
+  return status.ok();
+}
+
+}  // namespace
+
+TEST_CASE("an endless loop is killed at its timeout") {
+  if (!bwrap_usable()) return;
+  TestDir dir;
+  std::string program = build_program(dir, "loop", "int main(void){ volatile int x = 0; for(;;) ++x; }");
+  SandboxOptions options = test_options();
+  SandboxOutcome outcome = run_sandboxed(options, {{program}, dir.path, false, 0.5, ""});
+  CHECK(outcome.executed);
+  CHECK(outcome.process.timed_out);
+  CHECK(outcome.process.wall_seconds < 5);
+}
+
+TEST_CASE("a fork bomb is stopped by the process limit") {
+  if (!bwrap_usable()) return;
+  TestDir dir;
+  std::string program = build_program(dir, "forkbomb", R"(
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+  for (int n = 0; n < 100000; ++n) {
+    pid_t pid = fork();
+    if (pid == 0) { sleep(30); _exit(0); }
+    if (pid < 0) { printf("fork failed after %d\n", n); return 3; }
+  }
+  printf("forked all\n");
+  return 0;
+})");
+  SandboxOutcome outcome = run_sandboxed(test_options(), {{program}, dir.path, false, 5, ""});
+  CHECK(outcome.executed);
+  CHECK(outcome.process.exit_code == 3);
+  CHECK(outcome.process.stdout_text.find("fork failed after") != std::string::npos);
+}
+
+TEST_CASE("a 64 GiB allocation fails without harming the caller") {
+  if (!bwrap_usable()) return;
+  TestDir dir;
+  std::string program = build_program(dir, "alloc", R"(
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(void) {
+  size_t size = (size_t)64 << 30;
+  char* p = malloc(size);
+  if (!p) { printf("allocation failed\n"); return 4; }
+  memset(p, 1, size);
+  printf("allocated\n");
+  return 0;
+})");
+  SandboxOutcome outcome = run_sandboxed(test_options(), {{program}, dir.path, false, 5, ""});
+  CHECK(outcome.executed);
+  CHECK(outcome.process.exit_code == 4);
+  CHECK(outcome.process.stdout_text == "allocation failed\n");
+}
+
+TEST_CASE("a connect to 127.0.0.1 fails inside the sandbox") {
+  if (!bwrap_usable()) return;
+  TestDir dir;
+  std::string program = build_program(dir, "connect", R"(
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <sys/socket.h>
+int main(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in address = {0};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(22);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || connect(fd, (struct sockaddr*)&address, sizeof address) != 0) { perror("connect"); return 5; }
+  printf("connected\n");
+  return 0;
+})");
+  SandboxOutcome outcome = run_sandboxed(test_options(), {{program}, dir.path, false, 5, ""});
+  CHECK(outcome.executed);
+  CHECK(outcome.process.exit_code == 5);
+  CHECK(outcome.process.stderr_text.find("connect") != std::string::npos);
+}
+
+TEST_CASE("a write outside the private directory fails, a write inside succeeds") {
+  if (!bwrap_usable()) return;
+  TestDir dir;
+  TestDir outside;
+  std::string target = outside.path + "/escaped.txt";
+  std::string program = build_program(dir, "writer", R"(
+#include <stdio.h>
+int main(int argc, char** argv) {
+  FILE* inside = fopen("inside.txt", "w");
+  if (!inside) { printf("inside failed\n"); return 1; }
+  fputs("ok", inside); fclose(inside);
+  FILE* out = fopen(argv[1], "w");
+  if (out) { printf("escaped\n"); return 0; }
+  perror("outside");
+  return 6;
+})");
+  SandboxOutcome outcome = run_sandboxed(test_options(), {{program, target}, dir.path, false, 5, ""});
+  CHECK(outcome.executed);
+  CHECK(outcome.process.exit_code == 6);
+  CHECK_FALSE(std::filesystem::exists(target));
+  CHECK(std::filesystem::exists(dir.path + "/inside.txt"));
+}
+
+TEST_CASE("a missing bwrap means untrusted code is not executed in bwrap mode") {
+  TestDir dir;
+  SandboxOptions options = test_options();
+  options.bwrap_path = "/nonexistent/bwrap";
+  SandboxOutcome outcome = run_sandboxed(options, {{"true"}, dir.path, false, 1, ""});
+  CHECK_FALSE(outcome.executed);
+  CHECK(outcome.skip_reason.find("sandbox unavailable") != std::string::npos);
+}
+
+TEST_CASE("rlimits-only mode runs the program with limits but without bwrap") {
+  TestDir dir;
+  SandboxOptions options = test_options();
+  options.mode = "rlimits-only";
+  options.bwrap_path = "/nonexistent/bwrap";
+  SandboxOutcome outcome = run_sandboxed(options, {{"grep", "Max processes", "/proc/self/limits"}, dir.path, false, 2, ""});
+  CHECK(outcome.executed);
+  CHECK(outcome.process.stdout_text.find(" 32 ") != std::string::npos);
+}
+
+TEST_CASE("sandbox options are read from JSON and a bad mode is an error naming the key") {
+  auto options = sandbox_options_from_json(nlohmann::json::parse(R"({"mode":"rlimits-only","max_processes":10})"));
+  REQUIRE(options.ok());
+  CHECK(options->mode == "rlimits-only");
+  CHECK(options->limits.max_processes == 10);
+  auto bad = sandbox_options_from_json(nlohmann::json::parse(R"({"mode":"none"})"));
+  CHECK_FALSE(bad.ok());
+  CHECK(bad.message().find("sandbox.mode") != std::string::npos);
+}

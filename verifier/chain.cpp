@@ -1,0 +1,180 @@
+#include "verifier/chain.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "verifier/amd.h"
+#include "verifier/compare.h"
+#include "verifier/nvidia.h"
+#include "verifier/stage_runner.h"
+#include "verifier/x86.h"
+
+namespace tailforge {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string default_track(const std::string& extension) {
+  if (extension == ".cu" || extension == ".hip") return "cuda2hip";
+  if (extension == ".c") return "c2x86";
+  if (extension == ".s") return "sass2rdna3";
+  return "";
+}
+
+void run_translate_stage(StageContext& context, const ChainOptions& options, const std::string& cuda_path,
+                         const std::string& hip_path) {
+  if (!options.translate) return context.add(skipped_stage("translate.hip", "no translator given"));
+  if (!stage_enabled(context.options, "translate.hip")) {
+    return context.add(skipped_stage("translate.hip", "disabled by verifier.stages"));
+  }
+  auto start = std::chrono::steady_clock::now();
+  StageResult stage;
+  stage.name = "translate.hip";
+  TranslateOutcome outcome;
+  try {
+    outcome = options.translate(read_file_text(cuda_path));
+  } catch (const std::exception& error) {
+    outcome = {false, "", "translate.exception", error.what()};
+  }
+  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (outcome.ok) {
+    stage.status = "ok";
+    write_file_text(hip_path, outcome.hip_source);
+    stage.artifacts.push_back({"hip", "source.hip", outcome.hip_source, "translator", "", false});
+  } else {
+    stage.status = "fail";
+    stage.reason = outcome.category.empty() ? "translation failed" : outcome.category;
+    stage.diagnostics = outcome.message;
+  }
+  context.add(std::move(stage));
+}
+
+void run_compare_stage(StageContext& context) {
+  if (!dependencies_ok(context, "compare", {"nvidia.run", "hip_on_nvidia.run"})) return;
+  StageResult stage;
+  stage.name = "compare";
+  CompareResult result = compare_outputs(context.find("nvidia.run")->artifact("stdout")->content,
+                                         context.find("hip_on_nvidia.run")->artifact("stdout")->content,
+                                         {context.options.compare_tolerance});
+  stage.status = result.equal ? "ok" : "fail";
+  stage.reason = result.equal ? "" : "output mismatch: " + result.message;
+  stage.diagnostics = "max normalized error " + std::to_string(result.max_normalized_error) + " over " +
+                      std::to_string(result.tokens_compared) + " tokens";
+  context.add(std::move(stage));
+}
+
+void run_track(StageContext& context, const ChainOptions& options, const std::string& source,
+               const std::string& extension, const std::string& track) {
+  const std::string& dir = context.scratch_dir;
+  if (extension == ".cu") {
+    run_nvidia_stages(context, source);
+    if (track != "cuda2hip") return;
+    std::string hip = dir + "/translated.hip";
+    run_translate_stage(context, options, source, hip);
+    if (context.ok("translate.hip")) {
+      run_amd_stages(context, hip);
+      run_hip_on_nvidia_stages(context, hip);
+    } else {
+      for (const auto& target : context.options.amd_targets) {
+        for (const char* family : {"amd.asm.", "amd.assemble.", "amd.codeobject."}) {
+          context.add(skipped_stage(family + target, "upstream: translate.hip"));
+        }
+      }
+      for (const char* name : {"amd.run", "hip_on_nvidia.exe", "hip_on_nvidia.run"}) {
+        context.add(skipped_stage(name, "upstream: translate.hip"));
+      }
+    }
+    run_compare_stage(context);
+  } else if (extension == ".hip") {
+    run_amd_stages(context, source);
+    run_hip_on_nvidia_stages(context, source);
+  } else if (extension == ".c") {
+    std::optional<std::string> expected = options.expected_stdout;
+    if (!expected && fs::exists(source + ".expected")) expected = read_file_text(source + ".expected");
+    run_x86_stages(context, source, options.x86_driver, expected);
+  } else if (extension == ".s") {
+    run_amd_assemble_stage(context, source, options.asm_target);
+  }
+}
+
+}  // namespace
+
+const StageResult* ChainResult::stage(const std::string& name) const {
+  for (const auto& item : stages) {
+    if (item.name == name) return &item;
+  }
+  return nullptr;
+}
+
+ChainResult verify_file(const std::string& path, const ChainOptions& options) {
+  ChainResult result;
+  result.file = path;
+  std::string extension = fs::path(path).extension();
+  result.track = options.track.empty() ? default_track(extension) : options.track;
+  const Toolchains& toolchains = options.toolchains ? *options.toolchains : detected_toolchains();
+  StageContext context{options.verifier, toolchains, options.cache_db, options.gate, "", {}};
+  auto fail = [&](const std::string& reason) {
+    StageResult stage;
+    stage.name = "chain";
+    stage.status = "error";
+    stage.reason = reason;
+    result.stages.push_back(stage);
+    result.ok = false;
+    return result;
+  };
+  if (result.track.empty()) return fail("unsupported file kind '" + extension + "' (want .cu, .hip, .c or .s)");
+  if (!fs::is_regular_file(path)) return fail("no such file: " + path);
+  std::string root = options.verifier.scratch_root;
+  if (root.empty()) root = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  std::string pattern = root + "/tailforge-verify-XXXXXX";
+  if (!mkdtemp(pattern.data())) return fail("cannot create a scratch directory under " + root);
+  context.scratch_dir = pattern;
+  chmod(context.scratch_dir.c_str(), 0755);  // the sandbox user must reach its private directory
+  try {
+    std::string source = context.scratch_dir + "/source" + extension;
+    fs::copy_file(path, source);
+    run_track(context, options, source, extension, result.track);
+  } catch (const std::exception& error) {
+    context.add(StageResult{"chain", "error", 0, std::string("internal error: ") + error.what()});
+  }
+  if (!options.verifier.keep_scratch) {
+    std::error_code ignored;
+    fs::remove_all(context.scratch_dir, ignored);
+  }
+  result.stages = std::move(context.stages);
+  result.ok = true;
+  for (const auto& stage : result.stages) {
+    if (stage.status == "fail" || stage.status == "timeout" || stage.status == "error") result.ok = false;
+  }
+  return result;
+}
+
+nlohmann::ordered_json chain_result_to_json(const ChainResult& result) {
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const auto& stage : result.stages) {
+    nlohmann::ordered_json item;
+    item["name"] = stage.name;
+    item["status"] = stage.status;
+    item["seconds"] = stage.seconds;
+    item["reason"] = stage.reason;
+    item["diagnostics"] = stage.diagnostics;
+    item["category"] = stage.category ? nlohmann::ordered_json(*stage.category) : nlohmann::ordered_json();
+    item["cached"] = stage.cached;
+    item["exit_code"] = stage.exit_code ? nlohmann::ordered_json(*stage.exit_code) : nlohmann::ordered_json();
+    item["peak_rss_kb"] = stage.peak_rss_kb;
+    item["toolchain_version"] = stage.toolchain_version;
+    item["command"] = stage.command;
+    stages.push_back(std::move(item));
+  }
+  nlohmann::ordered_json json;
+  json["file"] = result.file;
+  json["track"] = result.track;
+  json["ok"] = result.ok;
+  json["stages"] = std::move(stages);
+  return json;
+}
+
+}  // namespace tailforge

@@ -1,0 +1,59 @@
+// The whole verifier chain for one file: picks the stages from the file's kind and track, runs
+// them in dependency order in a private scratch directory, and reports every stage's result.
+// Callable from several threads at once (each with its own Database, or none).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/database.h"
+#include "verifier/options.h"
+#include "verifier/stage.h"
+#include "verifier/toolchains.h"
+
+namespace tailforge {
+
+struct TranslateOutcome {
+  bool ok = false;
+  std::string hip_source;
+  std::string category;  // the translator's failure category when !ok
+  std::string message;
+};
+
+// CUDA source in, HIP source out. Supplied by the caller (agents/); the verifier owns none.
+using Translator = std::function<TranslateOutcome(const std::string& cuda_source)>;
+
+struct ChainOptions {
+  VerifierOptions verifier;
+  std::string track;                        // "" = from the extension: .cu/.hip cuda2hip, .c c2x86, .s sass2rdna3
+  Database* cache_db = nullptr;             // the compile cache; nullptr = no cache
+  ResourceGate* gate = nullptr;             // nullptr = no slot limits
+  Translator translate;                     // empty: translate.hip is skipped
+  std::string asm_target = "gfx1100";       // for .s input
+  std::optional<std::string> expected_stdout;  // for .c input; default: the file "<path>.expected" if present
+  std::string x86_driver;                   // a .c file linked with the assembly (c2x86)
+  const Toolchains* toolchains = nullptr;   // nullptr: detected_toolchains()
+};
+
+struct ChainResult {
+  std::string file;
+  std::string track;
+  bool ok = false;  // no stage failed, timed out or errored (skipped stages do not count)
+  std::vector<StageResult> stages;
+
+  const StageResult* stage(const std::string& name) const;
+};
+
+// Verifies one file. Never throws; an internal problem becomes an "error" stage named "chain".
+ChainResult verify_file(const std::string& path, const ChainOptions& options);
+
+// In this key order: {"file","track","ok","stages":[{"name","status","seconds","reason","diagnostics",
+// "category", then cached, exit_code, peak_rss_kb, toolchain_version, command}]}. Dump with
+// error_handler_t::replace: diagnostics are verbatim tool output and may not be UTF-8.
+nlohmann::ordered_json chain_result_to_json(const ChainResult& result);
+
+}  // namespace tailforge

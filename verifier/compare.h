@@ -1,0 +1,35 @@
+// Compares a program's output with the expected output token by token: numbers within a
+// tolerance, everything else exactly. It does not run programs or decide what a mismatch means.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tailforge {
+
+struct CompareOptions {
+  // Two numbers a (expected) and b (actual) match when |a - b| / max(1, |a|) <= tolerance:
+  // absolute error for |a| <= 1, relative error above. NaN matches NaN; infinities match by sign.
+  double tolerance = 1e-3;
+};
+
+struct CompareResult {
+  bool equal = false;
+  size_t tokens_compared = 0;
+  // The first differing token (index in the token streams); empty strings mean "no token".
+  size_t first_difference_index = 0;
+  std::string expected_token;
+  std::string actual_token;
+  double max_normalized_error = 0;  // over all numeric token pairs
+  std::string message;              // one line naming the first difference
+};
+
+// Splits text into tokens: whitespace separates; numbers inside words become tokens of their own
+// ("y[10]=2.5" -> "y[", "10", "]=", "2.5").
+std::vector<std::string> output_tokens(const std::string& text);
+
+CompareResult compare_outputs(const std::string& expected, const std::string& actual,
+                              const CompareOptions& options = {});
+
+}  // namespace tailforge

@@ -1,0 +1,110 @@
+// HIP on NVIDIA: maps the HIP runtime subset that generated programs use onto the CUDA runtime,
+// so nvcc compiles a .hip file (`nvcc -I verifier/hip_on_cuda -x cu`). Not a full HIP port.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#define __HIP_PLATFORM_NVIDIA__ 1
+#define __HIP_PLATFORM_NVCC__ 1
+#define HIP_SYMBOL(symbol) symbol
+
+typedef cudaError_t hipError_t;
+typedef cudaStream_t hipStream_t;
+typedef cudaEvent_t hipEvent_t;
+typedef cudaDeviceProp hipDeviceProp_t;
+typedef cudaMemcpyKind hipMemcpyKind;
+
+#define hipSuccess cudaSuccess
+#define hipErrorInvalidValue cudaErrorInvalidValue
+#define hipErrorOutOfMemory cudaErrorMemoryAllocation
+#define hipErrorMemoryAllocation cudaErrorMemoryAllocation
+#define hipErrorNotReady cudaErrorNotReady
+#define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipMemcpyHostToHost cudaMemcpyHostToHost
+#define hipMemcpyDefault cudaMemcpyDefault
+#define hipMemAttachGlobal cudaMemAttachGlobal
+#define hipStreamDefault cudaStreamDefault
+#define hipStreamNonBlocking cudaStreamNonBlocking
+#define hipEventDefault cudaEventDefault
+#define hipHostMallocDefault cudaHostAllocDefault
+
+#define hipMalloc cudaMalloc
+#define hipMallocManaged cudaMallocManaged
+#define hipFree cudaFree
+#define hipHostMalloc cudaHostAlloc
+#define hipHostFree cudaFreeHost
+#define hipMallocHost cudaMallocHost
+#define hipFreeHost cudaFreeHost
+#define hipMemcpy cudaMemcpy
+#define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemcpy2D cudaMemcpy2D
+#define hipMemset cudaMemset
+#define hipMemsetAsync cudaMemsetAsync
+#define hipMemcpyToSymbol cudaMemcpyToSymbol
+#define hipMemcpyFromSymbol cudaMemcpyFromSymbol
+#define hipMemGetInfo cudaMemGetInfo
+#define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipDeviceReset cudaDeviceReset
+#define hipGetLastError cudaGetLastError
+#define hipPeekAtLastError cudaPeekAtLastError
+#define hipGetErrorString cudaGetErrorString
+#define hipGetErrorName cudaGetErrorName
+#define hipGetDevice cudaGetDevice
+#define hipSetDevice cudaSetDevice
+#define hipGetDeviceCount cudaGetDeviceCount
+#define hipGetDeviceProperties cudaGetDeviceProperties
+#define hipDeviceGetAttribute cudaDeviceGetAttribute
+#define hipEventCreate cudaEventCreate
+#define hipEventCreateWithFlags cudaEventCreateWithFlags
+#define hipEventRecord cudaEventRecord
+#define hipEventSynchronize cudaEventSynchronize
+#define hipEventElapsedTime cudaEventElapsedTime
+#define hipEventDestroy cudaEventDestroy
+#define hipEventQuery cudaEventQuery
+#define hipStreamCreate cudaStreamCreate
+#define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamDestroy cudaStreamDestroy
+#define hipStreamSynchronize cudaStreamSynchronize
+#define hipStreamWaitEvent cudaStreamWaitEvent
+#define hipFuncSetCacheConfig cudaFuncSetCacheConfig
+#define hipOccupancyMaxPotentialBlockSize cudaOccupancyMaxPotentialBlockSize
+
+// hipLaunchKernelGGL(kernel, grid, block, shared_bytes, stream, args...)
+#define hipLaunchKernelGGL(kernel, grid, block, shared_bytes, stream, ...) \
+  kernel<<<(grid), (block), (shared_bytes), (stream)>>>(__VA_ARGS__)
+
+#define hipThreadIdx_x threadIdx.x
+#define hipThreadIdx_y threadIdx.y
+#define hipThreadIdx_z threadIdx.z
+#define hipBlockIdx_x blockIdx.x
+#define hipBlockIdx_y blockIdx.y
+#define hipBlockIdx_z blockIdx.z
+#define hipBlockDim_x blockDim.x
+#define hipBlockDim_y blockDim.y
+#define hipBlockDim_z blockDim.z
+#define hipGridDim_x gridDim.x
+#define hipGridDim_y gridDim.y
+#define hipGridDim_z gridDim.z
+
+// HIP's non-_sync warp shuffles and votes: every lane of the (32-wide) warp takes part.
+#define HIP_ON_CUDA_FULL_MASK 0xffffffffu
+template <typename T> __device__ inline T __shfl(T value, int lane, int width = warpSize) {
+  return __shfl_sync(HIP_ON_CUDA_FULL_MASK, value, lane, width);
+}
+template <typename T> __device__ inline T __shfl_up(T value, unsigned delta, int width = warpSize) {
+  return __shfl_up_sync(HIP_ON_CUDA_FULL_MASK, value, delta, width);
+}
+template <typename T> __device__ inline T __shfl_down(T value, unsigned delta, int width = warpSize) {
+  return __shfl_down_sync(HIP_ON_CUDA_FULL_MASK, value, delta, width);
+}
+template <typename T> __device__ inline T __shfl_xor(T value, int mask, int width = warpSize) {
+  return __shfl_xor_sync(HIP_ON_CUDA_FULL_MASK, value, mask, width);
+}
+// CUDA declares legacy __ballot/__any/__all; HIP code calling them gets the _sync forms.
+#define __ballot(predicate) __ballot_sync(HIP_ON_CUDA_FULL_MASK, (predicate))
+#define __any(predicate) __any_sync(HIP_ON_CUDA_FULL_MASK, (predicate))
+#define __all(predicate) __all_sync(HIP_ON_CUDA_FULL_MASK, (predicate))

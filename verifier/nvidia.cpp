@@ -1,0 +1,149 @@
+#include "verifier/nvidia.h"
+
+#include <regex>
+#include <sstream>
+
+namespace tailforge {
+namespace {
+
+std::vector<std::string> gencode_flags(const std::vector<std::string>& sm_targets) {
+  std::vector<std::string> flags;
+  for (const auto& sm : sm_targets) {
+    std::string number = sm.substr(3);
+    flags.push_back("-gencode");
+    flags.push_back("arch=compute_" + number + ",code=" + sm);
+  }
+  return flags;
+}
+
+std::string availability_reason(const StageContext& context, const std::string& family) {
+  for (const auto& stage : stage_availability(context.toolchains, context.options.sandbox.mode)) {
+    if (stage.stage == family) return stage.reason;
+  }
+  return "unknown stage " + family;
+}
+
+void add_kernel_artifacts(StageResult& stage, const std::string& kind, const std::vector<KernelText>& kernels) {
+  for (const auto& kernel : kernels) {
+    stage.artifacts.push_back({kind, kernel.name, kernel.text, stage.command, stage.toolchain_version, false});
+  }
+}
+
+void run_sass_stage(StageContext& context, const std::string& exe, const std::string& cubin) {
+  std::string reason = availability_reason(context, "nvidia.sass");
+  if (!reason.empty()) return context.add(skipped_stage("nvidia.sass", reason));
+  ToolStep step;
+  step.stage_name = "nvidia.sass";
+  if (context.toolchains.tool("cuobjdump").found()) {
+    if (!dependencies_ok(context, "nvidia.sass", {"nvidia.exe"})) return;
+    step.tool_role = "cuobjdump";
+    step.args = {"-sass", exe};
+    step.inputs = {exe};
+  } else {
+    std::string cubin_stage = "nvidia.cubin." + context.options.sm_targets.front();
+    if (!dependencies_ok(context, "nvidia.sass", {cubin_stage})) return;
+    step.tool_role = "nvdisasm";
+    step.args = {cubin};
+    step.inputs = {cubin};
+  }
+  step.stdout_kind = "sass";
+  StageResult stage = run_tool_stage(context, step);
+  if (const Artifact* sass = stage.artifact("sass")) {
+    add_kernel_artifacts(stage, "sass_kernel", split_sass_functions(sass->content));
+  }
+  context.add(std::move(stage));
+}
+
+}  // namespace
+
+std::vector<KernelText> split_ptx_kernels(const std::string& ptx) {
+  std::vector<KernelText> kernels;
+  static const std::regex entry(R"(\.entry\s+([A-Za-z_$][\w$]*))");
+  std::istringstream stream(ptx);
+  std::string line;
+  KernelText* current = nullptr;
+  int depth = 0;
+  bool opened = false;
+  while (std::getline(stream, line)) {
+    std::smatch match;
+    if (!current && std::regex_search(line, match, entry)) {
+      kernels.push_back({match[1], ""});
+      current = &kernels.back();
+      depth = 0;
+      opened = false;
+    }
+    if (!current) continue;
+    current->text += line + "\n";
+    for (char c : line) {
+      if (c == '{') { ++depth; opened = true; }
+      if (c == '}') --depth;
+    }
+    if (opened && depth == 0) current = nullptr;
+  }
+  return kernels;
+}
+
+std::vector<KernelText> split_sass_functions(const std::string& sass) {
+  std::vector<KernelText> functions;
+  static const std::regex header(R"(Function\s*:\s*(\S+))");
+  std::istringstream stream(sass);
+  std::string line;
+  while (std::getline(stream, line)) {
+    std::smatch match;
+    if (std::regex_search(line, match, header)) {
+      functions.push_back({match[1], ""});
+      continue;
+    }
+    if (!functions.empty()) functions.back().text += line + "\n";
+  }
+  return functions;
+}
+
+void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
+  const auto& sms = context.options.sm_targets;
+  std::string dir = context.scratch_dir;
+  {
+    ToolStep step{"nvidia.ptx", "nvcc", {"-ptx", "-arch=compute_" + sms.front().substr(3), cuda_path, "-o", dir + "/nvidia.ptx"},
+                  {cuda_path}, {{"ptx", dir + "/nvidia.ptx", false}}, sms.front(), {}, ""};
+    StageResult stage = run_tool_stage(context, step);
+    if (stage.ok()) add_kernel_artifacts(stage, "ptx_kernel", split_ptx_kernels(stage.artifacts.front().content));
+    context.add(std::move(stage));
+  }
+  for (const auto& sm : sms) {
+    std::string cubin = dir + "/nvidia." + sm + ".cubin";
+    context.add(run_tool_stage(context, {"nvidia.cubin." + sm, "nvcc", {"-cubin", "-arch=" + sm, cuda_path, "-o", cubin},
+                                         {cuda_path}, {{"cubin", cubin, true}}, sm, {}, ""}));
+  }
+  std::string exe = dir + "/nvidia.exe";
+  {
+    std::vector<std::string> args = gencode_flags(sms);
+    args.insert(args.end(), {cuda_path, "-o", exe});
+    context.add(run_tool_stage(context, {"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""}));
+  }
+  context.add(run_tool_stage(context, {"nvidia.host_asm", "nvcc",
+                                       {"-Xcompiler", "-S", "-c", "-arch=" + sms.front(), cuda_path, "-o", dir + "/nvidia.host.s"},
+                                       {cuda_path}, {{"host_asm", dir + "/nvidia.host.s", false}}, sms.front(), {}, ""}));
+  run_sass_stage(context, exe, dir + "/nvidia." + sms.front() + ".cubin");
+  std::string reason = availability_reason(context, "nvidia.run");
+  if (!reason.empty()) return context.add(skipped_stage("nvidia.run", reason));
+  if (!dependencies_ok(context, "nvidia.run", {"nvidia.exe"})) return;
+  context.add(run_program_stage(context, "nvidia.run", exe, true));
+}
+
+void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path) {
+  std::string header_dir = context.options.hip_on_cuda_include.empty()
+                               ? std::string(TAILFORGE_SOURCE_DIR) + "/verifier/hip_on_cuda"
+                               : context.options.hip_on_cuda_include;
+  std::string exe = context.scratch_dir + "/hip_on_nvidia.exe";
+  std::vector<std::string> args = {"-I", header_dir, "-x", "cu"};
+  for (const auto& flag : gencode_flags(context.options.sm_targets)) args.push_back(flag);
+  args.insert(args.end(), {hip_path, "-o", exe});
+  context.add(run_tool_stage(context, {"hip_on_nvidia.exe", "nvcc", args, {hip_path, header_dir + "/hip/hip_runtime.h"},
+                                       {{"executable", exe, true}}, "", {}, ""}));
+  std::string reason = availability_reason(context, "hip_on_nvidia.run");
+  if (!reason.empty()) return context.add(skipped_stage("hip_on_nvidia.run", reason));
+  if (!dependencies_ok(context, "hip_on_nvidia.run", {"hip_on_nvidia.exe"})) return;
+  context.add(run_program_stage(context, "hip_on_nvidia.run", exe, true));
+}
+
+}  // namespace tailforge

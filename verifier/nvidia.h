@@ -1,0 +1,29 @@
+// NVIDIA stages: CUDA -> PTX, cubins per SM target, executable, host assembly, SASS, and a run on
+// an NVIDIA GPU when one exists. Also splits PTX and SASS per kernel. It does not compare outputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "verifier/stage_runner.h"
+
+namespace tailforge {
+
+struct KernelText {
+  std::string name;
+  std::string text;
+};
+
+// Adds nvidia.ptx, nvidia.cubin.<sm>, nvidia.exe, nvidia.host_asm, nvidia.sass, nvidia.run.
+void run_nvidia_stages(StageContext& context, const std::string& cuda_path);
+
+// Adds hip_on_nvidia.exe and hip_on_nvidia.run: a .hip file compiled by nvcc through the
+// project's HIP-on-CUDA header. Never an AMD run.
+void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path);
+
+// One entry per `.entry` function of a PTX module (its text from `.entry` to its closing brace).
+std::vector<KernelText> split_ptx_kernels(const std::string& ptx);
+// One entry per "Function : name" section of cuobjdump/nvdisasm SASS output.
+std::vector<KernelText> split_sass_functions(const std::string& sass);
+
+}  // namespace tailforge

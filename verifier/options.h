@@ -1,0 +1,37 @@
+// The verifier's settings: GPU targets, timeouts, tolerance, cache and scratch locations, sandbox.
+// Read from the "verifier" and "sandbox" sections of the configuration; it runs nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/result.h"
+#include "verifier/sandbox.h"
+
+namespace tailforge {
+
+struct VerifierOptions {
+  std::vector<std::string> sm_targets = {"sm_80", "sm_90"};
+  std::vector<std::string> amd_targets = {"gfx1100"};
+  double compile_timeout_seconds = 120;
+  double compare_tolerance = 1e-3;
+  std::string cache_dir;     // generated device-library bitcode; "" = $XDG_CACHE_HOME|~/.cache/tailforge
+  std::string scratch_root;  // where per-chain scratch directories go; "" = $TMPDIR or /tmp
+  bool keep_scratch = false; // leave the scratch directory for inspection
+  std::vector<std::string> stages;  // stage-name prefixes to run ("amd.asm", "translate"); empty = all
+  std::string hip_on_cuda_include;  // "" = <source dir>/verifier/hip_on_cuda (holds hip/hip_runtime.h)
+  SandboxOptions sandbox;
+};
+
+// Reads config["verifier"] and config["sandbox"] (both optional); the error names the bad key.
+Result<VerifierOptions> verifier_options_from_json(const nlohmann::json& config);
+
+// True when `stage` is to run: no stage filter, or the name starts with one of its prefixes.
+bool stage_enabled(const VerifierOptions& options, const std::string& stage);
+
+// The cache directory the options resolve to (created on demand by the AMD stage).
+std::string resolved_cache_dir(const VerifierOptions& options);
+
+}  // namespace tailforge

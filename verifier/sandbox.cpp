@@ -1,0 +1,142 @@
+#include "verifier/sandbox.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+namespace tailforge {
+namespace {
+
+bool running_as_root() { return geteuid() == 0; }
+
+void apply_identity(const SandboxOptions& options, ProcessSpec& spec) {
+  if (!running_as_root()) return;
+  spec.run_as_uid = options.run_as_uid;
+  spec.run_as_gid = options.run_as_gid;
+}
+
+std::vector<std::string> bwrap_prefix(const SandboxOptions& options, const std::string& private_dir,
+                                      bool gpu) {
+  std::vector<std::string> argv = {options.bwrap_path, "--unshare-net", "--unshare-pid",
+                                   "--unshare-ipc", "--unshare-uts", "--die-with-parent",
+                                   "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
+                                   "--proc", "/proc", "--tmpfs", "/tmp"};
+  if (!private_dir.empty()) {
+    argv.insert(argv.end(), {"--bind", private_dir, private_dir, "--chdir", private_dir});
+  }
+  if (gpu) {
+    for (const auto& node : gpu_device_nodes()) argv.insert(argv.end(), {"--dev-bind", node, node});
+  }
+  argv.push_back("--");
+  return argv;
+}
+
+}  // namespace
+
+std::vector<std::string> gpu_device_nodes() {
+  std::vector<std::string> nodes;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev", error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("nvidia", 0) == 0 || name == "kfd" || name == "dri") nodes.push_back(entry.path());
+  }
+  return nodes;
+}
+
+Result<SandboxOptions> sandbox_options_from_json(const nlohmann::json& json) {
+  SandboxOptions options;
+  try {
+    options.mode = json.value("mode", options.mode);
+    if (options.mode != "bwrap" && options.mode != "rlimits-only") {
+      return make_error("sandbox.mode: '" + options.mode + "' is not 'bwrap' or 'rlimits-only'");
+    }
+    options.bwrap_path = json.value("bwrap", options.bwrap_path);
+    options.run_as_uid = json.value("run_as_uid", options.run_as_uid);
+    options.run_as_gid = json.value("run_as_gid", options.run_as_gid);
+    options.timeout_seconds = json.value("timeout_seconds", options.timeout_seconds);
+    options.output_cap_bytes = json.value("output_cap_bytes", options.output_cap_bytes);
+    options.limits.cpu_seconds = json.value("cpu_seconds", options.limits.cpu_seconds);
+    options.limits.address_space_bytes = json.value("address_space_bytes", options.limits.address_space_bytes);
+    options.limits.max_processes = json.value("max_processes", options.limits.max_processes);
+    options.limits.file_size_bytes = json.value("file_size_bytes", options.limits.file_size_bytes);
+    options.limits.open_files = json.value("open_files", options.limits.open_files);
+    options.gpu_address_space_bytes = json.value("gpu_address_space_bytes", options.gpu_address_space_bytes);
+  } catch (const std::exception& error) {
+    return make_error(std::string("sandbox options: ") + error.what());
+  }
+  return options;
+}
+
+Status sandbox_self_test(const SandboxOptions& options) {
+  static std::mutex mutex;
+  static std::map<std::string, Status> answers;
+  std::string key = options.bwrap_path + "#" + std::to_string(options.run_as_uid);
+  {
+    std::lock_guard lock(mutex);
+    if (auto found = answers.find(key); found != answers.end()) return found->second;
+  }
+  ProcessSpec spec;
+  spec.argv = bwrap_prefix(options, "", false);
+  spec.argv.push_back("true");
+  spec.timeout_seconds = 10;
+  apply_identity(options, spec);
+  ProcessResult result = run_process(spec);
+  Status status;
+  if (!result.spawned) {
+    status = make_error("bwrap not usable (" + options.bwrap_path + "): " + result.spawn_error);
+  } else if (!result.succeeded()) {
+    status = make_error("bwrap self-test failed (" + command_line(spec.argv) + "): exit " +
+                        std::to_string(result.exit_code) + " " + result.stderr_text);
+  }
+  std::lock_guard lock(mutex);
+  answers.emplace(key, status);
+  return status;
+}
+
+SandboxOutcome run_sandboxed(const SandboxOptions& options, const SandboxRun& run) {
+  SandboxOutcome outcome;
+  ProcessSpec spec;
+  spec.cwd = run.private_dir;
+  spec.timeout_seconds = run.timeout_seconds > 0 ? run.timeout_seconds : options.timeout_seconds;
+  spec.output_cap_bytes = options.output_cap_bytes;
+  spec.limits = options.limits;
+  if (run.gpu) spec.limits.address_space_bytes = options.gpu_address_space_bytes;
+  spec.stdin_text = run.stdin_text;
+  spec.extra_env = {{"HOME", run.private_dir.empty() ? "/tmp" : run.private_dir}, {"TMPDIR", "/tmp"}};
+  apply_identity(options, spec);
+  if (running_as_root() && !run.private_dir.empty()) {
+    std::error_code ignored;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(run.private_dir, ignored)) {
+      if (chown(entry.path().c_str(), static_cast<uid_t>(options.run_as_uid),
+                static_cast<gid_t>(options.run_as_gid)) != 0) {
+        continue;
+      }
+    }
+    if (chown(run.private_dir.c_str(), static_cast<uid_t>(options.run_as_uid),
+              static_cast<gid_t>(options.run_as_gid)) != 0) {
+      outcome.skip_reason = "cannot hand the private directory to the sandbox user: " + run.private_dir;
+      return outcome;
+    }
+  }
+  if (options.mode == "bwrap") {
+    if (Status usable = sandbox_self_test(options); !usable) {
+      outcome.skip_reason = "sandbox unavailable, untrusted code not executed: " + usable.message();
+      return outcome;
+    }
+    spec.argv = bwrap_prefix(options, run.private_dir, run.gpu);
+  } else if (options.mode != "rlimits-only") {
+    outcome.skip_reason = "unknown sandbox mode '" + options.mode + "'";
+    return outcome;
+  }
+  spec.argv.insert(spec.argv.end(), run.argv.begin(), run.argv.end());
+  outcome.command = command_line(spec.argv);
+  outcome.process = run_process(spec);
+  outcome.executed = outcome.process.spawned;
+  if (!outcome.executed) outcome.skip_reason = "could not start: " + outcome.process.spawn_error;
+  return outcome;
+}
+
+}  // namespace tailforge

@@ -1,0 +1,79 @@
+// The result of one verifier stage (a compile, an assemble, a run, a comparison) and the
+// artifacts it produced, plus the resource gate a scheduler uses to bound concurrent stages.
+// It runs nothing itself.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/result.h"
+
+namespace tailforge {
+
+struct Artifact {
+  std::string kind;        // "ptx", "ptx_kernel", "cubin", "sass", "sass_kernel", "host_asm",
+                           // "rdna3_asm", "code_object", "x86_asm", "stdout", "hip", ...
+  std::string name;        // a file name or kernel name
+  std::string content;     // text, or raw bytes when binary
+  std::string command;
+  std::string toolchain_version;
+  bool binary = false;
+};
+
+struct StageResult {
+  std::string name;                    // dotted and stable: "nvidia.cubin.sm_80"
+  std::string status = "skipped";      // ok / fail / timeout / skipped / error
+  double seconds = 0;
+  std::string reason;                  // why skipped / failed, one line
+  std::string diagnostics;             // the tool's messages, verbatim
+  std::optional<std::string> category; // filled by the failure taxonomy, not here
+  std::optional<int> exit_code;
+  int signal = 0;
+  int64_t peak_rss_kb = 0;
+  bool cached = false;
+  std::string toolchain_version;
+  std::string command;
+  std::vector<Artifact> artifacts;
+  double child_seconds = 0;            // wall time spent in child processes
+
+  bool ok() const { return status == "ok"; }
+  const Artifact* artifact(const std::string& kind) const;
+};
+
+StageResult skipped_stage(const std::string& name, const std::string& reason);
+
+// Everything, artifacts included (binary contents hex-encoded): for the compile cache.
+nlohmann::json stage_result_to_full_json(const StageResult& stage);
+Result<StageResult> stage_result_from_full_json(const nlohmann::json& json);
+
+enum class ResourceKind { cpu, gpu };
+
+// Bounds concurrent child processes. The daemon implements it; the default admits everything.
+// acquire() blocks until a slot of that kind is free; release() returns it.
+class ResourceGate {
+ public:
+  virtual ~ResourceGate() = default;
+  virtual void acquire(ResourceKind) {}
+  virtual void release(ResourceKind) {}
+};
+
+// Holds one slot for a scope.
+class ResourceSlot {
+ public:
+  ResourceSlot(ResourceGate* gate, ResourceKind kind) : gate_(gate), kind_(kind) {
+    if (gate_) gate_->acquire(kind_);
+  }
+  ~ResourceSlot() { if (gate_) gate_->release(kind_); }
+  ResourceSlot(const ResourceSlot&) = delete;
+  ResourceSlot& operator=(const ResourceSlot&) = delete;
+
+ private:
+  ResourceGate* gate_;
+  ResourceKind kind_;
+};
+
+}  // namespace tailforge

@@ -1,0 +1,185 @@
+#include "verifier/stage_runner.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "store/sha256.h"
+#include "verifier/compile_cache.h"
+#include "verifier/process.h"
+#include "verifier/sandbox.h"
+
+namespace tailforge {
+namespace {
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// Fills status/diagnostics from a finished child.
+void describe_outcome(const ProcessResult& process, StageResult& stage) {
+  stage.child_seconds = process.wall_seconds;
+  stage.peak_rss_kb = process.peak_rss_kb;
+  stage.signal = process.signal;
+  if (!process.spawned) {
+    stage.status = "error";
+    stage.reason = "could not start: " + process.spawn_error;
+    return;
+  }
+  stage.exit_code = process.exit_code;
+  stage.diagnostics = process.stderr_text;
+  if (process.stderr_truncated) stage.diagnostics += "\n[stderr truncated]";
+  if (process.timed_out) {
+    stage.status = "timeout";
+    stage.reason = "killed after the timeout";
+  } else if (process.signal != 0) {
+    stage.status = "fail";
+    stage.reason = "killed by signal " + std::to_string(process.signal);
+  } else if (process.exit_code != 0) {
+    stage.status = "fail";
+    stage.reason = "exit code " + std::to_string(process.exit_code);
+  } else {
+    stage.status = "ok";
+  }
+}
+
+}  // namespace
+
+const StageResult* StageContext::find(const std::string& name) const {
+  for (const auto& stage : stages) {
+    if (stage.name == name) return &stage;
+  }
+  return nullptr;
+}
+
+bool StageContext::ok(const std::string& name) const {
+  const StageResult* stage = find(name);
+  return stage && stage->ok();
+}
+
+std::string read_file_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream content;
+  content << file.rdbuf();
+  return content.str();
+}
+
+bool write_file_text(const std::string& path, const std::string& content) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << content;
+  return static_cast<bool>(file);
+}
+
+std::string make_subdirectory(const StageContext& context, const std::string& name) {
+  std::string path = context.scratch_dir + "/" + name;
+  std::error_code ignored;
+  std::filesystem::create_directories(path, ignored);
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+bool dependencies_ok(StageContext& context, const std::string& name,
+                     const std::vector<std::string>& dependencies) {
+  for (const auto& dependency : dependencies) {
+    if (!context.ok(dependency)) {
+      context.add(skipped_stage(name, "upstream: " + dependency));
+      return false;
+    }
+  }
+  return true;
+}
+
+StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
+  if (!stage_enabled(context.options, step.stage_name)) {
+    return skipped_stage(step.stage_name, "disabled by verifier.stages");
+  }
+  auto start = std::chrono::steady_clock::now();
+  const Tool& tool = context.toolchains.tool(step.tool_role);
+  if (!tool.found()) return skipped_stage(step.stage_name, step.tool_role + " not found");
+
+  std::vector<std::string> argv = {tool.path};
+  argv.insert(argv.end(), step.args.begin(), step.args.end());
+  std::string key;
+  if (context.cache_db) {
+    std::string inputs_hash;
+    for (const auto& input : step.inputs) inputs_hash += sha256_hex(read_file_text(input));
+    CompileKey compile_key{sha256_hex(inputs_hash), tool.path, tool.version_line, {}, step.target};
+    for (const auto& arg : step.args) compile_key.flags.push_back(replace_all(arg, context.scratch_dir, "<scratch>"));
+    compile_key.flags.insert(compile_key.flags.end(), step.key_extra.begin(), step.key_extra.end());
+    key = compile_cache_key(compile_key);
+    if (auto hit = compile_cache_get(*context.cache_db, key)) {
+      for (size_t i = 0; i < step.outputs.size() && i < hit->artifacts.size(); ++i) {
+        write_file_text(step.outputs[i].path, hit->artifacts[i].content);
+      }
+      hit->name = step.stage_name;
+      hit->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      hit->child_seconds = 0;
+      return std::move(*hit);
+    }
+  }
+
+  StageResult stage;
+  stage.name = step.stage_name;
+  stage.toolchain_version = tool.name + " " + tool.version;
+  stage.command = command_line(argv);
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.cwd = context.scratch_dir;
+  spec.timeout_seconds = context.options.compile_timeout_seconds;
+  ProcessResult process;
+  {
+    ResourceSlot slot(context.gate, ResourceKind::cpu);
+    process = run_process(spec);
+  }
+  describe_outcome(process, stage);
+  if (stage.ok()) {
+    for (const auto& output : step.outputs) {
+      std::string name = std::filesystem::path(output.path).filename();
+      stage.artifacts.push_back({output.kind, name, read_file_text(output.path), stage.command,
+                                 stage.toolchain_version, output.binary});
+    }
+    if (!step.stdout_kind.empty()) {
+      stage.artifacts.push_back({step.stdout_kind, step.stdout_kind, process.stdout_text, stage.command,
+                                 stage.toolchain_version, false});
+    }
+  }
+  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (context.cache_db && (stage.status == "ok" || stage.status == "fail")) {
+    (void)compile_cache_put(*context.cache_db, key, stage);  // a failed store only costs a rerun
+  }
+  return stage;
+}
+
+StageResult run_program_stage(StageContext& context, const std::string& name,
+                              const std::string& executable, bool gpu) {
+  auto start = std::chrono::steady_clock::now();
+  std::string private_dir = make_subdirectory(context, "run-" + name);
+  std::string program = private_dir + "/program";
+  std::error_code error;
+  std::filesystem::copy_file(executable, program, std::filesystem::copy_options::overwrite_existing, error);
+  if (error) return skipped_stage(name, "cannot copy the executable: " + error.message());
+  chmod(program.c_str(), 0755);
+
+  SandboxOutcome outcome;
+  {
+    ResourceSlot slot(context.gate, gpu ? ResourceKind::gpu : ResourceKind::cpu);
+    outcome = run_sandboxed(context.options.sandbox, {{program}, private_dir, gpu, 0, ""});
+  }
+  if (!outcome.executed) return skipped_stage(name, outcome.skip_reason);
+  StageResult stage;
+  stage.name = name;
+  stage.command = outcome.command;
+  describe_outcome(outcome.process, stage);
+  stage.artifacts.push_back({"stdout", name + ".stdout", outcome.process.stdout_text, stage.command, "", false});
+  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stage;
+}
+
+}  // namespace tailforge

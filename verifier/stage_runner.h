@@ -1,0 +1,65 @@
+// Runs one stage of a chain: a trusted tool (compiler, assembler) through the compile cache, or
+// an untrusted program through the sandbox, turning the child's outcome into a StageResult.
+// It does not know which stages a track has (see chain.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+#include "verifier/options.h"
+#include "verifier/stage.h"
+#include "verifier/toolchains.h"
+
+namespace tailforge {
+
+// The state one chain run shares between its stages. Not shared between threads.
+struct StageContext {
+  const VerifierOptions& options;
+  const Toolchains& toolchains;
+  Database* cache_db = nullptr;    // nullptr: no compile cache
+  ResourceGate* gate = nullptr;    // nullptr: no gate
+  std::string scratch_dir;
+  std::vector<StageResult> stages;
+
+  const StageResult* find(const std::string& name) const;
+  bool ok(const std::string& name) const;
+  void add(StageResult stage) { stages.push_back(std::move(stage)); }
+};
+
+struct OutputFile {
+  std::string kind;   // artifact kind
+  std::string path;
+  bool binary = false;
+};
+
+struct ToolStep {
+  std::string stage_name;
+  std::string tool_role;               // a Toolchains role: "nvcc", "llvm_mc", ...
+  std::vector<std::string> args;       // after the tool path
+  std::vector<std::string> inputs;     // files whose content decides the result
+  std::vector<OutputFile> outputs;     // read into artifacts after a successful run
+  std::string target;
+  std::vector<std::string> key_extra;  // anything else the result depends on
+  std::string stdout_kind;             // non-empty: the tool's stdout becomes an artifact of this kind
+};
+
+// Runs (or fetches from the cache) one tool step; on a hit the outputs are written back to disk.
+StageResult run_tool_stage(StageContext& context, const ToolStep& step);
+
+// Adds "<name> skipped: upstream: <dependency>" and returns false when a dependency is not ok.
+bool dependencies_ok(StageContext& context, const std::string& name,
+                     const std::vector<std::string>& dependencies);
+
+// Runs an untrusted executable in the sandbox inside a fresh private directory; its stdout
+// becomes a "stdout" artifact. The status is "ok" only for exit code 0.
+StageResult run_program_stage(StageContext& context, const std::string& name,
+                              const std::string& executable, bool gpu);
+
+// A new directory under the scratch directory, readable by the sandbox user.
+std::string make_subdirectory(const StageContext& context, const std::string& name);
+
+std::string read_file_text(const std::string& path);
+bool write_file_text(const std::string& path, const std::string& content);
+
+}  // namespace tailforge
