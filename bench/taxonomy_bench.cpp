@@ -1,0 +1,146 @@
+// taxonomy_bench: 1,000,000 stored failures (125,000 samples x 8 stages, spread over categories,
+// tracks, origins, domains and 7 days); prints the bulk insert rate, the time of the whole tree
+// (target < 200 ms) and of a filtered trend (target < 500 ms), and each time's ratio to target,
+// with the schema's indexes and again with the extra indexes proposed for schema v1.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "store/failures.h"
+#include "store/samples.h"
+
+using namespace tailforge;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+const std::vector<std::string> kStages = {"nvidia.ptx", "nvidia.cubin.sm_80", "translate.hip", "amd.asm.gfx1100",
+                                          "amd.assemble.gfx1100", "nvidia.run", "compare", "x86.run"};
+const std::vector<std::string> kCategories = {
+    "amd.asm.invalid_instruction", "amd.asm.register_alignment", "amd.asm.vgpr_bank", "amd.asm.literal_limit",
+    "amd.asm.undefined_label", "amd.asm.operand_type", "amd.asm.directive", "amd.compile.undeclared_identifier",
+    "nvidia.compile.syntax", "nvidia.compile.ptxas", "translate.unsupported.inline_ptx", "translate.unsupported.wmma",
+    "run.timeout", "run.crash.sigsegv", "run.cuda_error.illegal_address", "run.output_mismatch.numeric",
+    "sandbox.memory_limit", "c2x86.io_mismatch", "agent.llm.rate_limited", "amd.assemble.gfx1100.uncategorized"};
+const std::vector<std::string> kTracks = {"cuda2hip", "sass2rdna3", "ptx2cuda", "c2x86", "kernelopt"};
+const std::vector<std::string> kOrigins = {"template", "llm", "synthesized", "imported", "mutated"};
+const std::vector<std::string> kDomains = {"machine learning", "scientific computing", "graphics and image",
+                                           "data structures and algorithms", "cryptography and security",
+                                           "simulation", "general compute"};
+
+struct Timing {
+  double tree_ms = 0, trend_ms = 0;
+  int64_t total = 0;
+  size_t trend_points = 0;
+};
+
+Timing time_queries(Database& db, int64_t now) {
+  Timing t;
+  for (int round = 0; round < 3; ++round) {  // best of three: the first round warms the page cache
+    auto start = std::chrono::steady_clock::now();
+    TaxonomyQuery all;
+    all.clusters = 0;
+    Result<TaxonomyReport> tree = taxonomy_report(db, all);
+    double tree_ms = seconds_since(start) * 1000;
+    start = std::chrono::steady_clock::now();
+    TaxonomyQuery filtered;
+    filtered.clusters = 0;
+    filtered.track = "cuda2hip";
+    filtered.since_ms = now - 48LL * 3600000;
+    filtered.trend = "hour";
+    Result<TaxonomyReport> trend = taxonomy_report(db, filtered);
+    double trend_ms = seconds_since(start) * 1000;
+    if (!tree || !trend) {
+      std::fprintf(stderr, "query failed: %s %s\n", tree.message().c_str(), trend.message().c_str());
+      std::exit(1);
+    }
+    if (round == 0 || tree_ms < t.tree_ms) t.tree_ms = tree_ms;
+    if (round == 0 || trend_ms < t.trend_ms) t.trend_ms = trend_ms;
+    t.total = tree->total;
+    t.trend_points = trend->trend.size();
+  }
+  return t;
+}
+
+void print(const char* label, const Timing& t) {
+  std::printf("%s: %lld failures\n", label, static_cast<long long>(t.total));
+  std::printf("  whole tree:      %8.1f ms  (target 200 ms, ratio %.2f)\n", t.tree_ms, t.tree_ms / 200.0);
+  std::printf("  filtered trend:  %8.1f ms  (target 500 ms, ratio %.2f; track=cuda2hip, since 48h, per hour, %zu points)\n",
+              t.trend_ms, t.trend_ms / 500.0, t.trend_points);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int samples = argc > 1 ? std::atoi(argv[1]) : 125000;
+  std::string path = (std::filesystem::temp_directory_path() / "tailforge-taxonomy-bench.db").string();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  Result<Database> opened = Database::open(path);
+  if (!opened) {
+    std::fprintf(stderr, "%s\n", opened.message().c_str());
+    return 1;
+  }
+  Database& db = opened.value();
+  (void)db.exec("PRAGMA cache_size = -262144");  // 256 MiB: the one big transaction stays in memory
+  int64_t now = now_ms();
+  std::mt19937_64 random(42);
+  auto start = std::chrono::steady_clock::now();
+  {
+    Transaction transaction(db);
+    for (int i = 0; i < samples; ++i) {
+      Sample s;
+      s.track = kTracks[random() % kTracks.size()];
+      s.origin = kOrigins[random() % kOrigins.size()];
+      s.language = "cuda";
+      s.text = "__global__ void k" + std::to_string(i) + "(float* a) { a[threadIdx.x] = " + std::to_string(i) + "; }";
+      s.domain = kDomains[random() % kDomains.size()];
+      if (i % 3 == 0) s.features = {"shared_memory"};
+      s.created_ms = now;
+      Result<InsertOutcome> inserted = insert_sample_if_absent(db, s);
+      if (!inserted) {
+        std::fprintf(stderr, "%s\n", inserted.message().c_str());
+        return 1;
+      }
+      for (const std::string& stage : kStages) {
+        FailureRecord f;
+        f.sample_id = inserted->id;
+        f.stage = stage;
+        // skewed: low category indexes are common, high ones form the long tail
+        size_t c = static_cast<size_t>(std::min<double>(kCategories.size() - 1, std::exponential_distribution<>(0.25)(random)));
+        f.category = kCategories[c];
+        f.message = "error: something about " + f.category;
+        f.track = s.track;
+        f.origin = s.origin;
+        f.domain = s.domain;
+        f.created_ms = now - static_cast<int64_t>(random() % (7LL * 86400000));
+        if (Status st = insert_failure(db, f); !st) {
+          std::fprintf(stderr, "%s\n", st.message().c_str());
+          return 1;
+        }
+      }
+    }
+    if (Status s = transaction.commit(); !s) return 1;
+  }
+  double insert_s = seconds_since(start);
+  int64_t failures = static_cast<int64_t>(samples) * static_cast<int64_t>(kStages.size());
+  std::printf("inserted %d samples and %lld failures in %.1f s (%.0f failures/s, one transaction)\n", samples,
+              static_cast<long long>(failures), insert_s, failures / insert_s);
+  (void)db.exec("ANALYZE");
+  print("schema v1 indexes", time_queries(db, now));
+  const char* proposed = "CREATE INDEX failure_track_time ON failure(track, created_ms, category, top_category)";
+  start = std::chrono::steady_clock::now();
+  if (Status s = db.exec(proposed); !s) std::fprintf(stderr, "%s\n", s.message().c_str());
+  (void)db.exec("ANALYZE");
+  std::printf("\nproposed: %s (built in %.1f s)\n", proposed, seconds_since(start));
+  print("with the proposed index", time_queries(db, now));
+  if (!std::getenv("TAILFORGE_BENCH_KEEP_DB")) {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  }
+  return 0;
+}
