@@ -1,0 +1,526 @@
+#include "agents/hipify.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+namespace tailforge {
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------- loading the table
+
+std::string string_at(const json& object, const std::string& key, const std::string& where,
+                      std::string* error, bool required = true) {
+  auto it = object.find(key);
+  if (it == object.end()) {
+    if (required && error->empty()) *error = where + "." + key + ": missing";
+    return {};
+  }
+  if (!it->is_string()) {
+    if (error->empty()) *error = where + "." + key + ": expected a string";
+    return {};
+  }
+  return it->get<std::string>();
+}
+
+const json* array_at(const json& root, const std::string& key, std::string* error) {
+  auto it = root.find(key);
+  if (it == root.end() || !it->is_array()) {
+    if (error->empty()) *error = key + ": missing or not an array";
+    return nullptr;
+  }
+  return &*it;
+}
+
+std::string where(const std::string& section, size_t index) {
+  return section + "[" + std::to_string(index) + "]";
+}
+
+template <typename Rule>
+void index_rules(const std::vector<Rule>& rules, const std::string& section,
+                 std::unordered_map<std::string, size_t>& index, std::string* error) {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (rules[i].from.empty() && error->empty()) *error = where(section, i) + ".from: empty";
+    if (!index.emplace(rules[i].from, i).second && error->empty())
+      *error = where(section, i) + ".from: duplicate rule for '" + rules[i].from + "'";
+  }
+}
+
+void load_tables(const json& root, HipifyRules& rules, std::string* error) {
+  if (const json* headers = array_at(root, "headers", error)) {
+    for (size_t i = 0; i < headers->size(); ++i) {
+      const json& h = (*headers)[i];
+      std::string at = where("headers", i);
+      HeaderRule rule{string_at(h, "from", at, error), string_at(h, "to", at, error, false),
+                      string_at(h, "unsupported", at, error, false), string_at(h, "message", at, error, false)};
+      if (rule.to.empty() == rule.unsupported_construct.empty() && error->empty())
+        *error = at + ": needs exactly one of 'to' and 'unsupported'";
+      rules.headers.push_back(rule);
+    }
+  }
+  if (const json* ids = array_at(root, "identifiers", error)) {
+    for (size_t i = 0; i < ids->size(); ++i) {
+      std::string at = where("identifiers", i);
+      const json& r = (*ids)[i];
+      rules.identifiers.push_back({string_at(r, "from", at, error), string_at(r, "to", at, error),
+                                   string_at(r, "kind", at, error)});
+    }
+  }
+  if (const json* calls = array_at(root, "symbol_calls", error)) {
+    for (size_t i = 0; i < calls->size(); ++i) {
+      std::string at = where("symbol_calls", i);
+      const json& r = (*calls)[i];
+      SymbolCallRule rule{string_at(r, "from", at, error), string_at(r, "to", at, error),
+                          string_at(r, "wrapper", at, error)};
+      if (!r.contains("symbol_argument") || !r["symbol_argument"].is_number_integer()) {
+        if (error->empty()) *error = at + ".symbol_argument: expected an integer";
+      } else {
+        rule.symbol_argument = r["symbol_argument"].get<int>();
+      }
+      rules.symbol_calls.push_back(rule);
+    }
+  }
+  if (const json* warp = array_at(root, "warp_intrinsics", error)) {
+    for (size_t i = 0; i < warp->size(); ++i) {
+      std::string at = where("warp_intrinsics", i);
+      rules.warp_intrinsics.push_back({string_at((*warp)[i], "from", at, error), string_at((*warp)[i], "to", at, error)});
+    }
+  }
+  if (const json* rewrites = array_at(root, "call_rewrites", error)) {
+    for (size_t i = 0; i < rewrites->size(); ++i) {
+      std::string at = where("call_rewrites", i);
+      rules.call_rewrites.push_back({string_at((*rewrites)[i], "from", at, error),
+                                     string_at((*rewrites)[i], "to", at, error)});
+    }
+  }
+}
+
+void load_lists(const json& root, HipifyRules& rules, std::string* error) {
+  auto strings = [&](const json& list, const std::string& at, std::vector<std::string>& out) {
+    if (!list.is_array()) {
+      if (error->empty()) *error = at + ": expected an array of strings";
+      return;
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string()) {
+        if (error->empty()) *error = where(at, i) + ": expected a string";
+        continue;
+      }
+      out.push_back(list[i].get<std::string>());
+    }
+  };
+  if (const json* masks = array_at(root, "full_warp_masks", error)) strings(*masks, "full_warp_masks", rules.full_warp_masks);
+  auto bounds = root.find("launch_bounds");
+  if (bounds == root.end() || !bounds->is_object() || !bounds->contains("keep_arguments") ||
+      !(*bounds)["keep_arguments"].is_number_integer()) {
+    if (error->empty()) *error = "launch_bounds.keep_arguments: missing or not an integer";
+  } else {
+    rules.launch_bounds_name = string_at(*bounds, "name", "launch_bounds", error);
+    rules.launch_bounds_keep_arguments = (*bounds)["keep_arguments"].get<int>();
+  }
+  auto warp_size = root.find("warp_size");
+  if (warp_size == root.end() || !warp_size->is_object()) {
+    if (error->empty()) *error = "warp_size: missing or not an object";
+  } else {
+    strings(warp_size->value("literals", json()), "warp_size.literals", rules.warp_size_literals);
+    strings(warp_size->value("warp_code_markers", json()), "warp_size.warp_code_markers", rules.warp_code_markers);
+  }
+  if (const json* unsupported = array_at(root, "unsupported", error)) {
+    for (size_t i = 0; i < unsupported->size(); ++i) {
+      std::string at = where("unsupported", i);
+      const json& r = (*unsupported)[i];
+      UnsupportedRule rule;
+      rule.construct = string_at(r, "construct", at, error);
+      rule.message = string_at(r, "message", at, error);
+      rule.example = string_at(r, "example", at, error);
+      strings(r.value("patterns", json()), at + ".patterns", rule.pattern_texts);
+      if (rule.pattern_texts.empty() && error->empty()) *error = at + ".patterns: empty";
+      for (size_t p = 0; p < rule.pattern_texts.size(); ++p) {
+        try {
+          rule.patterns.emplace_back(rule.pattern_texts[p], std::regex::ECMAScript | std::regex::optimize);
+        } catch (const std::regex_error& e) {
+          if (error->empty()) *error = where(at + ".patterns", p) + ": bad regex: " + e.what();
+        }
+      }
+      rules.unsupported.push_back(std::move(rule));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- scanning source text
+
+// The source with comments, string literals and char literals blanked to spaces (newlines kept),
+// so that positions match the original and rules only ever see code.
+std::string code_view(const std::string& s) {
+  std::string v = s;
+  size_t i = 0, n = s.size();
+  auto blank = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to && k < n; ++k)
+      if (v[k] != '\n') v[k] = ' ';
+  };
+  while (i < n) {
+    char c = s[i];
+    if (c == '/' && i + 1 < n && s[i + 1] == '/') {
+      size_t end = s.find('\n', i);
+      if (end == std::string::npos) end = n;
+      blank(i, end);
+      i = end;
+    } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+      size_t end = s.find("*/", i + 2);
+      end = end == std::string::npos ? n : end + 2;
+      blank(i, end);
+      i = end;
+    } else if (c == 'R' && i + 1 < n && s[i + 1] == '"' && (i == 0 || !std::isalnum(static_cast<unsigned char>(s[i - 1])))) {
+      size_t open = s.find('(', i + 2);
+      if (open == std::string::npos) { ++i; continue; }
+      std::string close = ")" + s.substr(i + 2, open - i - 2) + "\"";
+      size_t end = s.find(close, open);
+      end = end == std::string::npos ? n : end + close.size();
+      blank(i + 1, end);
+      i = end;
+    } else if (c == '"' || c == '\'') {
+      bool digit_separator = c == '\'' && i > 0 && i + 1 < n && std::isxdigit(static_cast<unsigned char>(s[i - 1])) &&
+                             std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+                             std::isdigit(static_cast<unsigned char>(s[i - 1]));
+      if (digit_separator) { ++i; continue; }
+      size_t k = i + 1;
+      while (k < n && s[k] != c && s[k] != '\n') k += s[k] == '\\' ? 2 : 1;
+      size_t end = std::min(n, k + 1);
+      blank(i, end);
+      i = end;
+    } else {
+      ++i;
+    }
+  }
+  return v;
+}
+
+int line_of(const std::string& text, size_t pos) {
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(pos, text.size()), '\n'));
+}
+
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+std::string without_spaces(std::string_view text) {
+  std::string out;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+  return out;
+}
+
+struct Span {
+  size_t begin = 0, end = 0;
+};
+
+struct CallArguments {
+  std::vector<Span> arguments;  // trimmed
+  size_t close = std::string::npos;  // position of the closing ')'
+};
+
+// Splits the call whose '(' is the first non-space at or after `pos` into top-level arguments.
+CallArguments parse_call(const std::string& code, size_t pos) {
+  CallArguments call;
+  while (pos < code.size() && std::isspace(static_cast<unsigned char>(code[pos]))) ++pos;
+  if (pos >= code.size() || code[pos] != '(') return call;
+  int depth = 0;
+  size_t start = pos + 1;
+  auto push = [&](size_t from, size_t to) {
+    while (from < to && std::isspace(static_cast<unsigned char>(code[from]))) ++from;
+    while (to > from && std::isspace(static_cast<unsigned char>(code[to - 1]))) --to;
+    if (to > from || !call.arguments.empty()) call.arguments.push_back({from, to});
+  };
+  for (size_t k = pos; k < code.size(); ++k) {
+    char c = code[k];
+    if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (--depth == 0) {
+        push(start, k);
+        call.close = k;
+        return call;
+      }
+    } else if (c == ',' && depth == 1) {
+      push(start, k);
+      start = k + 1;
+    }
+  }
+  return call;
+}
+
+struct Edit {
+  size_t begin, end;
+  std::string text;
+};
+
+std::string apply_edits(const std::string& source, std::vector<Edit> edits) {
+  std::stable_sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+  std::string out;
+  size_t cursor = 0;
+  for (const Edit& e : edits) {
+    if (e.begin < cursor) continue;  // inside a range an earlier edit already replaced
+    out.append(source, cursor, e.begin - cursor);
+    out += e.text;
+    cursor = e.end;
+  }
+  out.append(source, cursor, std::string::npos);
+  return out;
+}
+
+// The state of one translation: edits on the original text, plus what was noticed.
+struct Translation {
+  const HipifyRules& rules;
+  const std::string& source;
+  std::string code;
+  std::vector<Edit> edits;
+  TranslationResult result;
+  std::set<std::string> applied_seen;
+  std::unordered_map<std::string, std::string> defines;  // object-like #define NAME VALUE
+
+  void applied(const std::string& rule) {
+    if (applied_seen.insert(rule).second) result.applied_rules.push_back(rule);
+  }
+  bool fail(const std::string& construct, const std::string& message, int line) {
+    result.ok = false;
+    result.category = "translate.unsupported." + construct;
+    result.line = line;
+    result.message = "line " + std::to_string(line) + ": " + message + " (" + result.category + ")";
+    return false;
+  }
+};
+
+const std::regex& include_pattern() {
+  static const std::regex pattern(R"(^([ \t]*#[ \t]*include[ \t]*[<"][ \t]*)([^>"]+?)[ \t]*[>"])");
+  return pattern;
+}
+
+const std::regex& define_pattern() {
+  static const std::regex pattern(R"(^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]+))");
+  return pattern;
+}
+
+// Rewrites #include lines and blanks them in the code view; collects object-like #defines.
+bool translate_headers(Translation& t) {
+  size_t line_start = 0;
+  while (line_start < t.source.size()) {
+    size_t line_end = t.source.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = t.source.size();
+    std::string code_line = t.code.substr(line_start, line_end - line_start);
+    std::string line = t.source.substr(line_start, line_end - line_start);
+    std::smatch match;
+    bool is_directive = code_line.find('#') != std::string::npos;
+    if (is_directive && std::regex_search(line, match, include_pattern())) {
+      std::string header = match[2].str();
+      for (const HeaderRule& rule : t.rules.headers) {
+        if (rule.from != header) continue;
+        if (!rule.unsupported_construct.empty())
+          return t.fail(rule.unsupported_construct, "#include <" + header + ">: " + rule.message,
+                        line_of(t.source, line_start));
+        size_t begin = line_start + match.position(2);
+        t.edits.push_back({begin, begin + header.size(), rule.to});
+        t.applied("header:" + header);
+      }
+      std::fill(t.code.begin() + line_start, t.code.begin() + line_end, ' ');
+    } else if (is_directive && std::regex_search(code_line, match, define_pattern())) {
+      t.defines[match[1].str()] = without_spaces(match[2].str());
+    }
+    line_start = line_end + 1;
+  }
+  return true;
+}
+
+bool is_full_mask(const Translation& t, std::string mask) {
+  for (int depth = 0; depth < 4; ++depth) {
+    if (std::find(t.rules.full_warp_masks.begin(), t.rules.full_warp_masks.end(), mask) != t.rules.full_warp_masks.end())
+      return true;
+    while (mask.size() > 2 && mask.front() == '(' && mask.back() == ')') mask = mask.substr(1, mask.size() - 2);
+    auto define = t.defines.find(mask);
+    if (define == t.defines.end()) break;
+    mask = define->second;
+  }
+  return std::find(t.rules.full_warp_masks.begin(), t.rules.full_warp_masks.end(), mask) != t.rules.full_warp_masks.end();
+}
+
+// Handles one identifier token at [begin, end); false when it is untranslatable.
+bool translate_identifier(Translation& t, size_t begin, size_t end) {
+  const HipifyRules& rules = t.rules;
+  std::string name = t.code.substr(begin, end - begin);
+  int line = line_of(t.source, begin);
+  if (auto it = rules.warp_intrinsic_index.find(name); it != rules.warp_intrinsic_index.end()) {
+    CallArguments call = parse_call(t.code, end);
+    if (call.arguments.size() < 2)
+      return t.fail("warp_intrinsic_call", name + " without a mask and a value argument", line);
+    std::string mask = without_spaces(std::string_view(t.code).substr(call.arguments[0].begin,
+                                                                       call.arguments[0].end - call.arguments[0].begin));
+    if (!is_full_mask(t, mask))
+      return t.fail("partial_warp_mask",
+                    name + " with mask '" + mask + "': HIP 5.2 has no *_sync intrinsics and an AMD wavefront cannot "
+                    "restrict a shuffle/vote to a lane subset", line);
+    t.edits.push_back({begin, end, rules.warp_intrinsics[it->second].to});
+    t.edits.push_back({call.arguments[0].begin, call.arguments[1].begin, ""});
+    t.applied("warp_intrinsic:" + name);
+  } else if (auto it = rules.symbol_call_index.find(name); it != rules.symbol_call_index.end()) {
+    const SymbolCallRule& rule = rules.symbol_calls[it->second];
+    CallArguments call = parse_call(t.code, end);
+    t.edits.push_back({begin, end, rule.to});
+    if (rule.symbol_argument < static_cast<int>(call.arguments.size())) {
+      Span symbol = call.arguments[rule.symbol_argument];
+      t.edits.push_back({symbol.begin, symbol.begin, rule.wrapper + "("});
+      t.edits.push_back({symbol.end, symbol.end, ")"});
+    }
+    t.applied("symbol_call:" + name);
+  } else if (auto it = rules.call_rewrite_index.find(name); it != rules.call_rewrite_index.end()) {
+    CallArguments call = parse_call(t.code, end);
+    if (call.close == std::string::npos) return t.fail("call_rewrite", name + " is not called", line);
+    t.edits.push_back({begin, call.close + 1, rules.call_rewrites[it->second].to});
+    t.applied("call_rewrite:" + name);
+  } else if (name == rules.launch_bounds_name) {
+    CallArguments call = parse_call(t.code, end);
+    size_t keep = static_cast<size_t>(std::max(1, rules.launch_bounds_keep_arguments));
+    if (call.arguments.size() > keep && call.close != std::string::npos) {
+      t.edits.push_back({call.arguments[keep - 1].end, call.close, ""});
+      t.applied("launch_bounds:drop_min_blocks");
+    }
+  } else if (auto it = rules.identifier_index.find(name); it != rules.identifier_index.end()) {
+    t.edits.push_back({begin, end, rules.identifiers[it->second].to});
+    t.applied("identifier:" + name);
+  } else if (name.size() > 4 && name.compare(0, 4, "cuda") == 0 && std::isupper(static_cast<unsigned char>(name[4]))) {
+    t.result.warnings.push_back("line " + std::to_string(line) + ": no rule for CUDA identifier '" + name + "'; kept as is");
+  }
+  return true;
+}
+
+bool translate_identifiers(Translation& t) {
+  const std::string& code = t.code;
+  size_t i = 0;
+  while (i < code.size()) {
+    char c = code[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {  // a number: skip 1.5e-3f, 0xffu, ...
+      while (i < code.size() && (is_identifier_char(code[i]) || code[i] == '.' ||
+                                 ((code[i] == '-' || code[i] == '+') && (code[i - 1] == 'e' || code[i - 1] == 'E'))))
+        ++i;
+    } else if (is_identifier_char(c)) {
+      size_t end = i;
+      while (end < code.size() && is_identifier_char(code[end])) ++end;
+      if (!translate_identifier(t, i, end)) return false;
+      i = end;
+    } else {
+      ++i;
+    }
+  }
+  return true;
+}
+
+bool check_unsupported(Translation& t, const std::string& translated) {
+  std::string code = code_view(translated);
+  for (const UnsupportedRule& rule : t.rules.unsupported) {
+    std::smatch first;
+    bool all = !rule.patterns.empty();
+    for (size_t p = 0; p < rule.patterns.size() && all; ++p) {
+      std::smatch match;
+      all = std::regex_search(code, match, rule.patterns[p]);
+      if (p == 0 && all) first = match;
+    }
+    if (all) return t.fail(rule.construct, rule.message + ": '" + first.str() + "'", line_of(code, first.position(0)));
+  }
+  return true;
+}
+
+// A literal 32 in warp-level code is kept but reported: right for wave32 (RDNA3), wrong for wave64 (CDNA).
+void note_hardcoded_warp_size(Translation& t, const std::string& translated) {
+  std::string code = code_view(translated);
+  bool warp_code = false;
+  std::vector<std::pair<size_t, std::string>> numbers;
+  for (size_t i = 0; i < code.size();) {
+    if (!is_identifier_char(code[i])) { ++i; continue; }
+    size_t end = i;
+    while (end < code.size() && (is_identifier_char(code[end]) || code[end] == '.')) ++end;
+    std::string token = code.substr(i, end - i);
+    if (std::isdigit(static_cast<unsigned char>(token[0]))) {
+      numbers.emplace_back(i, token);
+    } else {
+      for (const std::string& marker : t.rules.warp_code_markers)
+        if (token.compare(0, marker.size(), marker) == 0) warp_code = true;
+    }
+    i = end;
+  }
+  if (!warp_code) return;
+  for (const auto& [position, token] : numbers) {
+    const auto& literals = t.rules.warp_size_literals;
+    if (std::find(literals.begin(), literals.end(), token) == literals.end()) continue;
+    if (t.result.features.empty()) t.result.features.push_back("hardcoded_warp_size");
+    t.result.warnings.push_back("line " + std::to_string(line_of(code, position)) +
+                                ": hard-coded warp size " + token +
+                                " in warp-level code (feature.hardcoded_warp_size): kept; right for wave32 "
+                                "(RDNA3 gfx1100), wrong for wave64 (CDNA)");
+  }
+}
+
+}  // namespace
+
+Result<HipifyRules> load_hipify_rules(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error("cannot read hipify rules '" + path + "'");
+  json root;
+  try {
+    root = json::parse(in);
+  } catch (const json::exception& e) {
+    return make_error(path + ": invalid JSON: " + e.what());
+  }
+  if (!root.is_object()) return make_error(path + ": the top level must be an object");
+  HipifyRules rules;
+  rules.source_path = path;
+  std::string error;
+  try {
+    load_tables(root, rules, &error);
+    load_lists(root, rules, &error);
+  } catch (const json::exception& e) {
+    if (error.empty()) error = std::string("unexpected JSON shape: ") + e.what();
+  }
+  index_rules(rules.identifiers, "identifiers", rules.identifier_index, &error);
+  index_rules(rules.symbol_calls, "symbol_calls", rules.symbol_call_index, &error);
+  index_rules(rules.warp_intrinsics, "warp_intrinsics", rules.warp_intrinsic_index, &error);
+  index_rules(rules.call_rewrites, "call_rewrites", rules.call_rewrite_index, &error);
+  if (!error.empty()) return make_error(path + ": " + error);
+  return rules;
+}
+
+TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::string& cuda) {
+  Translation t{rules, cuda, code_view(cuda), {}, {}, {}, {}};
+  if (!translate_headers(t) || !translate_identifiers(t)) return t.result;
+  std::string translated = apply_edits(cuda, t.edits);
+  if (!check_unsupported(t, translated)) return t.result;
+  note_hardcoded_warp_size(t, translated);
+  static const std::regex hip_runtime_include(R"(#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"])");
+  if (!std::regex_search(translated, hip_runtime_include)) {
+    translated = "#include <hip/hip_runtime.h>\n" + translated;
+    t.applied("include:hip/hip_runtime.h");
+  }
+  t.result.ok = true;
+  t.result.hip_source = std::move(translated);
+  return t.result;
+}
+
+int run_translate_command(const std::string& path, const HipifyRules& rules, std::ostream& out, std::ostream& err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    err << "tailforge translate: cannot read '" << path << "'\n";
+    return 1;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  TranslationResult result = translate_cuda_to_hip(rules, buffer.str());
+  if (!result.ok) {
+    err << path << ":" << result.line << ": " << result.category << ": " << result.message << "\n";
+    return 1;
+  }
+  for (const std::string& warning : result.warnings) err << path << ": warning: " << warning << "\n";
+  out << result.hip_source;
+  return 0;
+}
+
+}  // namespace tailforge

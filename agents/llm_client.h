@@ -1,0 +1,112 @@
+// A client for one OpenAI-compatible endpoint (POST {base_url}/v1/chat/completions): retries with
+// backoff, a circuit breaker, hourly budgets and a response cache in the store. It knows no roles
+// or prompts (agents/llm_roles.h) and never throws; every failure is a categorized value.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "agents/llm_response.h"
+#include "store/database.h"
+#include "store/result.h"
+
+namespace tailforge {
+
+// The "llm" section of the configuration; every field has a default.
+struct LlmOptions {
+  std::string base_url = "http://127.0.0.1:8000";
+  std::string model = "default";
+  std::string api_key_env = "OPENAI_API_KEY";  // the key is read from this variable; empty: no header
+  double temperature = 0.2;
+  int max_tokens = 4096;
+  int64_t seed = 0;
+  int timeout_ms = 120000;         // read/write timeout of one request
+  int connect_timeout_ms = 5000;
+  int max_attempts = 4;            // attempts per call, first one included
+  int backoff_base_ms = 1000;      // delay before retry k (1-based): base * 2^(k-1), capped, with jitter
+  int backoff_max_ms = 60000;
+  double backoff_jitter = 0.25;    // the delay is scaled by a uniform factor in [1 - j, 1 + j]
+  int retry_after_max_ms = 120000; // a Retry-After larger than this is capped
+  int breaker_failures = 5;        // consecutive endpoint failures that open the breaker
+  int breaker_open_ms = 60000;     // how long it stays open before one half-open probe
+  int64_t tokens_per_hour = 0;     // 0: unlimited
+  int64_t requests_per_hour = 0;   // 0: unlimited
+  bool use_cache = true;           // --no-llm-cache turns it off
+  std::string prompts_path = "config/llm_prompts.json";
+};
+
+// Reads the options from a JSON object (the "llm" section); unknown keys and wrong types are
+// errors naming "llm.<key>". Absent keys keep their defaults.
+Result<LlmOptions> llm_options_from_json(const nlohmann::json& section);
+
+struct ChatMessage {
+  std::string role;  // system, user, assistant
+  std::string content;
+};
+
+struct ChatRequest {
+  std::vector<ChatMessage> messages;
+  bool require_code = true;  // a reply without a fenced code block is agent.llm.no_code_block
+};
+
+struct ChatResponse {
+  bool ok = false;
+  std::string category;  // on failure: agent.llm.<timeout|connection|rate_limited|server_error|
+                         // http_error|malformed_response|no_code_block|truncated|budget_exhausted|circuit_open>
+  std::string message;
+  std::string content;   // the answer text (reasoning removed)
+  std::vector<CodeBlock> code_blocks;
+  std::string reasoning;
+  int reasoning_tokens = 0;
+  bool reasoning_tokens_estimated = false;
+  int prompt_tokens = 0, completion_tokens = 0, total_tokens = 0;
+  std::string finish_reason;
+  int64_t latency_ms = 0;  // of the successful request (0 when served from cache)
+  int attempts = 0;        // HTTP requests made by this call
+  bool from_cache = false;
+  std::string cache_key;   // sha256 of endpoint, model, messages, sampling parameters, seed
+};
+
+// Thread-safe: several workers may call complete() at once. The cache Database is the caller's
+// own connection (one per thread); pass nullptr to skip the cache for that call.
+class LlmClient {
+ public:
+  explicit LlmClient(LlmOptions options);
+
+  ChatResponse complete(const ChatRequest& request, Database* cache);
+
+  const LlmOptions& options() const { return options_; }
+  std::string cache_key(const ChatRequest& request) const;
+  nlohmann::json request_body(const ChatRequest& request) const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Attempt {
+    ChatResponse response;
+    bool endpoint_failure = false;  // counts toward the breaker
+    int retry_after_ms = -1;        // from a 429's Retry-After header
+  };
+
+  Attempt send_once(const ChatRequest& request);
+  std::string admit();  // empty when a request may go out now; else the failure category
+  void record_outcome(bool endpoint_failure, int tokens);
+  int backoff_ms(int retry_number, int retry_after_ms);
+
+  LlmOptions options_;
+  std::string api_key_;
+  std::mutex mutex_;  // guards everything below
+  int consecutive_failures_ = 0;
+  Clock::time_point open_until_{};
+  bool probe_in_flight_ = false;
+  std::deque<Clock::time_point> request_log_;                   // requests sent in the last hour
+  std::deque<std::pair<Clock::time_point, int64_t>> token_log_;  // tokens spent in the last hour
+  std::mt19937_64 random_{0x7a11f04e};
+};
+
+}  // namespace tailforge

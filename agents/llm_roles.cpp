@@ -1,0 +1,117 @@
+#include "agents/llm_roles.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "store/sha256.h"
+
+namespace tailforge {
+
+using nlohmann::json;
+
+namespace {
+
+Result<PromptPair> prompt_pair(const json& root, const std::string& at) {
+  const json* node = &root;
+  std::string path;
+  size_t start = 0;
+  while (start <= at.size()) {
+    size_t dot = at.find('.', start);
+    std::string key = at.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!node->is_object() || !node->contains(key)) return make_error(at + ": missing");
+    node = &(*node)[key];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  PromptPair pair;
+  for (auto [key, target] : {std::pair{"system", &pair.system}, std::pair{"user", &pair.user}}) {
+    if (!node->contains(key) || !(*node)[key].is_string()) return make_error(at + "." + key + ": missing or not a string");
+    *target = (*node)[key].get<std::string>();
+  }
+  return pair;
+}
+
+AgentOutput run_role(LlmClient& client, const PromptPair& prompt, const std::map<std::string, std::string>& values,
+                     Database* cache) {
+  ChatRequest request;
+  request.messages = {{"system", prompt.system}, {"user", fill_prompt(prompt.user, values)}};
+  AgentOutput output;
+  output.prompt_hash = sha256_hex(request.messages[0].content + "\n\x1f" + request.messages[1].content);
+  output.response = client.complete(request, cache);
+  for (const CodeBlock& block : output.response.code_blocks) output.programs.push_back(block.code);
+  return output;
+}
+
+}  // namespace
+
+Result<LlmPrompts> load_llm_prompts(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error("cannot read LLM prompts '" + path + "'");
+  try {
+    json root = json::parse(in);
+    LlmPrompts prompts;
+    auto generator = prompt_pair(root, "generator");
+    if (!generator) return make_error(path + ": " + generator.message());
+    prompts.generator = *generator;
+    auto synthesizer = prompt_pair(root, "synthesizer");
+    if (!synthesizer) return make_error(path + ": " + synthesizer.message());
+    prompts.synthesizer = *synthesizer;
+    if (!root.contains("translators") || !root["translators"].is_object())
+      return make_error(path + ": translators: missing or not an object");
+    for (const auto& [direction, node] : root["translators"].items()) {
+      auto pair = prompt_pair(root, "translators." + direction);
+      if (!pair) return make_error(path + ": " + pair.message());
+      prompts.translators[direction] = *pair;
+    }
+    return prompts;
+  } catch (const json::exception& e) {
+    return make_error(path + ": invalid JSON: " + e.what());
+  }
+}
+
+std::string fill_prompt(const std::string& text, const std::map<std::string, std::string>& values) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t open = text.find('{', i);
+    if (open == std::string::npos) break;
+    size_t close = text.find('}', open);
+    if (close == std::string::npos) break;
+    auto value = values.find(text.substr(open + 1, close - open - 1));
+    out.append(text, i, open - i);
+    if (value != values.end()) {
+      out += value->second;
+      i = close + 1;
+    } else {
+      out += '{';
+      i = open + 1;
+    }
+  }
+  out.append(text, std::min(i, text.size()), std::string::npos);
+  return out;
+}
+
+AgentOutput llm_generate_program(LlmClient& client, const LlmPrompts& prompts, const std::string& persona_prompt,
+                                 Database* cache) {
+  return run_role(client, prompts.generator, {{"persona_prompt", persona_prompt}}, cache);
+}
+
+AgentOutput llm_translate(LlmClient& client, const LlmPrompts& prompts, const std::string& direction,
+                          const std::string& source, Database* cache) {
+  auto prompt = prompts.translators.find(direction);
+  if (prompt == prompts.translators.end()) {
+    AgentOutput output;
+    output.response.category = "agent.llm.unknown_direction";
+    output.response.message = "no translator prompt for direction '" + direction + "'";
+    return output;
+  }
+  return run_role(client, prompt->second, {{"source", source}}, cache);
+}
+
+AgentOutput llm_synthesize_similar(LlmClient& client, const LlmPrompts& prompts, const std::string& failing_sample,
+                                   const std::string& category, int count, Database* cache) {
+  return run_role(client, prompts.synthesizer,
+                  {{"sample", failing_sample}, {"category", category}, {"count", std::to_string(count)}}, cache);
+}
+
+}  // namespace tailforge

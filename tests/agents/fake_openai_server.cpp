@@ -1,0 +1,63 @@
+#include "fake_openai_server.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+namespace tailforge {
+
+FakeOpenAiServer::FakeOpenAiServer() {
+  server_.Post(R"(/.*)", [this](const httplib::Request& request, httplib::Response& response) {
+    CannedResponse canned;
+    bool scripted = false;
+    {
+      std::lock_guard lock(mutex_);
+      received_.push_back({request.path, request.get_header_value("Authorization"), request.body});
+      if (!script_.empty()) {
+        canned = script_.front();
+        script_.pop_front();
+        scripted = true;
+      }
+    }
+    if (!scripted) canned = CannedResponse{500, {}, R"({"error":"unscripted request"})", 0};
+    if (canned.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(canned.delay_ms));
+    response.status = canned.status;
+    for (const auto& [name, value] : canned.headers) response.set_header(name, value);
+    response.set_content(canned.body, "application/json");
+  });
+  port_ = server_.bind_to_any_port("127.0.0.1");
+  thread_ = std::thread([this] { server_.listen_after_bind(); });
+  for (int i = 0; i < 2000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+FakeOpenAiServer::~FakeOpenAiServer() {
+  server_.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void FakeOpenAiServer::enqueue(CannedResponse response) {
+  std::lock_guard lock(mutex_);
+  script_.push_back(std::move(response));
+}
+
+std::vector<ReceivedRequest> FakeOpenAiServer::requests() {
+  std::lock_guard lock(mutex_);
+  return received_;
+}
+
+std::string FakeOpenAiServer::completion(const std::string& content, const std::string& finish_reason,
+                                         const std::string& reasoning_content, int prompt_tokens,
+                                         int completion_tokens, int reasoning_tokens) {
+  nlohmann::json message = {{"role", "assistant"}, {"content", content}};
+  if (!reasoning_content.empty()) message["reasoning_content"] = reasoning_content;
+  nlohmann::json usage = {{"prompt_tokens", prompt_tokens},
+                          {"completion_tokens", completion_tokens},
+                          {"total_tokens", prompt_tokens + completion_tokens}};
+  if (reasoning_tokens >= 0) usage["completion_tokens_details"] = {{"reasoning_tokens", reasoning_tokens}};
+  nlohmann::json body = {{"id", "chatcmpl-test"},
+                         {"object", "chat.completion"},
+                         {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", finish_reason}}}},
+                         {"usage", usage}};
+  return body.dump();
+}
+
+}  // namespace tailforge

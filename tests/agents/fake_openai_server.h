@@ -1,0 +1,55 @@
+// A small in-process OpenAI-compatible server for LLM tests, on 127.0.0.1 and a random port.
+// Each test scripts a queue of canned replies; the server records every request it receives.
+#pragma once
+
+#include <httplib.h>
+
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tailforge {
+
+struct CannedResponse {
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  int delay_ms = 0;  // sleep before answering (to provoke client timeouts)
+};
+
+struct ReceivedRequest {
+  std::string path;
+  std::string authorization;
+  std::string body;
+};
+
+class FakeOpenAiServer {
+ public:
+  FakeOpenAiServer();
+  ~FakeOpenAiServer();
+  FakeOpenAiServer(const FakeOpenAiServer&) = delete;
+  FakeOpenAiServer& operator=(const FakeOpenAiServer&) = delete;
+
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+  // Replies in order; with the queue empty the server answers 500 "unscripted request".
+  void enqueue(CannedResponse response);
+  std::vector<ReceivedRequest> requests();
+
+  // A chat.completion body with one choice.
+  static std::string completion(const std::string& content, const std::string& finish_reason = "stop",
+                                const std::string& reasoning_content = "", int prompt_tokens = 10,
+                                int completion_tokens = 20, int reasoning_tokens = -1);
+
+ private:
+  httplib::Server server_;
+  int port_ = -1;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::deque<CannedResponse> script_;
+  std::vector<ReceivedRequest> received_;
+};
+
+}  // namespace tailforge

@@ -1,0 +1,312 @@
+#include "agents/hipify.h"
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+using namespace tailforge;
+
+#ifndef TAILFORGE_SOURCE_DIR
+#define TAILFORGE_SOURCE_DIR TAILFORGE_TEST_DATA "/../.."
+#endif
+
+namespace {
+
+const HipifyRules& shipped_rules() {
+  static HipifyRules rules = [] {
+    auto loaded = load_hipify_rules(std::string(TAILFORGE_SOURCE_DIR) + "/policies/hipify_rules.json");
+    REQUIRE_MESSAGE(loaded.ok(), loaded.message());
+    return loaded.value();
+  }();
+  return rules;
+}
+
+bool has_rule(const TranslationResult& r, const std::string& rule) {
+  return std::find(r.applied_rules.begin(), r.applied_rules.end(), rule) != r.applied_rules.end();
+}
+
+bool contains_word(const std::string& text, const std::string& word) {
+  return std::regex_search(text, std::regex("(^|[^A-Za-z0-9_])" + word + "($|[^A-Za-z0-9_])"));
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("tailforge-hipify-" + name + "-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("the shipped hipify rules load and every header rule fires") {
+  const HipifyRules& rules = shipped_rules();
+  CHECK(rules.identifiers.size() > 100);
+  for (const HeaderRule& rule : rules.headers) {
+    CAPTURE(rule.from);
+    auto r = translate_cuda_to_hip(rules, "#include <" + rule.from + ">\nint main() { return 0; }\n");
+    if (rule.unsupported_construct.empty()) {
+      REQUIRE(r.ok);
+      CHECK(r.hip_source.find("#include <" + rule.to + ">") != std::string::npos);
+      CHECK(has_rule(r, "header:" + rule.from));
+    } else {
+      CHECK_FALSE(r.ok);
+      CHECK(r.category == "translate.unsupported." + rule.unsupported_construct);
+      CHECK(r.line == 1);
+    }
+  }
+}
+
+TEST_CASE("every identifier rule renames its identifier at word boundaries") {
+  const HipifyRules& rules = shipped_rules();
+  for (const IdentifierRule& rule : rules.identifiers) {
+    CAPTURE(rule.from);
+    auto r = translate_cuda_to_hip(rules, "void f() { auto x = " + rule.from + "; auto y = my" + rule.from + "_2; }\n");
+    REQUIRE(r.ok);
+    CHECK(contains_word(r.hip_source, rule.to));
+    CHECK(r.hip_source.find("my" + rule.from + "_2") != std::string::npos);
+    CHECK(has_rule(r, "identifier:" + rule.from));
+  }
+}
+
+TEST_CASE("every target name of a renaming rule exists in the HIP 5.2 headers") {
+  if (!std::filesystem::exists("/usr/include/hip/hip_runtime_api.h")) {
+    MESSAGE("skipped: HIP headers not installed");
+    return;
+  }
+  std::string all;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator("/usr/include/hip")) {
+    if (entry.path().string().find("nvidia") != std::string::npos || !entry.is_regular_file()) continue;
+    std::ifstream in(entry.path());
+    all += std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  const HipifyRules& rules = shipped_rules();
+  for (const IdentifierRule& rule : rules.identifiers) {
+    CAPTURE(rule.to);
+    if (rule.kind != "math") CHECK(all.find(rule.to) != std::string::npos);
+  }
+  for (const auto& rule : rules.symbol_calls) CHECK(all.find(rule.to) != std::string::npos);
+  for (const auto& rule : rules.warp_intrinsics) CHECK(all.find(rule.to + "(") != std::string::npos);
+}
+
+TEST_CASE("every symbol-call rule wraps its symbol argument") {
+  const HipifyRules& rules = shipped_rules();
+  for (const SymbolCallRule& rule : rules.symbol_calls) {
+    CAPTURE(rule.from);
+    std::string args = rule.symbol_argument == 0 ? "table, src, 16" : "dst, table, 16";
+    auto r = translate_cuda_to_hip(rules, "void f() { " + rule.from + "(" + args + "); }\n");
+    REQUIRE(r.ok);
+    CHECK(r.hip_source.find(rule.to + "(") != std::string::npos);
+    CHECK(r.hip_source.find(rule.wrapper + "(table)") != std::string::npos);
+  }
+}
+
+TEST_CASE("every warp intrinsic drops a full mask, and a partial mask is a named failure") {
+  const HipifyRules& rules = shipped_rules();
+  for (const WarpIntrinsicRule& rule : rules.warp_intrinsics) {
+    CAPTURE(rule.from);
+    auto r = translate_cuda_to_hip(rules, "__device__ int f(int v) { return " + rule.from + "(0xffffffff, v, 1); }\n");
+    REQUIRE(r.ok);
+    CHECK(r.hip_source.find(rule.to + "(v, 1)") != std::string::npos);
+    CHECK(has_rule(r, "warp_intrinsic:" + rule.from));
+    auto partial = translate_cuda_to_hip(rules, "__device__ int f(int v) {\n  return " + rule.from + "(0x0000ffff, v, 1);\n}\n");
+    CHECK_FALSE(partial.ok);
+    CHECK(partial.category == "translate.unsupported.partial_warp_mask");
+    CHECK(partial.line == 2);
+  }
+  for (const std::string& mask : rules.full_warp_masks) {
+    CAPTURE(mask);
+    auto r = translate_cuda_to_hip(rules, "__device__ int f(int v) { return __shfl_xor_sync(" + mask + ", v, 4); }\n");
+    REQUIRE(r.ok);
+    CHECK(r.hip_source.find("__shfl_xor(v, 4)") != std::string::npos);
+  }
+}
+
+TEST_CASE("a full mask defined by a #define is recognised") {
+  auto r = translate_cuda_to_hip(shipped_rules(),
+                                 "#define FULL_MASK 0xffffffff\n__device__ int f(int v) { return __shfl_down_sync(FULL_MASK, v, 16); }\n");
+  REQUIRE(r.ok);
+  CHECK(r.hip_source.find("__shfl_down(v, 16)") != std::string::npos);
+}
+
+TEST_CASE("every call rewrite replaces the whole call") {
+  const HipifyRules& rules = shipped_rules();
+  for (const CallRewriteRule& rule : rules.call_rewrites) {
+    auto r = translate_cuda_to_hip(rules, "__device__ void f() { " + rule.from + "(0xffffffff); }\n");
+    REQUIRE(r.ok);
+    CHECK(r.hip_source.find(rule.to + ";") != std::string::npos);
+    CHECK(r.hip_source.find(rule.from) == std::string::npos);
+  }
+}
+
+TEST_CASE("every unsupported rule fires on its example with its category and line") {
+  const HipifyRules& rules = shipped_rules();
+  for (const UnsupportedRule& rule : rules.unsupported) {
+    CAPTURE(rule.construct);
+    auto r = translate_cuda_to_hip(rules, "// a comment\n" + rule.example + "\n");
+    CHECK_FALSE(r.ok);
+    CHECK(r.category == "translate.unsupported." + rule.construct);
+    CHECK(r.line == 2);
+    CHECK(r.message.find("line 2") != std::string::npos);
+  }
+}
+
+TEST_CASE("strings, char literals and comments are never rewritten") {
+  std::string cuda =
+      "#include <cstdio>\n"
+      "int main() {\n"
+      "  // cudaMalloc is called below; asm(\"x\") in a comment is fine\n"
+      "  /* cudaMemcpy __shfl_down_sync(0x1, v, 1) */\n"
+      "  printf(\"cudaMalloc failed\\n\");\n"
+      "  fprintf(stderr, \"cudaError_t: %s\\n\", \"cudaSuccess\");\n"
+      "  const char* raw = R\"(cudaFree \"quoted\" __nanosleep(1))\";\n"
+      "  char c = 'c'; int big = 1'000;\n"
+      "  float* d; cudaMalloc(&d, 4); return 0;\n"
+      "}\n";
+  auto r = translate_cuda_to_hip(shipped_rules(), cuda);
+  REQUIRE_MESSAGE(r.ok, r.message);
+  CHECK(r.hip_source.find("printf(\"cudaMalloc failed\\n\");") != std::string::npos);
+  CHECK(r.hip_source.find("fprintf(stderr, \"cudaError_t: %s\\n\", \"cudaSuccess\");") != std::string::npos);
+  CHECK(r.hip_source.find("// cudaMalloc is called below; asm(\"x\") in a comment is fine") != std::string::npos);
+  CHECK(r.hip_source.find("/* cudaMemcpy __shfl_down_sync(0x1, v, 1) */") != std::string::npos);
+  CHECK(r.hip_source.find("R\"(cudaFree \"quoted\" __nanosleep(1))\"") != std::string::npos);
+  CHECK(r.hip_source.find("hipMalloc(&d, 4)") != std::string::npos);
+  CHECK(r.hip_source.rfind("#include <hip/hip_runtime.h>\n", 0) == 0);
+}
+
+TEST_CASE("launch bounds keep only the thread count and launches stay as they are") {
+  auto r = translate_cuda_to_hip(shipped_rules(),
+                                 "__global__ void __launch_bounds__(256, 2) k(float* x) {}\n"
+                                 "int main() { k<<<4, 256, 0, 0>>>(nullptr); }\n");
+  REQUIRE(r.ok);
+  CHECK(r.hip_source.find("__launch_bounds__(256) k") != std::string::npos);
+  CHECK(r.hip_source.find("k<<<4, 256, 0, 0>>>(nullptr)") != std::string::npos);
+  CHECK(has_rule(r, "launch_bounds:drop_min_blocks"));
+}
+
+TEST_CASE("a hard-coded 32 in warp-level code is kept and reported") {
+  auto r = translate_cuda_to_hip(shipped_rules(),
+                                 "__device__ float warp_sum(float v) {\n"
+                                 "  for (int o = 32 / 2; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);\n"
+                                 "  int32_t keep = 0; float f = 32.0f; return v + keep + f;\n}\n");
+  REQUIRE(r.ok);
+  CHECK(r.hip_source.find("int o = 32 / 2") != std::string::npos);
+  REQUIRE(r.features == std::vector<std::string>{"hardcoded_warp_size"});
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("line 2") == 0);
+  auto plain = translate_cuda_to_hip(shipped_rules(), "int a[32];\n");
+  CHECK(plain.features.empty());
+}
+
+TEST_CASE("unmapped cuda identifiers are kept with a warning, not silently") {
+  auto r = translate_cuda_to_hip(shipped_rules(), "void f() { cudaGraphLaunch(g, s); }\n");
+  REQUIRE(r.ok);
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("cudaGraphLaunch") != std::string::npos);
+}
+
+TEST_CASE("a malformed rule table is refused naming the file and the JSON path") {
+  auto dir = temp_dir("rules");
+  std::string bad_header = write_file(dir / "bad_header.json",
+                                      R"({"headers":[{"from":"a.h","to":"b.h"},{"from":"c.h"}],"identifiers":[],"symbol_calls":[],)"
+                                      R"("warp_intrinsics":[],"call_rewrites":[],"full_warp_masks":[],"launch_bounds":{"name":"x","keep_arguments":1},)"
+                                      R"("warp_size":{"literals":[],"warp_code_markers":[]},"unsupported":[]})");
+  auto r = load_hipify_rules(bad_header);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.message().find(bad_header) != std::string::npos);
+  CHECK(r.message().find("headers[1]") != std::string::npos);
+  std::string bad_regex = write_file(dir / "bad_regex.json",
+                                     R"({"headers":[],"identifiers":[],"symbol_calls":[],"warp_intrinsics":[],"call_rewrites":[],)"
+                                     R"("full_warp_masks":[],"launch_bounds":{"name":"x","keep_arguments":1},)"
+                                     R"("warp_size":{"literals":[],"warp_code_markers":[]},)"
+                                     R"("unsupported":[{"construct":"x","message":"m","example":"e","patterns":["(unclosed"]}]})");
+  r = load_hipify_rules(bad_regex);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.message().find("unsupported[0].patterns[0]") != std::string::npos);
+  CHECK_FALSE(load_hipify_rules((dir / "absent.json").string()).ok());
+  CHECK(load_hipify_rules(write_file(dir / "broken.json", "{not json")).message().find("broken.json") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("translate prints HIP or exits 1 naming the construct and its category") {
+  auto dir = temp_dir("cli");
+  std::ostringstream out, err;
+  std::string good = write_file(dir / "good.cu", "__global__ void k() {}\nint main() { cudaDeviceSynchronize(); }\n");
+  CHECK(run_translate_command(good, shipped_rules(), out, err) == 0);
+  CHECK(out.str().find("hipDeviceSynchronize();") != std::string::npos);
+  std::ostringstream out2, err2;
+  std::string bad = write_file(dir / "bad.cu", "__global__ void k() {\n  asm volatile(\"trap;\");\n}\n");
+  CHECK(run_translate_command(bad, shipped_rules(), out2, err2) == 1);
+  CHECK(out2.str().empty());
+  CHECK(err2.str().find(bad + ":2: translate.unsupported.inline_ptx") == 0);
+  std::ostringstream out3, err3;
+  CHECK(run_translate_command((dir / "missing.cu").string(), shipped_rules(), out3, err3) == 1);
+  CHECK(err3.str().find("missing.cu") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// gfx90a, not gfx1100: hipcc 5.2 here lacks the gfx1100 device-library bitcode (the verifier handles it).
+TEST_CASE("a translated CUDA program compiles to AMDGPU device assembly with hipcc") {
+  if (std::system("command -v hipcc >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: hipcc not installed");
+    return;
+  }
+  std::string cuda = R"(#include <cstdio>
+#include <cuda_runtime.h>
+#define FULL_MASK 0xffffffff
+__constant__ float scale;
+__global__ void __launch_bounds__(256, 2) reduce(const float* in, float* out, int n) {
+  float v = 0.0f;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) v += in[i] * scale;
+  for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_down_sync(FULL_MASK, v, o);
+  __syncwarp();
+  if ((threadIdx.x % warpSize) == 0) atomicAdd(out, __fdividef(v, 1.0f));
+}
+int main() {
+  const int n = 1024; float *in, *out; float s = 2.0f;
+  cudaError_t err = cudaMalloc(&in, n * sizeof(float));
+  if (err != cudaSuccess) { fprintf(stderr, "cudaMalloc failed: %s\n", cudaGetErrorString(err)); return 1; }
+  cudaMalloc(&out, sizeof(float));
+  cudaMemcpyToSymbol(scale, &s, sizeof(float));
+  cudaStream_t stream; cudaStreamCreate(&stream);
+  cudaEvent_t start, stop; cudaEventCreate(&start); cudaEventCreate(&stop);
+  cudaEventRecord(start, stream);
+  reduce<<<4, 256, 0, stream>>>(in, out, n);
+  cudaEventRecord(stop, stream); cudaEventSynchronize(stop);
+  float ms = 0; cudaEventElapsedTime(&ms, start, stop);
+  float h = 0; cudaMemcpy(&h, out, sizeof(float), cudaMemcpyDeviceToHost);
+  cudaDeviceProp prop; cudaGetDeviceProperties(&prop, 0);
+  printf("sum %f on %s\n", h, prop.name);
+  cudaFree(in); cudaFree(out); cudaStreamDestroy(stream);
+  return 0;
+}
+)";
+  auto r = translate_cuda_to_hip(shipped_rules(), cuda);
+  REQUIRE_MESSAGE(r.ok, r.message);
+  CHECK(r.hip_source.find("fprintf(stderr, \"cudaMalloc failed: %s\\n\", hipGetErrorString(err))") != std::string::npos);
+  auto dir = temp_dir("hipcc");
+  std::string hip = write_file(dir / "program.hip", r.hip_source);
+  std::string device = (dir / "program.s").string();
+  std::string command = "timeout 120 hipcc -x hip --offload-arch=gfx90a --cuda-device-only -S " + hip + " -o " + device +
+                        " > " + (dir / "log.txt").string() + " 2>&1";
+  int status = std::system(command.c_str());
+  std::ifstream log(dir / "log.txt");
+  std::string log_text(std::istreambuf_iterator<char>(log), {});
+  CHECK_MESSAGE(WIFEXITED(status), log_text);
+  CHECK_MESSAGE(WEXITSTATUS(status) == 0, log_text);
+  CHECK(std::filesystem::exists(device));
+  std::string host = (dir / "program.host.o").string();
+  command = "timeout 120 hipcc -x hip --offload-arch=gfx90a -c " + hip + " -o " + host + " >> " +
+            (dir / "log.txt").string() + " 2>&1";
+  CHECK(std::system(command.c_str()) == 0);
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,276 @@
+#include "agents/llm_client.h"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "fake_openai_server.h"
+#include "store/cache.h"
+
+using namespace tailforge;
+
+namespace {
+
+LlmOptions fast_options(const std::string& base_url) {
+  LlmOptions options;
+  options.base_url = base_url;
+  options.model = "test-model";
+  options.api_key_env = "TAILFORGE_TEST_LLM_KEY";
+  options.timeout_ms = 2000;
+  options.connect_timeout_ms = 500;
+  options.max_attempts = 3;
+  options.backoff_base_ms = 1;
+  options.backoff_max_ms = 5;
+  options.backoff_jitter = 0;
+  options.breaker_failures = 100;
+  return options;
+}
+
+ChatRequest simple_request(const std::string& text = "write a kernel") {
+  ChatRequest request;
+  request.messages = {{"system", "you write CUDA"}, {"user", text}};
+  return request;
+}
+
+const std::string kProgram = "Here it is:\n```cuda\n__global__ void k() {}\n```\n";
+
+}  // namespace
+
+TEST_CASE("a completion returns code, reasoning, usage, latency and sends the configured request") {
+  setenv("TAILFORGE_TEST_LLM_KEY", "sk-test", 1);
+  FakeOpenAiServer server;
+  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram, "stop", "let me think", 11, 40, 7)});
+  LlmOptions options = fast_options(server.base_url());
+  options.seed = 42;
+  options.temperature = 0.7;
+  options.max_tokens = 512;
+  LlmClient client(options);
+  ChatResponse r = client.complete(simple_request(), nullptr);
+  REQUIRE_MESSAGE(r.ok, r.message);
+  REQUIRE(r.code_blocks.size() == 1);
+  CHECK(r.code_blocks[0].language == "cuda");
+  CHECK(r.code_blocks[0].code == "__global__ void k() {}\n");
+  CHECK(r.reasoning == "let me think");
+  CHECK(r.reasoning_tokens == 7);
+  CHECK_FALSE(r.reasoning_tokens_estimated);
+  CHECK(r.prompt_tokens == 11);
+  CHECK(r.completion_tokens == 40);
+  CHECK(r.total_tokens == 51);
+  CHECK(r.finish_reason == "stop");
+  CHECK(r.attempts == 1);
+  CHECK(r.latency_ms >= 0);
+  auto requests = server.requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].path == "/v1/chat/completions");
+  CHECK(requests[0].authorization == "Bearer sk-test");
+  auto body = nlohmann::json::parse(requests[0].body);
+  CHECK(body["model"] == "test-model");
+  CHECK(body["seed"] == 42);
+  CHECK(body["max_tokens"] == 512);
+  CHECK(body["temperature"].get<double>() == doctest::Approx(0.7));
+  CHECK(body["messages"][1]["content"] == "write a kernel");
+  unsetenv("TAILFORGE_TEST_LLM_KEY");
+}
+
+TEST_CASE("a 5xx is retried with backoff and then succeeds") {
+  FakeOpenAiServer server;
+  server.enqueue({503, {}, "overloaded"});
+  server.enqueue({500, {}, "oops"});
+  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
+  LlmClient client(fast_options(server.base_url()));
+  ChatResponse r = client.complete(simple_request(), nullptr);
+  CHECK(r.ok);
+  CHECK(r.attempts == 3);
+  CHECK(server.requests().size() == 3);
+}
+
+TEST_CASE("every failure kind becomes its category after the retry limit") {
+  struct Case {
+    CannedResponse reply;
+    std::string category;
+  };
+  std::vector<Case> cases = {
+      {{500, {}, "boom"}, "agent.llm.server_error"},
+      {{429, {}, "slow down"}, "agent.llm.rate_limited"},
+      {{200, {}, "{not json"}, "agent.llm.malformed_response"},
+      {{200, {}, R"({"choices":[]})"}, "agent.llm.malformed_response"},
+      {{200, {}, FakeOpenAiServer::completion("no code here, sorry")}, "agent.llm.no_code_block"},
+      {{200, {}, FakeOpenAiServer::completion("```cuda\n__global__ void k(", "length")}, "agent.llm.truncated"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.category);
+    FakeOpenAiServer server;
+    for (int i = 0; i < 3; ++i) server.enqueue(c.reply);
+    LlmClient client(fast_options(server.base_url()));
+    ChatResponse r = client.complete(simple_request(), nullptr);
+    CHECK_FALSE(r.ok);
+    CHECK(r.category == c.category);
+    CHECK(r.attempts == 3);
+    CHECK(r.message.find("after 3 attempt(s)") == 0);
+    CHECK(server.requests().size() == 3);
+  }
+}
+
+TEST_CASE("a 4xx other than 429 is not retried") {
+  FakeOpenAiServer server;
+  server.enqueue({401, {}, R"({"error":"bad key"})"});
+  LlmClient client(fast_options(server.base_url()));
+  ChatResponse r = client.complete(simple_request(), nullptr);
+  CHECK(r.category == "agent.llm.http_error");
+  CHECK(r.message.find("401") != std::string::npos);
+  CHECK(server.requests().size() == 1);
+}
+
+TEST_CASE("a slow server is a timeout") {
+  FakeOpenAiServer server;
+  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram), 600});
+  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram), 600});
+  LlmOptions options = fast_options(server.base_url());
+  options.timeout_ms = 150;
+  options.max_attempts = 2;
+  LlmClient client(options);
+  ChatResponse r = client.complete(simple_request(), nullptr);
+  CHECK(r.category == "agent.llm.timeout");
+  CHECK(r.attempts == 2);
+}
+
+TEST_CASE("a refused connection is a connection failure") {
+  int port;
+  {
+    FakeOpenAiServer closed;
+    port = closed.port();
+  }
+  LlmClient client(fast_options("http://127.0.0.1:" + std::to_string(port)));
+  ChatResponse r = client.complete(simple_request(), nullptr);
+  CHECK(r.category == "agent.llm.connection");
+  CHECK(r.attempts == 3);
+}
+
+TEST_CASE("a 429 waits at least its Retry-After seconds") {
+  FakeOpenAiServer server;
+  server.enqueue({429, {{"Retry-After", "1"}}, "later"});
+  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
+  LlmClient client(fast_options(server.base_url()));
+  auto start = std::chrono::steady_clock::now();
+  ChatResponse r = client.complete(simple_request(), nullptr);
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  CHECK(r.ok);
+  CHECK(r.attempts == 2);
+  CHECK(waited >= 950);
+}
+
+TEST_CASE("the circuit breaker opens after repeated failures, then lets one probe through") {
+  FakeOpenAiServer server;
+  LlmOptions options = fast_options(server.base_url());
+  options.max_attempts = 1;
+  options.breaker_failures = 2;
+  options.breaker_open_ms = 200;
+  LlmClient client(options);
+  server.enqueue({500, {}, "a"});
+  server.enqueue({500, {}, "b"});
+  CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
+  CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
+  ChatResponse paused = client.complete(simple_request(), nullptr);
+  CHECK(paused.category == "agent.llm.circuit_open");
+  CHECK(paused.attempts == 0);
+  CHECK(server.requests().size() == 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  server.enqueue({500, {}, "probe fails"});
+  CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
+  CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.circuit_open");
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
+  CHECK(client.complete(simple_request(), nullptr).ok);
+  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
+  CHECK(client.complete(simple_request(), nullptr).ok);
+  CHECK(server.requests().size() == 5);
+}
+
+TEST_CASE("hourly request and token budgets stop requests before they are sent") {
+  FakeOpenAiServer server;
+  for (int i = 0; i < 4; ++i) server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram, "stop", "", 10, 20)});
+  LlmOptions options = fast_options(server.base_url());
+  options.requests_per_hour = 2;
+  LlmClient by_requests(options);
+  CHECK(by_requests.complete(simple_request("a"), nullptr).ok);
+  CHECK(by_requests.complete(simple_request("b"), nullptr).ok);
+  ChatResponse refused = by_requests.complete(simple_request("c"), nullptr);
+  CHECK(refused.category == "agent.llm.budget_exhausted");
+  CHECK(server.requests().size() == 2);
+
+  options.requests_per_hour = 0;
+  options.tokens_per_hour = 50;  // one response costs 30 tokens
+  LlmClient by_tokens(options);
+  CHECK(by_tokens.complete(simple_request("d"), nullptr).ok);
+  CHECK(by_tokens.complete(simple_request("e"), nullptr).ok);
+  CHECK(by_tokens.complete(simple_request("f"), nullptr).category == "agent.llm.budget_exhausted");
+  CHECK(server.requests().size() == 4);
+}
+
+TEST_CASE("a repeated request is served from the store cache, unless the cache is off") {
+  auto db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  FakeOpenAiServer server;
+  server.enqueue({200, {}, FakeOpenAiServer::completion("<think>hmm</think>" + kProgram)});
+  LlmOptions options = fast_options(server.base_url());
+  LlmClient client(options);
+  ChatResponse first = client.complete(simple_request(), &*db);
+  REQUIRE(first.ok);
+  CHECK(first.reasoning == "hmm");
+  CHECK(first.reasoning_tokens_estimated);
+  ChatResponse second = client.complete(simple_request(), &*db);
+  REQUIRE(second.ok);
+  CHECK(second.from_cache);
+  CHECK(second.attempts == 0);
+  CHECK(second.content == first.content);
+  CHECK(second.reasoning == "hmm");
+  CHECK(second.cache_key == first.cache_key);
+  CHECK(second.code_blocks.size() == 1);
+  CHECK(server.requests().size() == 1);
+  CHECK(cache_count(*db, "llm") == 1);
+
+  LlmOptions other_seed = options;
+  other_seed.seed = 7;
+  CHECK(LlmClient(other_seed).cache_key(simple_request()) != client.cache_key(simple_request()));
+
+  options.use_cache = false;
+  LlmClient uncached(options);
+  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
+  ChatResponse third = uncached.complete(simple_request(), &*db);
+  CHECK(third.ok);
+  CHECK_FALSE(third.from_cache);
+  CHECK(server.requests().size() == 2);
+}
+
+TEST_CASE("several threads share one client") {
+  FakeOpenAiServer server;
+  for (int i = 0; i < 8; ++i) server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
+  LlmClient client(fast_options(server.base_url()));
+  std::vector<std::thread> workers;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i)
+    workers.emplace_back([&, i] { ok += client.complete(simple_request(std::to_string(i)), nullptr).ok ? 1 : 0; });
+  for (auto& w : workers) w.join();
+  CHECK(ok == 8);
+  CHECK(server.requests().size() == 8);
+}
+
+TEST_CASE("llm options parse from JSON with defaults, and bad values name the key") {
+  auto options = llm_options_from_json(nlohmann::json::parse(R"({"model":"m","seed":3,"cache":false,"backoff_base_ms":10})"));
+  REQUIRE(options.ok());
+  CHECK(options->model == "m");
+  CHECK(options->seed == 3);
+  CHECK_FALSE(options->use_cache);
+  CHECK(options->backoff_base_ms == 10);
+  CHECK(options->max_attempts == LlmOptions{}.max_attempts);
+  auto wrong_type = llm_options_from_json(nlohmann::json::parse(R"({"max_tokens":"many"})"));
+  REQUIRE_FALSE(wrong_type.ok());
+  CHECK(wrong_type.message().find("llm.max_tokens") == 0);
+  auto unknown = llm_options_from_json(nlohmann::json::parse(R"({"modle":"x"})"));
+  CHECK(unknown.message().find("llm.modle") == 0);
+  auto bad_url = llm_options_from_json(nlohmann::json::parse(R"({"base_url":"ftp://x"})"));
+  CHECK(bad_url.message().find("llm.base_url") == 0);
+}
