@@ -1,0 +1,420 @@
+#include "store/corpus.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tailforge {
+namespace {
+
+const char* kStageTop = "CASE WHEN instr(f.stage, '.') > 0 THEN substr(f.stage, 1, instr(f.stage, '.') - 1) ELSE f.stage END";
+
+Status finish(Statement& statement) {
+  Status status = statement.status();
+  statement.reset();
+  return status;
+}
+
+// Runs a (key, count) query with ?1 = text.
+Result<std::map<std::string, int64_t>> counts_by_key(Database& db, const char* sql, const std::string& parameter) {
+  Statement& select = db.cached(sql);
+  select.bind(1, parameter);
+  std::map<std::string, int64_t> counts;
+  while (select.step()) counts[select.text(0)] = select.int64(1);
+  if (Status s = finish(select); !s) return s.error();
+  return counts;
+}
+
+Result<std::vector<std::string>> texts(Database& db, const char* sql, const std::string& parameter) {
+  Statement& select = db.cached(sql);
+  select.bind(1, parameter);
+  std::vector<std::string> out;
+  while (select.step()) out.push_back(select.text(0));
+  if (Status s = finish(select); !s) return s.error();
+  return out;
+}
+
+// (key, finished, failed) rows, then (key, stage, failed samples) rows.
+Result<std::map<std::string, YieldCounts>> yields(Database& db, const std::string& totals_sql,
+                                                  const std::string& stages_sql, const std::string& track) {
+  std::map<std::string, YieldCounts> out;
+  // Built from parts at run time, so prepared here rather than cached by pointer.
+  Result<Statement> totals = db.prepare(totals_sql);
+  if (!totals) return totals.error();
+  totals->bind(1, track);
+  while (totals->step()) {
+    YieldCounts& counts = out[totals->text(0)];
+    counts.finished = totals->int64(1);
+    counts.failed = totals->int64(2);
+  }
+  if (!totals->status()) return totals->status().error();
+  Result<Statement> stages = db.prepare(stages_sql);
+  if (!stages) return stages.error();
+  stages->bind(1, track);
+  while (stages->step()) out[stages->text(0)].failed_by_stage[stages->text(1)] = stages->int64(2);
+  if (!stages->status()) return stages->status().error();
+  return out;
+}
+
+RetrainEventRecord read_retrain_event(Statement& row) {
+  RetrainEventRecord event;
+  event.id = row.int64(0);
+  event.cycle_id = row.optional_int64(1);
+  event.reason = row.text(2);
+  event.snapshot_hash = row.text(3);
+  event.snapshot_dir = row.optional_text(4);
+  event.manifest = row.optional_text(5);
+  event.command = row.optional_text(6);
+  event.status = row.text(7);
+  event.output = row.optional_text(8);
+  if (!row.is_null(9)) event.seconds = row.real(9);
+  event.model_id = row.optional_int64(10);
+  event.created_ms = row.int64(11);
+  return event;
+}
+
+const char* kRetrainColumns =
+    "SELECT id, cycle_id, reason, snapshot_hash, snapshot_dir, manifest, command, status, output, seconds,"
+    " model_id, created_ms FROM retrain_event";
+
+}  // namespace
+
+Result<int64_t> verified_count(Database& db, const std::string& track) {
+  Statement& select = db.cached("SELECT COUNT(*) FROM sample WHERE track = ?1 AND status = 'verified'");
+  select.bind(1, track);
+  int64_t count = select.step() ? select.int64(0) : 0;
+  if (Status s = finish(select); !s) return s.error();
+  return count;
+}
+
+Result<std::map<std::string, int64_t>> verified_count_by_feature(Database& db, const std::string& track) {
+  return counts_by_key(db,
+                       "SELECT sf.tag, COUNT(*) FROM sample_feature sf JOIN sample s ON s.id = sf.sample_id"
+                       " WHERE s.track = ?1 AND s.status = 'verified' GROUP BY sf.tag",
+                       track);
+}
+
+Result<std::map<std::string, int64_t>> verified_count_by_domain(Database& db, const std::string& track) {
+  return counts_by_key(db,
+                       "SELECT domain, COUNT(*) FROM sample WHERE track = ?1 AND status = 'verified'"
+                       " AND domain IS NOT NULL GROUP BY domain",
+                       track);
+}
+
+Result<std::vector<std::string>> features_seen(Database& db, const std::string& track) {
+  return texts(db,
+               "SELECT DISTINCT sf.tag FROM sample_feature sf JOIN sample s ON s.id = sf.sample_id"
+               " WHERE s.track = ?1 ORDER BY sf.tag",
+               track);
+}
+
+Result<std::vector<std::string>> domains_seen(Database& db, const std::string& track) {
+  return texts(db, "SELECT DISTINCT domain FROM sample WHERE track = ?1 AND domain IS NOT NULL ORDER BY domain", track);
+}
+
+Result<YieldCounts> overall_yield(Database& db, const std::string& track) {
+  Result<std::map<std::string, YieldCounts>> all = yields(
+      db,
+      "SELECT 'all', COALESCE(SUM(status IN ('verified','failed')), 0), COALESCE(SUM(status = 'failed'), 0)"
+      " FROM sample WHERE track = ?1",
+      std::string("SELECT 'all', ") + kStageTop +
+          ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id"
+          " WHERE s.track = ?1 AND s.status = 'failed' GROUP BY 2",
+      track);
+  if (!all) return all.error();
+  return (*all)["all"];
+}
+
+Result<std::map<std::string, YieldCounts>> yield_by_feature(Database& db, const std::string& track) {
+  return yields(db,
+                "SELECT sf.tag, SUM(s.status IN ('verified','failed')), SUM(s.status = 'failed')"
+                " FROM sample s JOIN sample_feature sf ON sf.sample_id = s.id WHERE s.track = ?1 GROUP BY sf.tag",
+                std::string("SELECT sf.tag, ") + kStageTop +
+                    ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id"
+                    " JOIN sample_feature sf ON sf.sample_id = s.id WHERE s.track = ?1 AND s.status = 'failed'"
+                    " GROUP BY 1, 2",
+                track);
+}
+
+Result<std::map<std::string, YieldCounts>> yield_by_domain(Database& db, const std::string& track) {
+  return yields(db,
+                "SELECT domain, SUM(status IN ('verified','failed')), SUM(status = 'failed')"
+                " FROM sample WHERE track = ?1 AND domain IS NOT NULL GROUP BY domain",
+                std::string("SELECT s.domain, ") + kStageTop +
+                    ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id"
+                    " WHERE s.track = ?1 AND s.status = 'failed' AND s.domain IS NOT NULL GROUP BY 1, 2",
+                track);
+}
+
+Result<std::vector<FailureCategoryCoverage>> failure_category_coverage(Database& db, const std::string& track) {
+  Result<std::map<std::string, int64_t>> failed = counts_by_key(
+      db, "SELECT category, COUNT(DISTINCT sample_id) FROM failure WHERE track = ?1 GROUP BY category", track);
+  if (!failed) return failed.error();
+  Result<std::map<std::string, int64_t>> covered = counts_by_key(
+      db,
+      "SELECT name, COUNT(DISTINCT child_id) FROM ("
+      "  SELECT l.child_id,"
+      "   CASE WHEN json_valid(l.reason) THEN json_extract(l.reason, '$.dimension') END AS dimension,"
+      "   CASE WHEN json_valid(l.reason) THEN json_extract(l.reason, '$.name') END AS name"
+      "  FROM lineage l JOIN sample c ON c.id = l.child_id"
+      "  WHERE l.relation = 'synthesized_from' AND c.status = 'verified' AND c.track = ?1)"
+      " WHERE dimension = 'category' AND name IS NOT NULL GROUP BY name",
+      track);
+  if (!covered) return covered.error();
+  std::vector<FailureCategoryCoverage> out;
+  for (const auto& [category, count] : *failed) {
+    auto found = covered->find(category);
+    out.push_back({category, count, found == covered->end() ? 0 : found->second});
+  }
+  return out;
+}
+
+Result<std::optional<int64_t>> model_under_test(Database& db, const std::optional<std::string>& name) {
+  Statement& select =
+      name ? db.cached("SELECT id FROM model WHERE name = ?1")
+           : db.cached("SELECT m.id FROM model m WHERE EXISTS (SELECT 1 FROM evaluation e WHERE e.model_id = m.id)"
+                       " ORDER BY m.created_ms DESC, m.id DESC LIMIT 1");
+  if (name) select.bind(1, *name);
+  std::optional<int64_t> id;
+  if (select.step()) id = select.int64(0);
+  if (Status s = finish(select); !s) return s.error();
+  return id;
+}
+
+Result<std::map<std::string, EvaluationCounts>> evaluation_counts(Database& db, int64_t model_id) {
+  Statement& select = db.cached(
+      "SELECT 'feature:' || sf.tag, COUNT(*), SUM(e.ok = 0) FROM evaluation e"
+      " JOIN sample_feature sf ON sf.sample_id = e.sample_id WHERE e.model_id = ?1 GROUP BY sf.tag"
+      " UNION ALL SELECT 'domain:' || s.domain, COUNT(*), SUM(e.ok = 0) FROM evaluation e"
+      " JOIN sample s ON s.id = e.sample_id WHERE e.model_id = ?1 AND s.domain IS NOT NULL GROUP BY s.domain"
+      " UNION ALL SELECT 'category:' || e.category, COUNT(*), SUM(e.ok = 0) FROM evaluation e"
+      " WHERE e.model_id = ?1 AND e.category IS NOT NULL GROUP BY e.category");
+  select.bind(1, model_id);
+  std::map<std::string, EvaluationCounts> out;
+  while (select.step()) out[select.text(0)] = {select.int64(1), select.int64(2)};
+  if (Status s = finish(select); !s) return s.error();
+  return out;
+}
+
+Status replace_tail_report(Database& db, int64_t cycle_id, const std::vector<TailReportRow>& rows) {
+  Transaction transaction(db);
+  if (!transaction.begin_status()) return transaction.begin_status();
+  if (Status s = db.cached("DELETE FROM tail_report WHERE cycle_id = ?1").bind(1, cycle_id).run(); !s) return s;
+  for (const TailReportRow& row : rows) {
+    Statement& insert = db.cached(
+        "INSERT INTO tail_report (cycle_id, rank, dimension, name, signal, score, numbers)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    insert.bind(1, cycle_id).bind(2, row.rank).bind(3, row.dimension).bind(4, row.name).bind(5, row.signal);
+    insert.bind(6, row.score).bind(7, row.numbers);
+    if (Status s = insert.run(); !s) return make_error("storing tail report of cycle " + std::to_string(cycle_id) + ": " + s.message());
+  }
+  return transaction.commit();
+}
+
+Result<std::vector<TailReportRow>> tail_report_rows(Database& db, int64_t cycle_id) {
+  Statement& select = db.cached(
+      "SELECT rank, dimension, name, signal, score, numbers FROM tail_report WHERE cycle_id = ?1 ORDER BY rank");
+  select.bind(1, cycle_id);
+  std::vector<TailReportRow> rows;
+  while (select.step()) {
+    rows.push_back({select.int64(0), select.text(1), select.text(2), select.text(3), select.real(4), select.text(5)});
+  }
+  if (Status s = finish(select); !s) return s.error();
+  return rows;
+}
+
+Result<bool> tail_report_exists(Database& db, int64_t cycle_id) {
+  Statement& select = db.cached("SELECT EXISTS (SELECT 1 FROM tail_report WHERE cycle_id = ?1)");
+  select.bind(1, cycle_id);
+  bool exists = select.step() && select.int64(0) != 0;
+  if (Status s = finish(select); !s) return s.error();
+  return exists;
+}
+
+Result<std::vector<std::string>> tail_seed_ids(Database& db, const std::string& track, const std::string& dimension,
+                                               const std::string& name, int64_t exclude_cycle, int limit) {
+  const char* condition_sql = nullptr;
+  if (dimension == "feature") {
+    condition_sql =
+        "SELECT s.id FROM sample s WHERE s.track = ?1 AND s.status IN ('failed','verified')"
+        " AND s.id IN (SELECT sample_id FROM sample_feature WHERE tag = ?2)"
+        " AND NOT (s.origin = 'synthesized' AND coalesce(s.cycle_id, -1) = ?3)"
+        " ORDER BY s.status = 'failed' DESC, s.id LIMIT ?4";
+  } else if (dimension == "domain") {
+    condition_sql =
+        "SELECT s.id FROM sample s WHERE s.track = ?1 AND s.status IN ('failed','verified') AND s.domain = ?2"
+        " AND NOT (s.origin = 'synthesized' AND coalesce(s.cycle_id, -1) = ?3)"
+        " ORDER BY s.status = 'failed' DESC, s.id LIMIT ?4";
+  } else if (dimension == "category") {
+    condition_sql =
+        "SELECT s.id FROM sample s WHERE s.track = ?1 AND s.status IN ('failed','verified')"
+        " AND s.id IN (SELECT sample_id FROM failure WHERE category = ?2)"
+        " AND NOT (s.origin = 'synthesized' AND coalesce(s.cycle_id, -1) = ?3)"
+        " ORDER BY s.status = 'failed' DESC, s.id LIMIT ?4";
+  } else {
+    return make_error("tail seeds: unknown dimension '" + dimension + "'");
+  }
+  Statement& select = db.cached(condition_sql);
+  select.bind(1, track).bind(2, name).bind(3, exclude_cycle).bind(4, static_cast<int64_t>(limit));
+  std::vector<std::string> ids;
+  while (select.step()) ids.push_back(select.text(0));
+  if (Status s = finish(select); !s) return s.error();
+  return ids;
+}
+
+Status for_each_sample_text(Database& db, const std::string& track,
+                            const std::function<void(const std::string&, const std::string&)>& visit) {
+  Statement& select = db.cached("SELECT id, text FROM sample WHERE track = ?1 ORDER BY id");
+  select.bind(1, track);
+  while (select.step()) visit(select.text(0), select.text(1));
+  return finish(select);
+}
+
+Result<bool> lineage_edge_exists(Database& db, const std::string& parent_id, const std::string& child_id,
+                                 const std::string& relation) {
+  Statement& select = db.cached(
+      "SELECT EXISTS (SELECT 1 FROM lineage WHERE parent_id = ?1 AND child_id = ?2 AND relation = ?3)");
+  select.bind(1, parent_id).bind(2, child_id).bind(3, relation);
+  bool exists = select.step() && select.int64(0) != 0;
+  if (Status s = finish(select); !s) return s.error();
+  return exists;
+}
+
+Result<std::vector<ExportRow>> verified_export_rows(Database& db, const std::vector<std::string>& tracks,
+                                                    const std::string& source_kind, const std::string& target_kind) {
+  std::string track_list = nlohmann::json(tracks).dump();
+  std::vector<ExportRow> rows;
+  std::map<std::string, size_t> row_of;
+  Statement& samples = db.cached(
+      "SELECT id, track, origin, coalesce(domain, ''), features, text FROM sample"
+      " WHERE status = 'verified' AND track IN (SELECT value FROM json_each(?1)) ORDER BY id");
+  samples.bind(1, track_list);
+  while (samples.step()) {
+    row_of[samples.text(0)] = rows.size();
+    ExportRow row{samples.text(0), samples.text(1), samples.text(2), samples.text(3), samples.text(4), "", ""};
+    if (source_kind == "text") row.source = samples.text(5);
+    if (target_kind == "text") row.target = samples.text(5);
+    rows.push_back(std::move(row));
+  }
+  if (Status s = finish(samples); !s) return s.error();
+
+  // kind -> (sample -> (content named like the kind, all contents joined))
+  std::map<std::string, std::map<std::string, std::pair<std::string, std::string>>> found;
+  Statement& artifacts = db.cached(
+      "SELECT sa.sample_id, a.kind, sa.name, a.content FROM sample_artifact sa"
+      " JOIN artifact a ON a.id = sa.artifact_id JOIN sample s ON s.id = sa.sample_id"
+      " WHERE s.status = 'verified' AND s.track IN (SELECT value FROM json_each(?1)) AND a.kind IN (?2, ?3)"
+      " ORDER BY sa.sample_id, sa.stage, sa.name");
+  artifacts.bind(1, track_list).bind(2, source_kind).bind(3, target_kind);
+  while (artifacts.step()) {
+    auto& [named, joined] = found[artifacts.text(1)][artifacts.text(0)];
+    std::string content = artifacts.text(3);
+    if (artifacts.text(2) == artifacts.text(1)) named = content;
+    if (!joined.empty()) joined += "\n";
+    joined += content;
+  }
+  if (Status s = finish(artifacts); !s) return s.error();
+
+  auto pick = [&found](const std::string& kind, const std::string& id) -> std::string {
+    auto& by_sample = found[kind];
+    auto hit = by_sample.find(id);
+    if (hit == by_sample.end()) return "";
+    return hit->second.first.empty() ? hit->second.second : hit->second.first;
+  };
+  std::vector<ExportRow> complete;
+  for (ExportRow& row : rows) {
+    if (source_kind != "text") row.source = pick(source_kind, row.sample_id);
+    if (target_kind != "text") row.target = pick(target_kind, row.sample_id);
+    if (!row.source.empty() && !row.target.empty()) complete.push_back(std::move(row));
+  }
+  return complete;
+}
+
+Result<std::optional<RetrainEventRecord>> last_retrain_event(Database& db) {
+  Result<std::vector<RetrainEventRecord>> events = list_retrain_events(db, 1);
+  if (!events) return events.error();
+  if (events->empty()) return std::optional<RetrainEventRecord>();
+  return std::optional<RetrainEventRecord>(events->front());
+}
+
+Result<std::vector<RetrainEventRecord>> list_retrain_events(Database& db, int limit) {
+  std::string sql = std::string(kRetrainColumns) + " ORDER BY id DESC LIMIT ?1";
+  Result<Statement> select = db.prepare(sql);
+  if (!select) return select.error();
+  select->bind(1, static_cast<int64_t>(limit));
+  std::vector<RetrainEventRecord> events;
+  while (select->step()) events.push_back(read_retrain_event(*select));
+  if (!select->status()) return select->status().error();
+  return events;
+}
+
+Result<bool> retrain_snapshot_recorded(Database& db, const std::string& snapshot_hash) {
+  Statement& select = db.cached("SELECT EXISTS (SELECT 1 FROM retrain_event WHERE snapshot_hash = ?1)");
+  select.bind(1, snapshot_hash);
+  bool exists = select.step() && select.int64(0) != 0;
+  if (Status s = finish(select); !s) return s.error();
+  return exists;
+}
+
+Result<std::optional<int64_t>> insert_retrain_event_if_new(Database& db, const RetrainEventRecord& event) {
+  Statement& insert = db.cached(
+      "INSERT INTO retrain_event (cycle_id, reason, snapshot_hash, snapshot_dir, manifest, command, status, created_ms)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (snapshot_hash) DO NOTHING");
+  insert.bind(1, event.cycle_id).bind(2, event.reason).bind(3, event.snapshot_hash).bind(4, event.snapshot_dir);
+  insert.bind(5, event.manifest).bind(6, event.command).bind(7, event.status);
+  insert.bind(8, event.created_ms ? event.created_ms : now_ms());
+  if (Status s = insert.run(); !s) return make_error("recording retrain event: " + s.message());
+  if (db.changes() == 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(db.last_insert_rowid());
+}
+
+Status finish_retrain_event(Database& db, int64_t id, const std::string& status, const std::string& output,
+                            double seconds) {
+  return db.cached("UPDATE retrain_event SET status = ?2, output = ?3, seconds = ?4 WHERE id = ?1")
+      .bind(1, id).bind(2, status).bind(3, output).bind(4, seconds).run();
+}
+
+Result<int64_t> insert_model(Database& db, const std::string& name, const std::optional<std::string>& endpoint,
+                             std::optional<int64_t> retrain_event_id) {
+  Statement& insert = db.cached(
+      "INSERT INTO model (name, endpoint, retrain_event_id, created_ms) VALUES (?1, ?2, ?3, ?4)"
+      " ON CONFLICT (name) DO NOTHING");
+  insert.bind(1, name).bind(2, endpoint).bind(3, retrain_event_id).bind(4, now_ms());
+  if (Status s = insert.run(); !s) return make_error("adding model '" + name + "': " + s.message());
+  if (db.changes() > 0) return db.last_insert_rowid();
+  Statement& existing = db.cached("SELECT id, endpoint FROM model WHERE name = ?1");
+  existing.bind(1, name);
+  if (!existing.step()) {
+    Status s = finish(existing);
+    return make_error("adding model '" + name + "': conflicting row not found" + (s ? "" : ": " + s.message()));
+  }
+  int64_t id = existing.int64(0);
+  std::optional<std::string> stored = existing.optional_text(1);
+  existing.reset();
+  if (stored != endpoint) {
+    return make_error("model '" + name + "' already exists with endpoint '" + stored.value_or("") + "'");
+  }
+  return id;
+}
+
+Result<std::vector<ModelRecord>> list_models(Database& db) {
+  Statement& select = db.cached(
+      "SELECT id, name, endpoint, parameters, retrain_event_id, created_ms FROM model ORDER BY id");
+  std::vector<ModelRecord> models;
+  while (select.step()) {
+    models.push_back({select.int64(0), select.text(1), select.optional_text(2), select.text(3),
+                      select.optional_int64(4), select.int64(5)});
+  }
+  if (Status s = finish(select); !s) return s.error();
+  return models;
+}
+
+Result<std::vector<ModelAccuracy>> model_accuracies(Database& db) {
+  Statement& select = db.cached(
+      "SELECT m.id, m.name, COUNT(e.id), COALESCE(SUM(e.ok != 0), 0) FROM model m"
+      " JOIN evaluation e ON e.model_id = m.id GROUP BY m.id ORDER BY m.created_ms, m.id");
+  std::vector<ModelAccuracy> out;
+  while (select.step()) out.push_back({select.int64(0), select.text(1), select.int64(2), select.int64(3)});
+  if (Status s = finish(select); !s) return s.error();
+  return out;
+}
+
+}  // namespace tailforge

@@ -1,0 +1,141 @@
+// Corpus queries for long-tail detection, synthesis, export and retraining: shares and yields
+// per feature/domain/failure category, stored tail reports, export rows, retrain events, models.
+// Only SQL and row mapping; what the numbers mean is decided in synth/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+
+namespace tailforge {
+
+// ---- shares of the verified corpus -------------------------------------------------------
+Result<int64_t> verified_count(Database& db, const std::string& track);
+Result<std::map<std::string, int64_t>> verified_count_by_feature(Database& db, const std::string& track);
+Result<std::map<std::string, int64_t>> verified_count_by_domain(Database& db, const std::string& track);
+// Feature tags / domains seen among the track's samples, whatever their status.
+Result<std::vector<std::string>> features_seen(Database& db, const std::string& track);
+Result<std::vector<std::string>> domains_seen(Database& db, const std::string& track);
+
+// ---- pipeline yield ------------------------------------------------------------------------
+struct YieldCounts {
+  int64_t finished = 0;  // verified + failed
+  int64_t failed = 0;
+  std::map<std::string, int64_t> failed_by_stage;  // top stage component: generate, translate, ...
+};
+Result<YieldCounts> overall_yield(Database& db, const std::string& track);
+Result<std::map<std::string, YieldCounts>> yield_by_feature(Database& db, const std::string& track);
+Result<std::map<std::string, YieldCounts>> yield_by_domain(Database& db, const std::string& track);
+
+// A failure category of the track, how many samples failed with it, and how many verified
+// samples were synthesized for it (lineage reason {"dimension":"category","name":...}).
+struct FailureCategoryCoverage {
+  std::string category;
+  int64_t failed_samples = 0;
+  int64_t covered_verified = 0;
+};
+Result<std::vector<FailureCategoryCoverage>> failure_category_coverage(Database& db, const std::string& track);
+
+// ---- model under test ---------------------------------------------------------------------
+struct EvaluationCounts {
+  int64_t evaluated = 0;
+  int64_t failed = 0;
+};
+// The model by name, or the newest model with evaluations when `name` is empty.
+Result<std::optional<int64_t>> model_under_test(Database& db, const std::optional<std::string>& name);
+// Keys are "feature:<tag>", "domain:<name>" and "category:<evaluation.category>".
+Result<std::map<std::string, EvaluationCounts>> evaluation_counts(Database& db, int64_t model_id);
+
+// ---- tail reports -------------------------------------------------------------------------
+struct TailReportRow {
+  int64_t rank = 0;
+  std::string dimension;  // feature, domain, category
+  std::string name;
+  std::string signal;     // corpus_share, pipeline_yield, model_failure
+  double score = 0;
+  std::string numbers = "{}";  // JSON object text
+};
+// Replaces the cycle's rows with `rows` in one transaction.
+Status replace_tail_report(Database& db, int64_t cycle_id, const std::vector<TailReportRow>& rows);
+Result<std::vector<TailReportRow>> tail_report_rows(Database& db, int64_t cycle_id);
+Result<bool> tail_report_exists(Database& db, int64_t cycle_id);
+
+// ---- synthesis seeds and dedup ---------------------------------------------------------
+// Seeds for a tail value of the track: failed samples first, then verified ones, by id;
+// samples synthesized in `exclude_cycle` are skipped so a re-run picks the same seeds.
+Result<std::vector<std::string>> tail_seed_ids(Database& db, const std::string& track, const std::string& dimension,
+                                               const std::string& name, int64_t exclude_cycle, int limit);
+// Calls `visit(id, text)` for every sample of the track, by id.
+Status for_each_sample_text(Database& db, const std::string& track,
+                            const std::function<void(const std::string&, const std::string&)>& visit);
+Result<bool> lineage_edge_exists(Database& db, const std::string& parent_id, const std::string& child_id,
+                                 const std::string& relation);
+
+// ---- export ---------------------------------------------------------------------------------
+struct ExportRow {
+  std::string sample_id;
+  std::string track;
+  std::string origin;
+  std::string domain;
+  std::string features = "[]";  // JSON array text
+  std::string source;
+  std::string target;
+};
+// Verified samples of `tracks` having both kinds; "text" names the sample's own text. When a
+// sample holds several artifacts of a kind, the one named like the kind wins, else all are
+// joined in (stage, name) order. Ordered by sample id.
+Result<std::vector<ExportRow>> verified_export_rows(Database& db, const std::vector<std::string>& tracks,
+                                                    const std::string& source_kind, const std::string& target_kind);
+
+// ---- retrain events and models -------------------------------------------------------------
+struct RetrainEventRecord {
+  int64_t id = 0;
+  std::optional<int64_t> cycle_id;
+  std::string reason = "{}";  // JSON text
+  std::string snapshot_hash;
+  std::optional<std::string> snapshot_dir;
+  std::optional<std::string> manifest;
+  std::optional<std::string> command;
+  std::string status = "pending";  // pending, running, ok, failed
+  std::optional<std::string> output;
+  std::optional<double> seconds;
+  std::optional<int64_t> model_id;
+  int64_t created_ms = 0;
+};
+Result<std::optional<RetrainEventRecord>> last_retrain_event(Database& db);
+Result<std::vector<RetrainEventRecord>> list_retrain_events(Database& db, int limit);
+Result<bool> retrain_snapshot_recorded(Database& db, const std::string& snapshot_hash);
+// Inserts the event unless its snapshot_hash is already recorded; returns the new id, or
+// nothing when the snapshot was recorded before (the trigger must not fire again).
+Result<std::optional<int64_t>> insert_retrain_event_if_new(Database& db, const RetrainEventRecord& event);
+Status finish_retrain_event(Database& db, int64_t id, const std::string& status, const std::string& output,
+                            double seconds);
+
+struct ModelRecord {
+  int64_t id = 0;
+  std::string name;
+  std::optional<std::string> endpoint;
+  std::string parameters = "{}";
+  std::optional<int64_t> retrain_event_id;
+  int64_t created_ms = 0;
+};
+// Inserts the model; an existing name with the same endpoint returns its id, another endpoint
+// is an error naming the model.
+Result<int64_t> insert_model(Database& db, const std::string& name, const std::optional<std::string>& endpoint,
+                             std::optional<int64_t> retrain_event_id);
+Result<std::vector<ModelRecord>> list_models(Database& db);
+// Per model with evaluations, oldest model first.
+struct ModelAccuracy {
+  int64_t model_id = 0;
+  std::string name;
+  int64_t evaluated = 0;
+  int64_t ok = 0;
+};
+Result<std::vector<ModelAccuracy>> model_accuracies(Database& db);
+
+}  // namespace tailforge

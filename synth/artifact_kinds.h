@@ -1,0 +1,24 @@
+// The artifact kind names the export reads (as the verifier stores them in artifact.kind), in one
+// place so the verifier and the export agree. It does not read or write artifacts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tailforge {
+
+inline constexpr const char* kSampleTextKind = "text";  // the sample's own source, not an artifact
+inline constexpr const char* kHipKind = "hip";          // stage translate.hip
+inline constexpr const char* kPtxKind = "ptx";
+inline constexpr const char* kSassKind = "sass";        // stage nvidia.sass
+inline constexpr const char* kRdna3AsmKind = "rdna3_asm";  // stage amd.asm.gfx1100
+inline constexpr const char* kX86AsmKind = "x86_asm";
+inline constexpr const char* kHostAsmKind = "host_asm";
+inline constexpr const char* kRolledPtxKind = "rolled_ptx";
+
+// Every kind an export pair may name.
+inline std::vector<std::string> known_export_kinds() {
+  return {kSampleTextKind, kHipKind, kPtxKind, kSassKind, kRdna3AsmKind, kX86AsmKind, kHostAsmKind, kRolledPtxKind};
+}
+
+}  // namespace tailforge

@@ -1,0 +1,280 @@
+#include "synth/export.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "store/corpus.h"
+#include "store/sha256.h"
+#include "synth/minhash.h"
+
+namespace tailforge {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> tags_of(const std::string& features_json) {
+  std::vector<std::string> tags;
+  json parsed = json::parse(features_json, nullptr, false);
+  if (parsed.is_array()) {
+    for (const json& tag : parsed) {
+      if (tag.is_string()) tags.push_back(tag.get<std::string>());
+    }
+  }
+  return tags;
+}
+
+// A uniform number in [0, 1) from a text, for deterministic split and rounding decisions.
+double unit_hash(const std::string& text) {
+  return static_cast<double>(std::stoull(sha256_hex(text).substr(0, 13), nullptr, 16)) / static_cast<double>(1ull << 52);
+}
+
+Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& options, const ExportPair** pair) {
+  auto found = options.policy.export_pairs.find(options.track);
+  if (found == options.policy.export_pairs.end()) {
+    return make_error("export: track '" + options.track + "' has no pair in the synth policy's export.pairs");
+  }
+  *pair = &found->second;
+  Result<std::vector<ExportRow>> rows =
+      verified_export_rows(db, found->second.sample_tracks, found->second.source_kind, found->second.target_kind);
+  if (!rows) return make_error("export: " + rows.message());
+  if (found->second.source_normalization == "assembly") {
+    for (ExportRow& row : *rows) row.source = normalize_assembly(row.source);
+  }
+  return rows;
+}
+
+std::string hash_of_ids(std::vector<std::string> ids) {
+  std::sort(ids.begin(), ids.end());
+  std::string joined;
+  for (const std::string& id : ids) joined += id + "\n";
+  return sha256_hex(joined);
+}
+
+json record_for(const std::string& format, const ExportPair& pair, const ExportRow& row) {
+  if (format == "sharegpt") {
+    return {{"conversations", json::array({{{"from", "human"}, {"value", pair.instruction + "\n\n" + row.source}},
+                                           {{"from", "gpt"}, {"value", row.target}}})}};
+  }
+  json record = {{"instruction", pair.instruction}, {"input", row.source}, {"output", row.target}};
+  if (format == "jsonl") record["sample_id"] = row.sample_id;
+  return record;
+}
+
+Status write_records(const std::string& path, const std::string& format, const std::vector<json>& records) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return make_error("export: cannot write " + path);
+  if (format == "jsonl") {
+    for (const json& record : records) out << record.dump() << "\n";
+  } else {
+    out << json(records).dump(1) << "\n";
+  }
+  out.close();
+  if (!out) return make_error("export: writing " + path + " failed (disk full?)");
+  return {};
+}
+
+Status write_json(const std::string& path, const json& value) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << value.dump(1) << "\n";
+  out.close();
+  if (!out) return make_error("export: cannot write " + path);
+  return {};
+}
+
+json dataset_entry(const std::string& file, const std::string& format) {
+  if (format == "sharegpt") {
+    return {{"file_name", file},
+            {"formatting", "sharegpt"},
+            {"columns", {{"messages", "conversations"}}},
+            {"tags", {{"role_tag", "from"}, {"content_tag", "value"}, {"user_tag", "human"}, {"assistant_tag", "gpt"}}}};
+  }
+  return {{"file_name", file},
+          {"formatting", "alpaca"},
+          {"columns", {{"prompt", "instruction"}, {"query", "input"}, {"response", "output"}}}};
+}
+
+}  // namespace
+
+std::string normalize_assembly(const std::string& text) {
+  std::string out;
+  std::istringstream lines(text);
+  std::string line;
+  bool in_block_comment = false;
+  while (std::getline(lines, line)) {
+    std::string kept;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (in_block_comment) {
+        if (line.compare(i, 2, "*/") == 0) {
+          in_block_comment = false;
+          ++i;
+        }
+        continue;
+      }
+      if (line.compare(i, 2, "/*") == 0) {
+        in_block_comment = true;
+        ++i;
+        continue;
+      }
+      if (line.compare(i, 2, "//") == 0) break;
+      bool space = line[i] == ' ' || line[i] == '\t' || line[i] == '\r';
+      if (space) {
+        if (!kept.empty() && kept.back() != ' ') kept.push_back(' ');
+      } else {
+        kept.push_back(line[i]);
+      }
+    }
+    while (!kept.empty() && kept.back() == ' ') kept.pop_back();
+    if (!kept.empty()) out += kept + "\n";
+  }
+  return out;
+}
+
+ResamplingWeights resampling_weights(const std::map<std::string, int64_t>& feature_counts,
+                                     const std::map<std::string, int64_t>& domain_counts,
+                                     const ResamplingSettings& settings) {
+  ResamplingWeights weights;
+  auto fill = [&settings](const std::map<std::string, int64_t>& counts, std::map<std::string, double>& out,
+                          int64_t& head) {
+    for (const auto& [name, count] : counts) head = std::max(head, count);
+    for (const auto& [name, count] : counts) {
+      double wanted = settings.target_fraction_of_head * static_cast<double>(head);
+      double weight = count > 0 ? wanted / static_cast<double>(count) : settings.max_weight;
+      out[name] = std::clamp(weight, 1.0, settings.max_weight);
+    }
+  };
+  fill(feature_counts, weights.feature, weights.feature_head);
+  fill(domain_counts, weights.domain, weights.domain_head);
+  return weights;
+}
+
+double sample_weight(const ResamplingWeights& weights, const std::vector<std::string>& features,
+                     const std::string& domain) {
+  double weight = 1.0;
+  for (const std::string& tag : features) {
+    auto found = weights.feature.find(tag);
+    if (found != weights.feature.end()) weight = std::max(weight, found->second);
+  }
+  auto found = weights.domain.find(domain);
+  if (found != weights.domain.end()) weight = std::max(weight, found->second);
+  return weight;
+}
+
+Result<std::string> export_snapshot_hash(Database& db, const ExportOptions& options) {
+  const ExportPair* pair = nullptr;
+  Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair);
+  if (!rows) return rows.error();
+  std::vector<std::string> ids;
+  for (const ExportRow& row : *rows) ids.push_back(row.sample_id);
+  return hash_of_ids(std::move(ids));
+}
+
+Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options) {
+  if (options.format != "alpaca" && options.format != "sharegpt" && options.format != "jsonl") {
+    return make_error("export: unknown format '" + options.format + "' (alpaca, sharegpt or jsonl)");
+  }
+  const ExportPair* pair = nullptr;
+  Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair);
+  if (!rows) return rows.error();
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) return make_error("export: cannot create " + options.out_dir + ": " + ec.message());
+
+  // Split by near-duplicate cluster: a whole cluster goes to eval or to train.
+  std::vector<std::string> sources;
+  for (const ExportRow& row : *rows) sources.push_back(row.source);
+  std::vector<size_t> cluster = cluster_texts(sources, options.policy.dedup);
+
+  std::map<std::string, int64_t> feature_counts, domain_counts, origin_counts;
+  std::vector<std::vector<std::string>> tags(rows->size());
+  std::vector<std::string> tracked = options.policy.tails.features.tracked;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const ExportRow& row = (*rows)[i];
+    tags[i] = tags_of(row.features);
+    for (const std::string& tag : tags[i]) {
+      if (tracked.empty() || std::find(tracked.begin(), tracked.end(), tag) != tracked.end()) ++feature_counts[tag];
+    }
+    if (!row.domain.empty()) ++domain_counts[row.domain];
+    ++origin_counts[row.origin];
+  }
+  ResamplingWeights weights = resampling_weights(feature_counts, domain_counts, options.policy.resampling);
+
+  ExportSummary summary;
+  summary.out_dir = options.out_dir;
+  std::vector<json> train, eval;
+  json sample_list = json::array();
+  std::set<size_t> clusters;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const ExportRow& row = (*rows)[i];
+    const std::string& cluster_key = (*rows)[cluster[i]].sample_id;
+    clusters.insert(cluster[i]);
+    bool held_out = unit_hash("split:" + cluster_key) < options.policy.eval_fraction;
+    double weight = held_out ? 1.0 : sample_weight(weights, tags[i], row.domain);
+    int copies = 1;
+    if (!held_out && options.policy.resampling.replicate) {
+      copies = static_cast<int>(std::floor(weight));
+      if (unit_hash("round:" + row.sample_id) < weight - std::floor(weight)) ++copies;
+    }
+    json record = record_for(options.format, *pair, row);
+    if (held_out) {
+      eval.push_back(record);
+      summary.eval_ids.push_back(row.sample_id);
+    } else {
+      for (int c = 0; c < copies; ++c) train.push_back(record);
+      summary.train_ids.push_back(row.sample_id);
+    }
+    sample_list.push_back({{"id", row.sample_id}, {"sha256", sha256_hex(row.source + "\n\x1f\n" + row.target)},
+                           {"split", held_out ? "eval" : "train"}, {"weight", weight}, {"copies", held_out ? 1 : copies},
+                           {"cluster", cluster_key}, {"origin", row.origin}, {"domain", row.domain}});
+  }
+  summary.samples = static_cast<int64_t>(rows->size());
+  summary.train_samples = static_cast<int64_t>(summary.train_ids.size());
+  summary.train_rows = static_cast<int64_t>(train.size());
+  summary.eval_samples = static_cast<int64_t>(summary.eval_ids.size());
+  summary.clusters = static_cast<int64_t>(clusters.size());
+  std::vector<std::string> all_ids = summary.train_ids;
+  all_ids.insert(all_ids.end(), summary.eval_ids.begin(), summary.eval_ids.end());
+  summary.snapshot_hash = hash_of_ids(all_ids);
+
+  std::string extension = options.format == "jsonl" ? ".jsonl" : ".json";
+  std::string train_file = "train" + extension, eval_file = "eval" + extension;
+  if (Status s = write_records(options.out_dir + "/" + train_file, options.format, train); !s) return s.error();
+  if (Status s = write_records(options.out_dir + "/" + eval_file, options.format, eval); !s) return s.error();
+  std::string dataset = "tailforge_" + options.track;
+  json info = {{dataset + "_train", dataset_entry(train_file, options.format)},
+               {dataset + "_eval", dataset_entry(eval_file, options.format)}};
+  if (Status s = write_json(options.out_dir + "/dataset_info.json", info); !s) return s.error();
+
+  json manifest = {
+      {"track", options.track},
+      {"format", options.format},
+      {"source_database", db.path()},
+      {"created_ms", now_ms()},
+      {"snapshot_hash", summary.snapshot_hash},
+      {"filters", {{"status", "verified"}, {"sample_tracks", pair->sample_tracks}, {"source_kind", pair->source_kind},
+                   {"target_kind", pair->target_kind}, {"source_normalization", pair->source_normalization},
+                   {"eval_fraction", options.policy.eval_fraction}, {"dedup_threshold", options.policy.dedup.threshold},
+                   {"split", "by MinHash/LSH near-duplicate cluster"}}},
+      {"counts", {{"samples", summary.samples}, {"train_samples", summary.train_samples},
+                  {"train_rows", summary.train_rows}, {"eval_samples", summary.eval_samples},
+                  {"clusters", summary.clusters}, {"by_feature", feature_counts}, {"by_domain", domain_counts},
+                  {"by_origin", origin_counts}}},
+      {"sampling_weights", {{"feature", weights.feature}, {"domain", weights.domain},
+                            {"feature_head", weights.feature_head}, {"domain_head", weights.domain_head},
+                            {"target_fraction_of_head", options.policy.resampling.target_fraction_of_head},
+                            {"max_weight", options.policy.resampling.max_weight},
+                            {"replicated", options.policy.resampling.replicate}}},
+      {"files", {{"train", train_file}, {"eval", eval_file}, {"dataset_info", "dataset_info.json"}}},
+      {"samples", sample_list}};
+  summary.manifest_path = options.out_dir + "/manifest.json";
+  if (Status s = write_json(summary.manifest_path, manifest); !s) return s.error();
+  summary.files = {train_file, eval_file, "dataset_info.json", "manifest.json"};
+  return summary;
+}
+
+}  // namespace tailforge

@@ -1,0 +1,60 @@
+// Dataset export: verified pairs of one track as LLaMA-Factory files (alpaca, sharegpt or jsonl)
+// with dataset_info.json, a manifest (counts, resampling weights, filters, sample hashes) and a
+// held-out evaluation split that shares no near-duplicate cluster with training. Reads only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+#include "synth/policy.h"
+
+namespace tailforge {
+
+struct ExportOptions {
+  std::string track = "cuda2hip";
+  std::string format = "alpaca";  // alpaca, sharegpt, jsonl
+  std::string out_dir;
+  SynthPolicy policy;  // pairs, eval fraction, dedup, resampling
+};
+
+// Weights that up-sample tails: per tracked feature/domain, target x head / count, in [1, max].
+struct ResamplingWeights {
+  std::map<std::string, double> feature;
+  std::map<std::string, double> domain;
+  int64_t feature_head = 0;
+  int64_t domain_head = 0;
+};
+ResamplingWeights resampling_weights(const std::map<std::string, int64_t>& feature_counts,
+                                     const std::map<std::string, int64_t>& domain_counts,
+                                     const ResamplingSettings& settings);
+// A sample's weight: the largest weight among its features and its domain (1 when none).
+double sample_weight(const ResamplingWeights& weights, const std::vector<std::string>& features,
+                     const std::string& domain);
+
+struct ExportSummary {
+  std::string out_dir;
+  std::string manifest_path;
+  std::string snapshot_hash;  // sha256 of the sorted exported sample ids, one per line
+  int64_t samples = 0;
+  int64_t train_samples = 0;
+  int64_t train_rows = 0;  // after replication by weight
+  int64_t eval_samples = 0;
+  int64_t clusters = 0;
+  std::vector<std::string> train_ids;
+  std::vector<std::string> eval_ids;
+  std::vector<std::string> files;
+};
+
+// The ids (sorted) and snapshot hash an export with these options would write, without writing.
+Result<std::string> export_snapshot_hash(Database& db, const ExportOptions& options);
+
+// Writes <out_dir>/{train,eval}.{json|jsonl}, dataset_info.json and manifest.json.
+Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options);
+
+// SASS normalization (CASS): // and /* */ comments removed, whitespace runs collapsed, blank lines dropped.
+std::string normalize_assembly(const std::string& text);
+
+}  // namespace tailforge

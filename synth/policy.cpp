@@ -1,0 +1,216 @@
+#include "synth/policy.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "synth/artifact_kinds.h"
+
+namespace tailforge {
+namespace {
+
+using nlohmann::json;
+
+// Reads typed keys of one JSON object, remembering the first error with its key path.
+class ObjectReader {
+ public:
+  ObjectReader(const json& object, std::string path, std::string* error)
+      : object_(object), path_(std::move(path)), error_(error) {
+    if (!object_.is_object()) fail(path_, "must be an object");
+  }
+
+  void allow_only(std::initializer_list<const char*> keys) {
+    if (!object_.is_object()) return;
+    for (const auto& item : object_.items()) {
+      if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return item.key() == k; })) {
+        fail(path_ + "." + item.key(), "is not a known key");
+      }
+    }
+  }
+
+  template <typename T>
+  void read(const char* key, T& out) {
+    if (!object_.is_object() || !object_.contains(key)) return;
+    const json& value = object_.at(key);
+    try {
+      if constexpr (std::is_same_v<T, bool>) {
+        if (!value.is_boolean()) throw std::runtime_error("must be true or false");
+      } else if constexpr (std::is_arithmetic_v<T>) {
+        if (!value.is_number()) throw std::runtime_error("must be a number");
+        if (std::is_integral_v<T> && !value.is_number_integer() && !value.is_number_unsigned()) {
+          throw std::runtime_error("must be an integer");
+        }
+        if (value.get<double>() < 0) throw std::runtime_error("must not be negative");
+      }
+      out = value.get<T>();
+    } catch (const std::exception& e) {
+      fail(path_ + "." + key, e.what());
+    }
+  }
+
+  const json& child(const char* key) const {
+    static const json empty = json::object();
+    return object_.is_object() && object_.contains(key) ? object_.at(key) : empty;
+  }
+  std::string child_path(const char* key) const { return path_ + "." + key; }
+  std::string* error() const { return error_; }
+
+  void fail(const std::string& where, const std::string& what) {
+    if (error_->empty()) *error_ = where + " " + what;
+  }
+
+ private:
+  const json& object_;
+  std::string path_;
+  std::string* error_;
+};
+
+void read_share_target(const ObjectReader& parent, const char* key, ShareTarget& target) {
+  ObjectReader reader(parent.child(key), parent.child_path(key), parent.error());
+  reader.allow_only({"tracked", "min_share", "targets"});
+  reader.read("tracked", target.tracked);
+  reader.read("min_share", target.min_share);
+  reader.read("targets", target.targets);
+}
+
+void read_pairs(const ObjectReader& parent, std::map<std::string, ExportPair>& pairs) {
+  const json& object = parent.child("pairs");
+  if (!object.is_object()) return;
+  std::vector<std::string> kinds = known_export_kinds();
+  for (const auto& [track, value] : object.items()) {
+    ObjectReader reader(value, parent.child_path("pairs") + "." + track, parent.error());
+    reader.allow_only({"sample_tracks", "source_kind", "target_kind", "source_normalization", "instruction"});
+    ExportPair pair;
+    pair.sample_tracks = {track};
+    reader.read("sample_tracks", pair.sample_tracks);
+    reader.read("source_kind", pair.source_kind);
+    reader.read("target_kind", pair.target_kind);
+    reader.read("source_normalization", pair.source_normalization);
+    reader.read("instruction", pair.instruction);
+    for (const std::string& kind : {pair.source_kind, pair.target_kind}) {
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+        reader.fail(parent.child_path("pairs") + "." + track, "names unknown artifact kind '" + kind + "'");
+      }
+    }
+    if (pair.source_normalization != "none" && pair.source_normalization != "assembly") {
+      reader.fail(parent.child_path("pairs") + "." + track + ".source_normalization", "must be none or assembly");
+    }
+    pairs[track] = std::move(pair);
+  }
+}
+
+}  // namespace
+
+double ShareTarget::target_for(const std::string& name) const {
+  auto found = targets.find(name);
+  return found == targets.end() ? min_share : found->second;
+}
+
+Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& source) {
+  SynthPolicy policy;
+  std::string error;
+  ObjectReader top(root, source + ":", &error);
+  top.allow_only({"comment", "track", "language", "dedup", "tails", "synthesis", "resampling", "export"});
+  top.read("track", policy.track);
+  top.read("language", policy.language);
+
+  ObjectReader dedup(top.child("dedup"), top.child_path("dedup"), &error);
+  dedup.allow_only({"shingle_tokens", "permutations", "threshold", "mask_numbers", "mask_identifiers", "seed"});
+  dedup.read("shingle_tokens", policy.dedup.shingle_tokens);
+  dedup.read("permutations", policy.dedup.permutations);
+  dedup.read("threshold", policy.dedup.threshold);
+  dedup.read("mask_numbers", policy.dedup.mask_numbers);
+  dedup.read("mask_identifiers", policy.dedup.mask_identifiers);
+  dedup.read("seed", policy.dedup.seed);
+
+  ObjectReader tails(top.child("tails"), top.child_path("tails"), &error);
+  tails.allow_only({"features", "domains", "categories", "yield", "model", "signal_weights", "dimension_weights", "max_entries"});
+  read_share_target(tails, "features", policy.tails.features);
+  read_share_target(tails, "domains", policy.tails.domains);
+  ObjectReader categories(tails.child("categories"), tails.child_path("categories"), &error);
+  categories.allow_only({"min_failures", "min_share"});
+  categories.read("min_failures", policy.tails.category_min_failures);
+  categories.read("min_share", policy.tails.category_min_share);
+  ObjectReader yield(tails.child("yield"), tails.child_path("yield"), &error);
+  yield.allow_only({"min_finished", "min_failure_rate", "excess_ratio"});
+  yield.read("min_finished", policy.tails.yield_min_finished);
+  yield.read("min_failure_rate", policy.tails.yield_min_failure_rate);
+  yield.read("excess_ratio", policy.tails.yield_excess_ratio);
+  ObjectReader model(tails.child("model"), tails.child_path("model"), &error);
+  model.allow_only({"min_evaluated", "min_failure_rate"});
+  model.read("min_evaluated", policy.tails.model_min_evaluated);
+  model.read("min_failure_rate", policy.tails.model_min_failure_rate);
+  tails.read("signal_weights", policy.tails.signal_weights);
+  tails.read("dimension_weights", policy.tails.dimension_weights);
+  tails.read("max_entries", policy.tails.max_entries);
+
+  ObjectReader synthesis(top.child("synthesis"), top.child_path("synthesis"), &error);
+  synthesis.allow_only({"top_k", "multiplier", "seeds_per_tail", "proposal_factor", "agent"});
+  synthesis.read("top_k", policy.synthesis.top_k);
+  synthesis.read("multiplier", policy.synthesis.multiplier);
+  synthesis.read("seeds_per_tail", policy.synthesis.seeds_per_tail);
+  synthesis.read("proposal_factor", policy.synthesis.proposal_factor);
+  synthesis.read("agent", policy.synthesis.agent);
+
+  ObjectReader resampling(top.child("resampling"), top.child_path("resampling"), &error);
+  resampling.allow_only({"target_fraction_of_head", "max_weight", "replicate"});
+  resampling.read("target_fraction_of_head", policy.resampling.target_fraction_of_head);
+  resampling.read("max_weight", policy.resampling.max_weight);
+  resampling.read("replicate", policy.resampling.replicate);
+
+  ObjectReader export_section(top.child("export"), top.child_path("export"), &error);
+  export_section.allow_only({"eval_fraction", "pairs"});
+  export_section.read("eval_fraction", policy.eval_fraction);
+  read_pairs(export_section, policy.export_pairs);
+
+  if (error.empty() && (policy.dedup.threshold <= 0 || policy.dedup.threshold > 1)) {
+    error = source + ": dedup.threshold must be in (0, 1]";
+  }
+  if (error.empty() && (policy.eval_fraction < 0 || policy.eval_fraction >= 1)) {
+    error = source + ": export.eval_fraction must be in [0, 1)";
+  }
+  if (error.empty() && (policy.dedup.permutations < 1 || policy.dedup.shingle_tokens < 1)) {
+    error = source + ": dedup.permutations and dedup.shingle_tokens must be at least 1";
+  }
+  if (error.empty() && policy.resampling.max_weight < 1) {
+    error = source + ": resampling.max_weight must be at least 1";
+  }
+  if (!error.empty()) return make_error(error);
+  return policy;
+}
+
+Result<SynthPolicy> load_synth_policy(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error("cannot read synth policy " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  json root = json::parse(text.str(), nullptr, false);
+  if (root.is_discarded()) return make_error(path + ": not valid JSON");
+  return synth_policy_from_json(root, path);
+}
+
+Result<SynthPolicy> load_default_synth_policy(const std::string& source_dir) {
+  return load_synth_policy(source_dir + "/policies/synth_policy.json");
+}
+
+Result<SynthPolicy> synth_policy_from_config(const json& section, const std::string& source_dir) {
+  std::string error;
+  ObjectReader reader(section, "config synth", &error);
+  reader.allow_only({"enabled", "policy_file", "model_under_test", "top_k", "multiplier", "eval_fraction"});
+  std::string policy_file = "policies/synth_policy.json";
+  std::string model;
+  reader.read("policy_file", policy_file);
+  reader.read("model_under_test", model);
+  if (!error.empty()) return make_error(error);
+  std::string path = !policy_file.empty() && policy_file[0] == '/' ? policy_file : source_dir + "/" + policy_file;
+  Result<SynthPolicy> policy = load_synth_policy(path);
+  if (!policy) return policy;
+  reader.read("top_k", policy->synthesis.top_k);
+  reader.read("multiplier", policy->synthesis.multiplier);
+  reader.read("eval_fraction", policy->eval_fraction);
+  if (!error.empty()) return make_error(error);
+  if (!model.empty()) policy->model_under_test = model;
+  return policy;
+}
+
+}  // namespace tailforge

@@ -1,0 +1,87 @@
+// The synthesis policy: long-tail thresholds, synthesis sizes, dedup, resampling and export pairs,
+// loaded and validated from policies/synth_policy.json. It decides nothing itself.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/result.h"
+#include "synth/minhash.h"
+
+namespace tailforge {
+
+// A tracked dimension (feature tags or domains) and the share each value should reach.
+struct ShareTarget {
+  std::vector<std::string> tracked;  // empty: every value seen among the track's samples
+  double min_share = 0.05;           // of the verified corpus
+  std::map<std::string, double> targets;  // per-value overrides of min_share
+  double target_for(const std::string& name) const;
+};
+
+struct TailThresholds {
+  ShareTarget features;
+  ShareTarget domains;
+  int64_t category_min_failures = 2;      // a failure category needs this many failures to count
+  double category_min_share = 0.02;       // verified samples synthesized for it, over the corpus
+  int64_t yield_min_finished = 5;         // samples of a value that finished verification
+  double yield_min_failure_rate = 0.3;
+  double yield_excess_ratio = 1.5;        // failure rate over the track's overall rate
+  int64_t model_min_evaluated = 5;
+  double model_min_failure_rate = 0.3;
+  std::map<std::string, double> signal_weights = {
+      {"corpus_share", 1.0}, {"pipeline_yield", 0.8}, {"model_failure", 1.2}};
+  std::map<std::string, double> dimension_weights = {{"feature", 1.0}, {"domain", 0.9}, {"category", 0.7}};
+  size_t max_entries = 50;
+};
+
+struct SynthesisSettings {
+  size_t top_k = 3;             // tail entries synthesized for per cycle (distinct dimension/name)
+  int multiplier = 10;          // candidates per seed
+  int seeds_per_tail = 2;
+  int proposal_factor = 4;      // proposals per wanted candidate, so near-duplicates can be replaced
+  std::string agent = "builtin-synthesizer";
+};
+
+struct ResamplingSettings {
+  double target_fraction_of_head = 0.25;  // no tracked value's weighted count below this x head
+  double max_weight = 8.0;
+  bool replicate = true;  // training files repeat samples by weight (LLaMA-Factory has no weights)
+};
+
+// How one track's pairs are read: a source and a target, each the sample text ("text") or an
+// artifact kind (see synth/artifact_kinds.h), and the instruction shown to the model.
+struct ExportPair {
+  std::vector<std::string> sample_tracks;
+  std::string source_kind = "text";
+  std::string target_kind;
+  std::string source_normalization = "none";  // none, assembly (comments and whitespace removed)
+  std::string instruction;
+};
+
+struct SynthPolicy {
+  std::string track = "cuda2hip";  // the track the built-in synthesizer grows
+  std::string language = "cuda";
+  MinHashOptions dedup;
+  TailThresholds tails;
+  SynthesisSettings synthesis;
+  ResamplingSettings resampling;
+  double eval_fraction = 0.1;
+  std::map<std::string, ExportPair> export_pairs;  // by track
+  std::optional<std::string> model_under_test;     // model name; empty: newest with evaluations
+};
+
+// Reads the policy object; unknown keys and wrong types are errors naming "<source>: <key>".
+Result<SynthPolicy> synth_policy_from_json(const nlohmann::json& root, const std::string& source);
+Result<SynthPolicy> load_synth_policy(const std::string& path);
+// <source_dir>/policies/synth_policy.json.
+Result<SynthPolicy> load_default_synth_policy(const std::string& source_dir);
+// Applies the config's "synth" section: policy_file, model_under_test, top_k, multiplier,
+// eval_fraction ("enabled" is the daemon's). Loads the policy file relative to source_dir.
+Result<SynthPolicy> synth_policy_from_config(const nlohmann::json& synth_section, const std::string& source_dir);
+
+}  // namespace tailforge

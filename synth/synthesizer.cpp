@@ -1,0 +1,241 @@
+#include "synth/synthesizer.h"
+
+#include <algorithm>
+
+#include "agents/generator.h"
+#include "store/corpus.h"
+#include "store/queue.h"
+#include "store/sha256.h"
+#include "synth/minhash.h"
+
+namespace tailforge {
+namespace {
+
+using nlohmann::json;
+
+uint64_t derive_seed(const std::string& text) { return std::stoull(sha256_hex(text).substr(0, 16), nullptr, 16); }
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+std::optional<std::string> persona_id_of(const Sample& seed) {
+  if (!seed.persona) return std::nullopt;
+  json persona = json::parse(*seed.persona, nullptr, false);
+  if (!persona.is_object() || !persona.contains("id") || !persona["id"].is_string()) return std::nullopt;
+  return persona["id"].get<std::string>();
+}
+
+// The request ladder for candidate `index`: most biased first, each next one relaxed.
+std::vector<GenerationRequest> candidate_requests(const GeneratorCatalog& catalog, const TailEntry& entry,
+                                                  const Sample& seed, int index, uint64_t value) {
+  static const std::vector<std::string> domains = generator_domains();
+  static const std::vector<std::string> features = generator_features();
+  GenerationRequest base;
+  base.seed = value;
+  if (entry.dimension == "domain" && contains(domains, entry.name)) {
+    base.domain = entry.name;
+  } else if (index % 3 != 2 && seed.domain && contains(domains, *seed.domain)) {  // every third: any domain
+    base.domain = seed.domain;
+  }
+  if (index % 2 == 0 && seed.template_id && find_template(catalog, *seed.template_id)) base.template_id = seed.template_id;
+  if (entry.dimension == "feature" && contains(features, entry.name)) {
+    base.required_features = {entry.name};
+  } else if (entry.dimension == "category") {
+    for (const std::string& tag : seed.features) {
+      if (contains(features, tag)) base.required_features.push_back(tag);
+    }
+  }
+  std::optional<std::string> seed_persona = persona_id_of(seed);
+  if (index % 3 == 0 && seed_persona && find_persona(catalog, *seed_persona)) {
+    base.persona_id = seed_persona;
+  } else if (!catalog.personas.empty()) {
+    base.persona_id = catalog.personas[(value >> 7) % catalog.personas.size()].id;  // a persona mutation
+  }
+
+  std::vector<GenerationRequest> ladder = {base};
+  GenerationRequest relaxed = base;
+  relaxed.template_id.reset();
+  relaxed.seed = value + 1;
+  ladder.push_back(relaxed);
+  if (entry.dimension != "domain") {
+    relaxed.domain.reset();
+    relaxed.seed = value + 2;
+    ladder.push_back(relaxed);
+  }
+  if (entry.dimension == "category") {
+    relaxed.required_features.clear();
+    relaxed.seed = value + 3;
+    ladder.push_back(relaxed);
+  }
+  return ladder;
+}
+
+std::vector<Sample> choose_seeds(Database& db, const std::vector<std::string>& ids, const std::string& salt,
+                                 int wanted) {
+  std::vector<std::pair<std::string, Sample>> failed, other;
+  for (const std::string& id : ids) {
+    Result<std::optional<Sample>> sample = find_sample(db, id);
+    if (!sample || !*sample) continue;
+    std::string key = sha256_hex(salt + id);
+    ((*sample)->status == "failed" ? failed : other).emplace_back(key, std::move(**sample));
+  }
+  std::sort(failed.begin(), failed.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  std::sort(other.begin(), other.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  std::vector<Sample> seeds;
+  for (auto* list : {&failed, &other}) {
+    for (auto& [key, sample] : *list) {
+      if (static_cast<int>(seeds.size()) < wanted) seeds.push_back(std::move(sample));
+    }
+  }
+  return seeds;
+}
+
+// Sample, lineage edge and verify job in one transaction.
+Status store_candidate(Database& db, JobQueue& queue, const SynthPolicy& policy, const TailEntry& entry,
+                       const Sample& seed, const CandidateProgram& candidate, int64_t cycle_id,
+                       const std::string& agent, const std::string& id) {
+  Transaction transaction(db);
+  if (!transaction.begin_status()) return transaction.begin_status();
+  Sample sample;
+  sample.id = id;
+  sample.track = policy.track;
+  sample.origin = "synthesized";
+  sample.language = policy.language;
+  sample.text = candidate.source;
+  sample.template_id = candidate.template_id;
+  sample.persona = candidate.persona;
+  sample.variables = candidate.variables;
+  sample.seed = candidate.seed;
+  sample.model = candidate.model;
+  if (candidate.prompt_text) sample.prompt_hash = sha256_hex(*candidate.prompt_text);
+  sample.domain = candidate.domain;
+  sample.features = candidate.features;
+  sample.cycle_id = cycle_id;
+  Result<InsertOutcome> inserted = insert_sample_if_absent(db, sample);
+  if (!inserted) return inserted.error();
+  LineageEdge edge{seed.id, id, "synthesized_from", agent, candidate.model, sample.prompt_hash, tail_reason(entry), 0};
+  if (Status s = insert_lineage_edge(db, edge); !s) return make_error("lineage of " + id + ": " + s.message());
+  NewJob job{"verify", json{{"sample_id", id}, {"cycle", cycle_id}}.dump(), "verify:" + id};
+  if (Result<EnqueueOutcome> queued = queue.enqueue(job); !queued) return queued.error();
+  return transaction.commit();
+}
+
+}  // namespace
+
+CandidateSource builtin_candidate_source(const GeneratorCatalog& catalog) {
+  return [&catalog](const TailEntry& entry, const Sample& seed, int count,
+                    uint64_t seed_value) -> Result<std::vector<CandidateProgram>> {
+    std::vector<CandidateProgram> out;
+    for (int i = 0; i < count; ++i) {
+      uint64_t value = derive_seed(std::to_string(seed_value) + ":" + std::to_string(i));
+      for (const GenerationRequest& request : candidate_requests(catalog, entry, seed, i, value)) {
+        Result<GeneratedProgram> program = generate_program(catalog, request);
+        if (!program) continue;
+        out.push_back({program->source, program->domain, program->template_id,
+                       persona_to_json(program->persona).dump(), program->variables.dump(), program->features,
+                       static_cast<int64_t>(program->seed), program->prompt_text, std::nullopt});
+        break;
+      }
+    }
+    return out;
+  };
+}
+
+Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& policy, const TailReport& tails,
+                                          int64_t cycle_id, uint64_t seed, const CandidateSource& source,
+                                          const std::string& agent) {
+  SynthesisSummary summary;
+  summary.cycle_id = cycle_id;
+  summary.tails = tails;
+  NearDuplicateIndex index(policy.dedup);
+  if (Status s = for_each_sample_text(db, policy.track, [&index](const std::string&, const std::string& text) {
+        index.add(text);
+      });
+      !s) {
+    return make_error("synthesis: reading corpus: " + s.message());
+  }
+  JobQueue queue(db);
+  std::vector<std::pair<std::string, std::string>> chosen;
+  for (const TailEntry& entry : tails.entries) {
+    if (chosen.size() >= policy.synthesis.top_k) break;
+    if (std::find(chosen.begin(), chosen.end(), std::pair{entry.dimension, entry.name}) != chosen.end()) continue;
+    Result<std::vector<std::string>> ids = tail_seed_ids(db, policy.track, entry.dimension, entry.name, cycle_id, 200);
+    if (!ids) return ids.error();
+    std::string salt = std::to_string(seed) + ":" + std::to_string(cycle_id) + ":" + entry.dimension + ":" + entry.name;
+    std::vector<Sample> seeds = choose_seeds(db, *ids, salt, policy.synthesis.seeds_per_tail);
+    if (seeds.empty()) continue;  // nothing to be similar to; the next entry takes the slot
+    chosen.emplace_back(entry.dimension, entry.name);
+
+    TailSynthesis tail{entry, {}};
+    for (const Sample& seed_sample : seeds) {
+      tail.seed_ids.push_back(seed_sample.id);
+      int wanted = policy.synthesis.multiplier;
+      int asked = wanted * std::max(1, policy.synthesis.proposal_factor);
+      Result<std::vector<CandidateProgram>> candidates =
+          source(entry, seed_sample, asked, derive_seed(salt + ":" + seed_sample.id));
+      if (!candidates) return make_error("synthesis for " + entry.dimension + "/" + entry.name + ": " + candidates.message());
+      tail.generation_failures += asked - static_cast<int>(candidates->size());
+      int kept = 0;  // stored now or by an earlier run of this cycle
+      for (const CandidateProgram& candidate : *candidates) {
+        if (kept >= wanted) break;
+        ++tail.proposed;
+        std::string id = sample_id_for(candidate.source);
+        Result<std::optional<Sample>> existing = find_sample(db, id);
+        if (!existing) return existing.error();
+        if (*existing) {
+          Result<bool> ours = lineage_edge_exists(db, seed_sample.id, id, "synthesized_from");
+          if (!ours) return ours.error();
+          if (*ours) {
+            ++tail.already_present;
+            ++kept;
+          } else {
+            ++tail.exact_duplicates;
+          }
+          continue;
+        }
+        MinHashSignature signature = index.hasher().signature(candidate.source);
+        if (index.find_near_duplicate_of_signature(signature)) {
+          ++tail.near_duplicates;
+          continue;
+        }
+        if (Status s = store_candidate(db, queue, policy, entry, seed_sample, candidate, cycle_id, agent, id); !s) {
+          return make_error("synthesis: storing candidate " + id + ": " + s.message());
+        }
+        index.add_signature(std::move(signature));
+        ++tail.inserted;
+        ++kept;
+        summary.inserted_ids.push_back(id);
+      }
+    }
+    summary.inserted += tail.inserted;
+    summary.near_duplicates += tail.near_duplicates;
+    summary.generation_failures += tail.generation_failures;
+    summary.per_tail.push_back(std::move(tail));
+  }
+  return summary;
+}
+
+Result<SynthesisSummary> synthesize_for_cycle(Database& db, const GeneratorCatalog& catalog,
+                                              const SynthPolicy& policy, int64_t cycle_id, uint64_t seed) {
+  Result<TailReport> tails = tail_report_for_cycle(db, policy, cycle_id);
+  if (!tails) return tails.error();
+  return synthesize_tails(db, policy, *tails, cycle_id, seed, builtin_candidate_source(catalog),
+                          policy.synthesis.agent);
+}
+
+json synthesis_summary_to_json(const SynthesisSummary& summary) {
+  json per_tail = json::array();
+  for (const TailSynthesis& t : summary.per_tail) {
+    per_tail.push_back({{"dimension", t.entry.dimension}, {"name", t.entry.name}, {"signal", t.entry.signal},
+                        {"score", t.entry.score}, {"seeds", t.seed_ids}, {"proposed", t.proposed},
+                        {"generation_failures", t.generation_failures}, {"exact_duplicates", t.exact_duplicates},
+                        {"near_duplicates", t.near_duplicates}, {"inserted", t.inserted},
+                        {"already_present", t.already_present}});
+  }
+  return {{"cycle_id", summary.cycle_id}, {"inserted", summary.inserted},
+          {"near_duplicates", summary.near_duplicates}, {"generation_failures", summary.generation_failures},
+          {"tails", tail_report_to_json(summary.tails)["entries"]}, {"per_tail", per_tail}};
+}
+
+}  // namespace tailforge

@@ -1,0 +1,76 @@
+// Long-tail synthesis: for the cycle's top tail entries, takes failing or rare samples as seeds,
+// makes N candidates per seed, drops near-duplicates (MinHash/LSH) and stores each survivor with
+// its synthesized_from edge and its verify job in one transaction. Proposals beyond the
+// multiplier (policy proposal_factor) replace the near-duplicates dropped. It does not verify anything.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agents/personas.h"
+#include "store/database.h"
+#include "store/samples.h"
+#include "synth/policy.h"
+#include "synth/tails.h"
+
+namespace tailforge {
+
+// One program a candidate source proposes, with the generator inputs to store on the sample.
+struct CandidateProgram {
+  std::string source;
+  std::optional<std::string> domain;
+  std::optional<std::string> template_id;
+  std::optional<std::string> persona;    // JSON object text
+  std::optional<std::string> variables;  // JSON object text
+  std::vector<std::string> features;
+  std::optional<int64_t> seed;
+  std::optional<std::string> prompt_text;
+  std::optional<std::string> model;  // the LLM that wrote it, if any
+};
+
+// Makes up to `count` candidates similar to `seed` for `entry`; deterministic in `seed_value`.
+// The built-in source is the procedural generator; an LLM source (the "analyze, categorize, and
+// generate ten times more similar samples" prompt) plugs in here with its own agent name.
+using CandidateSource = std::function<Result<std::vector<CandidateProgram>>(
+    const TailEntry& entry, const Sample& seed, int count, uint64_t seed_value)>;
+
+// The built-in source: generate_program biased to the seed's template, domain and persona and
+// to the tail feature, with derived seeds, rotated personas and relaxed requests as fallbacks.
+// The catalog must outlive the returned function.
+CandidateSource builtin_candidate_source(const GeneratorCatalog& catalog);
+
+struct TailSynthesis {
+  TailEntry entry;
+  std::vector<std::string> seed_ids;
+  int proposed = 0;            // candidates considered (up to multiplier kept per seed)
+  int generation_failures = 0; // candidates the source could not make
+  int exact_duplicates = 0;    // already stored, not by this synthesis
+  int near_duplicates = 0;     // dropped by MinHash/LSH
+  int inserted = 0;
+  int already_present = 0;     // stored by an earlier run of this cycle (idempotent re-run)
+};
+
+struct SynthesisSummary {
+  int64_t cycle_id = 0;
+  TailReport tails;
+  std::vector<TailSynthesis> per_tail;
+  std::vector<std::string> inserted_ids;
+  int inserted = 0;
+  int near_duplicates = 0;
+  int generation_failures = 0;
+};
+
+// Detects (or loads) the cycle's tails, then synthesizes for the top K with `source`.
+// Re-running for the same cycle inserts nothing twice and enqueues nothing twice.
+Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& policy, const TailReport& tails,
+                                          int64_t cycle_id, uint64_t seed, const CandidateSource& source,
+                                          const std::string& agent);
+// The built-in path: tail_report_for_cycle + builtin_candidate_source + synthesize_tails.
+Result<SynthesisSummary> synthesize_for_cycle(Database& db, const GeneratorCatalog& catalog,
+                                              const SynthPolicy& policy, int64_t cycle_id, uint64_t seed);
+
+nlohmann::json synthesis_summary_to_json(const SynthesisSummary& summary);
+
+}  // namespace tailforge

@@ -1,0 +1,195 @@
+#include "synth/tails.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "store/corpus.h"
+
+namespace tailforge {
+namespace {
+
+using nlohmann::json;
+
+double weight_of(const std::map<std::string, double>& weights, const std::string& key) {
+  auto found = weights.find(key);
+  return found == weights.end() ? 1.0 : found->second;
+}
+
+double ratio(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+TailEntry make_entry(const SynthPolicy& policy, std::string dimension, std::string name, std::string signal,
+                     double severity, json numbers) {
+  severity = std::clamp(severity, 0.0, 1.0);
+  double score = weight_of(policy.tails.signal_weights, signal) *
+                 weight_of(policy.tails.dimension_weights, dimension) * severity;
+  numbers["severity"] = severity;
+  return {std::move(dimension), std::move(name), std::move(signal), score, std::move(numbers)};
+}
+
+// Signal (a): values below their target share of the verified corpus.
+void add_share_tails(const SynthPolicy& policy, const std::string& dimension, const ShareTarget& target,
+                     const std::vector<std::string>& tracked, const std::map<std::string, int64_t>& counts,
+                     int64_t total, std::vector<TailEntry>& out) {
+  for (const std::string& name : tracked) {
+    auto found = counts.find(name);
+    int64_t count = found == counts.end() ? 0 : found->second;
+    double share = ratio(count, total);
+    double wanted = target.target_for(name);
+    if (wanted <= 0 || share >= wanted) continue;
+    int64_t deficit = static_cast<int64_t>(std::ceil(wanted * static_cast<double>(total))) - count;
+    out.push_back(make_entry(policy, dimension, name, "corpus_share", (wanted - share) / wanted,
+                             {{"verified", count}, {"verified_total", total}, {"share", share},
+                              {"target_share", wanted}, {"deficit", std::max<int64_t>(deficit, 0)}}));
+  }
+}
+
+// Signal (b): values whose samples fail verification well above the track's rate.
+void add_yield_tails(const SynthPolicy& policy, const std::string& dimension,
+                     const std::map<std::string, YieldCounts>& yields, const std::vector<std::string>& tracked,
+                     const YieldCounts& overall, std::vector<TailEntry>& out) {
+  const TailThresholds& t = policy.tails;
+  double base = ratio(overall.failed, overall.finished);
+  for (const auto& [name, counts] : yields) {
+    if (!tracked.empty() && std::find(tracked.begin(), tracked.end(), name) == tracked.end()) continue;
+    if (counts.finished < t.yield_min_finished) continue;
+    double rate = ratio(counts.failed, counts.finished);
+    if (rate < t.yield_min_failure_rate || rate < base * t.yield_excess_ratio) continue;
+    double severity = base < 1.0 ? (rate - base) / (1.0 - base) : 0.0;
+    out.push_back(make_entry(policy, dimension, name, "pipeline_yield", severity,
+                             {{"finished", counts.finished}, {"failed", counts.failed}, {"failure_rate", rate},
+                              {"track_failure_rate", base}, {"failed_by_stage", counts.failed_by_stage}}));
+  }
+}
+
+Status add_model_tails(Database& db, const SynthPolicy& policy, std::vector<TailEntry>& out) {
+  Result<std::optional<int64_t>> model = model_under_test(db, policy.model_under_test);
+  if (!model) return model.error();
+  if (!*model) return {};
+  Result<std::map<std::string, EvaluationCounts>> counts = evaluation_counts(db, **model);
+  if (!counts) return counts.error();
+  for (const auto& [key, c] : *counts) {
+    if (c.evaluated < policy.tails.model_min_evaluated) continue;
+    double rate = ratio(c.failed, c.evaluated);
+    if (rate < policy.tails.model_min_failure_rate) continue;
+    size_t colon = key.find(':');
+    out.push_back(make_entry(policy, key.substr(0, colon), key.substr(colon + 1), "model_failure", rate,
+                             {{"model_id", **model}, {"evaluated", c.evaluated}, {"failed", c.failed},
+                              {"failure_rate", rate}}));
+  }
+  return {};
+}
+
+std::vector<std::string> tracked_or_seen(const ShareTarget& target, const std::vector<std::string>& seen) {
+  return target.tracked.empty() ? seen : target.tracked;
+}
+
+}  // namespace
+
+Result<std::vector<TailEntry>> detect_tails(Database& db, const SynthPolicy& policy) {
+  const std::string& track = policy.track;
+  std::vector<TailEntry> entries;
+  Result<int64_t> total = verified_count(db, track);
+  Result<std::vector<std::string>> features = features_seen(db, track);
+  Result<std::vector<std::string>> domains = domains_seen(db, track);
+  Result<std::map<std::string, int64_t>> by_feature = verified_count_by_feature(db, track);
+  Result<std::map<std::string, int64_t>> by_domain = verified_count_by_domain(db, track);
+  for (const Error* error : {total ? nullptr : &total.error(), features ? nullptr : &features.error(),
+                             domains ? nullptr : &domains.error(), by_feature ? nullptr : &by_feature.error(),
+                             by_domain ? nullptr : &by_domain.error()}) {
+    if (error) return make_error("detecting tails: " + error->message);
+  }
+  std::vector<std::string> tracked_features = tracked_or_seen(policy.tails.features, *features);
+  std::vector<std::string> tracked_domains = tracked_or_seen(policy.tails.domains, *domains);
+  add_share_tails(policy, "feature", policy.tails.features, tracked_features, *by_feature, *total, entries);
+  add_share_tails(policy, "domain", policy.tails.domains, tracked_domains, *by_domain, *total, entries);
+
+  Result<std::vector<FailureCategoryCoverage>> categories = failure_category_coverage(db, track);
+  if (!categories) return make_error("detecting tails: " + categories.message());
+  for (const FailureCategoryCoverage& c : *categories) {
+    if (c.failed_samples < policy.tails.category_min_failures) continue;
+    double share = ratio(c.covered_verified, *total);
+    double wanted = policy.tails.category_min_share;
+    if (wanted <= 0 || share >= wanted) continue;
+    entries.push_back(make_entry(policy, "category", c.category, "corpus_share", (wanted - share) / wanted,
+                                 {{"failed_samples", c.failed_samples}, {"covered_verified", c.covered_verified},
+                                  {"verified_total", *total}, {"share", share}, {"target_share", wanted}}));
+  }
+
+  Result<YieldCounts> overall = overall_yield(db, track);
+  Result<std::map<std::string, YieldCounts>> feature_yields = yield_by_feature(db, track);
+  Result<std::map<std::string, YieldCounts>> domain_yields = yield_by_domain(db, track);
+  if (!overall || !feature_yields || !domain_yields) {
+    return make_error("detecting tails: " + (!overall         ? overall.message()
+                                             : !feature_yields ? feature_yields.message()
+                                                               : domain_yields.message()));
+  }
+  add_yield_tails(policy, "feature", *feature_yields, tracked_features, *overall, entries);
+  add_yield_tails(policy, "domain", *domain_yields, tracked_domains, *overall, entries);
+  if (Status s = add_model_tails(db, policy, entries); !s) return make_error("detecting tails: " + s.message());
+
+  std::stable_sort(entries.begin(), entries.end(), [](const TailEntry& a, const TailEntry& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return std::tie(a.signal, a.dimension, a.name) < std::tie(b.signal, b.dimension, b.name);
+  });
+  if (entries.size() > policy.tails.max_entries) entries.resize(policy.tails.max_entries);
+  return entries;
+}
+
+Result<TailReport> tail_report_for_cycle(Database& db, const SynthPolicy& policy, int64_t cycle_id) {
+  TailReport report{cycle_id, {}};
+  Result<bool> exists = tail_report_exists(db, cycle_id);
+  if (!exists) return exists.error();
+  if (*exists) {
+    Result<std::vector<TailReportRow>> rows = tail_report_rows(db, cycle_id);
+    if (!rows) return rows.error();
+    for (const TailReportRow& row : *rows) {
+      json numbers = json::parse(row.numbers, nullptr, false);
+      if (numbers.is_discarded()) numbers = json::object();
+      report.entries.push_back({row.dimension, row.name, row.signal, row.score, std::move(numbers)});
+    }
+    return report;
+  }
+  Result<std::vector<TailEntry>> entries = detect_tails(db, policy);
+  if (!entries) return entries.error();
+  report.entries = std::move(*entries);
+  std::vector<TailReportRow> rows;
+  for (size_t i = 0; i < report.entries.size(); ++i) {
+    const TailEntry& e = report.entries[i];
+    rows.push_back({static_cast<int64_t>(i + 1), e.dimension, e.name, e.signal, e.score, e.numbers.dump()});
+  }
+  if (Status s = replace_tail_report(db, cycle_id, rows); !s) return s.error();
+  return report;
+}
+
+std::string tail_reason(const TailEntry& entry) {
+  return json{{"dimension", entry.dimension}, {"name", entry.name}, {"signal", entry.signal}, {"score", entry.score}}
+      .dump();
+}
+
+json tail_report_to_json(const TailReport& report) {
+  json entries = json::array();
+  for (size_t i = 0; i < report.entries.size(); ++i) {
+    const TailEntry& e = report.entries[i];
+    entries.push_back({{"rank", i + 1}, {"dimension", e.dimension}, {"name", e.name}, {"signal", e.signal},
+                       {"score", e.score}, {"numbers", e.numbers}});
+  }
+  return {{"cycle_id", report.cycle_id}, {"entries", entries}};
+}
+
+std::string format_tail_report(const TailReport& report) {
+  std::ostringstream out;
+  out << "tails of cycle " << report.cycle_id << " (" << report.entries.size() << ")\n";
+  for (size_t i = 0; i < report.entries.size(); ++i) {
+    const TailEntry& e = report.entries[i];
+    out << std::setw(3) << i + 1 << "  " << std::left << std::setw(34) << (e.dimension + "/" + e.name)
+        << std::setw(16) << e.signal << std::right << std::fixed << std::setprecision(3) << e.score << "  "
+        << e.numbers.dump() << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace tailforge

@@ -1,0 +1,43 @@
+// Long-tail detection: ranks feature tags, domains and failure categories that the verified
+// corpus, the pipeline or the model under test leave weak, with the figures that put each there.
+// It reads the store and writes the cycle's tail_report; it does not synthesize anything.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/database.h"
+#include "synth/policy.h"
+
+namespace tailforge {
+
+struct TailEntry {
+  std::string dimension;  // feature, domain, category
+  std::string name;
+  std::string signal;     // corpus_share, pipeline_yield, model_failure
+  double score = 0;       // signal weight x severity in [0, 1]; higher is a longer tail
+  nlohmann::json numbers = nlohmann::json::object();  // the figures behind the score
+};
+
+struct TailReport {
+  int64_t cycle_id = 0;
+  std::vector<TailEntry> entries;  // ranked, highest score first
+};
+
+// Computes the ranked tail list from the store now (no writes).
+Result<std::vector<TailEntry>> detect_tails(Database& db, const SynthPolicy& policy);
+
+// The cycle's stored report when one exists (so a re-run sees the same tails); otherwise detects
+// and stores it in tail_report.
+Result<TailReport> tail_report_for_cycle(Database& db, const SynthPolicy& policy, int64_t cycle_id);
+
+// The lineage reason a tail entry gives its synthesized samples.
+std::string tail_reason(const TailEntry& entry);
+
+nlohmann::json tail_report_to_json(const TailReport& report);
+std::string format_tail_report(const TailReport& report);
+
+}  // namespace tailforge

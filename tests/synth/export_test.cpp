@@ -1,0 +1,152 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "store/cycles.h"
+#include "store/samples.h"
+#include "synth/export.h"
+#include "synth/minhash.h"
+#include "test_support/temp_dir.h"
+
+using namespace tailforge;
+
+namespace {
+
+std::string program(int index) {
+  // Distinct programs: each draws its statements from a different slice of a varied pool.
+  static const char* statements[] = {
+      "out[i] = in[i] * 2.0f;", "out[i] += in[(i + 1) % n];", "if (in[i] > 0.5f) out[i] = 0.0f;",
+      "out[i] = sqrtf(fabsf(in[i]));", "for (int k = 0; k < 4; ++k) out[i] += in[(i + k) % n];",
+      "switch (i & 3) { case 0: out[i] = 1.0f; break; default: out[i] = in[i]; }", "atomicAdd(&out[0], in[i]);",
+      "out[i] = in[i] > out[i] ? in[i] : out[i];", "out[i] = __expf(-in[i]);", "out[n - 1 - i] = in[i];"};
+  std::string body;
+  for (int k = 0; k < 4; ++k) body += std::string(statements[(index * 7 + k * 3 + index / 10) % 10]) + "\n    ";
+  return "#include <cstdio>\n__global__ void kernel_" + std::to_string(index) +
+         "(float* out, const float* in, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) {\n    " +
+         body + "}\n}\nint main() { printf(\"" + std::to_string(index * 31) + "\\n\"); return 0; }\n";
+}
+
+std::string add_pair(Database& db, const std::string& text, const std::string& domain,
+                     std::vector<std::string> features, const std::string& origin = "template") {
+  Sample sample;
+  sample.track = "cuda2hip";
+  sample.origin = origin;
+  sample.language = "cuda";
+  sample.text = text;
+  sample.domain = domain;
+  sample.features = std::move(features);
+  sample.status = "verified";
+  std::string id = insert_sample_if_absent(db, sample).value().id;
+  std::string hip = text;
+  for (size_t at = hip.find("cuda"); at != std::string::npos; at = hip.find("cuda", at)) hip.replace(at, 4, "hip");
+  REQUIRE(insert_artifact(db, id, {"translate.hip", "hip", "hip", "#include <hip/hip_runtime.h>\n" + hip}).ok());
+  return id;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("export splits train and eval with no shared sample and no near-duplicate across them") {
+  TempDir dir;
+  Database db = std::move(Database::open(dir.file("tailforge.db")).value());
+  SynthPolicy policy = load_default_synth_policy(TAILFORGE_SOURCE_DIR).value();
+  policy.eval_fraction = 0.3;
+  std::vector<std::pair<std::string, std::string>> planted;
+  for (int i = 0; i < 60; ++i) {
+    std::string domain = i % 6 == 0 ? "sorting" : "elementwise";
+    std::vector<std::string> features = i % 10 == 0 ? std::vector<std::string>{"switch"} : std::vector<std::string>{};
+    std::string id = add_pair(db, program(i), domain, features);
+    if (i % 5 == 0) {  // a near-duplicate: the same program with a comment and re-spaced lines
+      std::string twin = "// variant of " + std::to_string(i) + "\n" + program(i) + "\n\n";
+      std::string twin_id = add_pair(db, twin, domain, features, "synthesized");
+      planted.emplace_back(id, twin_id);
+    }
+  }
+  Sample pending;
+  pending.track = "cuda2hip";
+  pending.origin = "template";
+  pending.language = "cuda";
+  pending.text = program(1000);
+  std::string pending_id = insert_sample_if_absent(db, pending).value().id;
+
+  for (const char* format : {"alpaca", "sharegpt", "jsonl"}) {
+    ExportOptions options{"cuda2hip", format, dir.file(std::string("out-") + format), policy};
+    Result<ExportSummary> summary = export_dataset(db, options);
+    REQUIRE_MESSAGE(summary.ok(), summary.message());
+    MESSAGE(std::string(format) << ": " << summary->train_samples << " train (" << summary->train_rows << " rows), "
+                   << summary->eval_samples << " eval, " << summary->clusters << " clusters");
+    CHECK(summary->samples == 72);
+    CHECK(summary->eval_samples > 0);
+    CHECK(summary->train_samples > 0);
+    for (const std::string& id : summary->eval_ids) {
+      CHECK(std::find(summary->train_ids.begin(), summary->train_ids.end(), id) == summary->train_ids.end());
+      CHECK(id != pending_id);
+    }
+    NearDuplicateIndex train_index(policy.dedup);
+    for (const std::string& id : summary->train_ids) train_index.add(find_sample(db, id).value()->text);
+    for (const std::string& id : summary->eval_ids) {
+      CHECK_FALSE(train_index.find_near_duplicate(find_sample(db, id).value()->text).has_value());
+    }
+    for (const auto& [a, b] : planted) {
+      bool a_eval = std::count(summary->eval_ids.begin(), summary->eval_ids.end(), a) > 0;
+      bool b_eval = std::count(summary->eval_ids.begin(), summary->eval_ids.end(), b) > 0;
+      CHECK(a_eval == b_eval);
+    }
+    CHECK(summary->train_rows > summary->train_samples);  // the sorting tail is up-sampled
+
+    std::string extension = std::string(format) == "jsonl" ? ".jsonl" : ".json";
+    for (const std::string name : {"train", "eval"}) {
+      std::string text = read_file(options.out_dir + "/" + name + extension);
+      if (extension == ".jsonl") {
+        std::istringstream lines(text);
+        std::string line;
+        while (std::getline(lines, line)) {
+          nlohmann::json record = nlohmann::json::parse(line);
+          CHECK(record.contains("instruction"));
+          CHECK(record["output"].get<std::string>().find("hip/hip_runtime.h") != std::string::npos);
+        }
+      } else {
+        nlohmann::json records = nlohmann::json::parse(text);
+        REQUIRE(records.is_array());
+        if (std::string(format) == "sharegpt") {
+          CHECK(records[0]["conversations"][0]["from"] == "human");
+          CHECK(records[0]["conversations"][1]["from"] == "gpt");
+        } else {
+          CHECK(records[0]["input"].get<std::string>().find("__global__") != std::string::npos);
+        }
+      }
+    }
+    nlohmann::json info = nlohmann::json::parse(read_file(options.out_dir + "/dataset_info.json"));
+    CHECK(info["tailforge_cuda2hip_train"]["file_name"] == "train" + extension);
+    nlohmann::json manifest = nlohmann::json::parse(read_file(summary->manifest_path));
+    CHECK(manifest["samples"].size() == 72);
+    CHECK(manifest["counts"]["by_origin"]["synthesized"] == 12);
+    CHECK(manifest["sampling_weights"]["domain"]["sorting"].get<double>() > 1.0);
+    CHECK(manifest["source_database"] == db.path());
+    CHECK(manifest["snapshot_hash"] == export_snapshot_hash(db, options).value());
+  }
+}
+
+TEST_CASE("resampling lifts a tail to the target fraction of the head, capped") {
+  ResamplingSettings settings;
+  settings.target_fraction_of_head = 0.5;
+  settings.max_weight = 4;
+  ResamplingWeights weights = resampling_weights({{"head", 100}, {"mid", 40}, {"tail", 5}}, {}, settings);
+  CHECK(weights.feature["head"] == 1.0);
+  CHECK(weights.feature["mid"] == doctest::Approx(1.25));
+  CHECK(weights.feature["tail"] == 4.0);
+  CHECK(sample_weight(weights, {"head", "mid"}, "") == doctest::Approx(1.25));
+}
+
+TEST_CASE("SASS normalization removes comments and whitespace") {
+  std::string sass = "        /*0000*/                   MOV R1, c[0x0][0x28] ;   /* 0x000fe40000000f00 */\n"
+                     "\n   // a comment line\n        /*0010*/   S2R R0, SR_TID.X ;\n";
+  CHECK(normalize_assembly(sass) == "MOV R1, c[0x0][0x28] ;\nS2R R0, SR_TID.X ;\n");
+}

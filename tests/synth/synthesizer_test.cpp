@@ -1,0 +1,164 @@
+#include <doctest/doctest.h>
+
+#include "agents/generator.h"
+#include "store/corpus.h"
+#include "store/cycles.h"
+#include "store/queue.h"
+#include "store/samples.h"
+#include "synth/lineage.h"
+#include "synth/synthesizer.h"
+#include "test_support/temp_dir.h"
+
+using namespace tailforge;
+
+namespace {
+
+struct Fixture {
+  TempDir dir;
+  Database db = std::move(Database::open(dir.file("tailforge.db")).value());
+  GeneratorCatalog catalog = std::move(load_default_generator_catalog(TAILFORGE_SOURCE_DIR).value());
+  SynthPolicy policy = std::move(load_default_synth_policy(TAILFORGE_SOURCE_DIR).value());
+
+  Fixture() {
+    policy.tails.features.tracked = {"switch"};
+    policy.tails.domains.min_share = 0;  // domain tails off: the test follows one feature
+    policy.synthesis.top_k = 1;
+  }
+
+  // Stores a generated template program as a verified sample of the cycle.
+  std::string add_verified(int64_t cycle, uint64_t seed, std::vector<std::string> required,
+                           std::vector<std::string> forbidden) {
+    GenerationRequest request;
+    request.seed = seed;
+    request.required_features = std::move(required);
+    request.forbidden_features = std::move(forbidden);
+    Result<GeneratedProgram> program = generate_program(catalog, request);
+    REQUIRE_MESSAGE(program.ok(), program.message());
+    Sample sample;
+    sample.track = "cuda2hip";
+    sample.origin = "template";
+    sample.language = "cuda";
+    sample.text = program->source;
+    sample.template_id = program->template_id;
+    sample.persona = persona_to_json(program->persona).dump();
+    sample.variables = program->variables.dump();
+    sample.seed = static_cast<int64_t>(seed);
+    sample.domain = program->domain;
+    sample.features = program->features;
+    sample.status = "verified";
+    sample.cycle_id = cycle;
+    Result<InsertOutcome> inserted = insert_sample_if_absent(db, sample);
+    REQUIRE(inserted.ok());
+    return inserted->id;
+  }
+
+  double share_of(const std::string& feature) {
+    int64_t total = verified_count(db, "cuda2hip").value();
+    auto counts = verified_count_by_feature(db, "cuda2hip").value();
+    return total ? double(counts[feature]) / double(total) : 0.0;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a rare feature is the top tail, explained by its numbers, and stored for the cycle") {
+  Fixture f;
+  int64_t cycle = start_cycle(f.db, 1, 0).value();
+  for (uint64_t s = 1; s <= 12; ++s) f.add_verified(cycle, s, {}, {"switch"});
+  f.add_verified(cycle, 99, {"switch"}, {});
+  Result<TailReport> report = tail_report_for_cycle(f.db, f.policy, cycle);
+  REQUIRE_MESSAGE(report.ok(), report.message());
+  REQUIRE_FALSE(report->entries.empty());
+  const TailEntry& top = report->entries.front();
+  MESSAGE(format_tail_report(*report));
+  CHECK(top.dimension == "feature");
+  CHECK(top.name == "switch");
+  CHECK(top.signal == "corpus_share");
+  CHECK(top.numbers["verified"] == 1);
+  CHECK(top.numbers["verified_total"] == 13);
+  CHECK(top.numbers["target_share"].get<double>() == doctest::Approx(0.15));
+  CHECK(top.score > 0);
+  CHECK(tail_report_rows(f.db, cycle).value().size() == report->entries.size());
+}
+
+TEST_CASE("synthesized samples link to their seeds with the reason, carry a verify job, and a re-run adds nothing") {
+  Fixture f;
+  int64_t cycle = start_cycle(f.db, 7, 0).value();
+  for (uint64_t s = 1; s <= 10; ++s) f.add_verified(cycle, s, {}, {"switch"});
+  std::string seed_id = f.add_verified(cycle, 50, {"switch"}, {});
+
+  Result<SynthesisSummary> summary = synthesize_for_cycle(f.db, f.catalog, f.policy, cycle, 1234);
+  REQUIRE_MESSAGE(summary.ok(), summary.message());
+  MESSAGE(synthesis_summary_to_json(*summary).dump());
+  REQUIRE(summary->inserted > 0);
+  CHECK(summary->inserted <= f.policy.synthesis.multiplier);
+  for (const std::string& id : summary->inserted_ids) {
+    Sample sample = find_sample(f.db, id).value().value();
+    CHECK(sample.origin == "synthesized");
+    CHECK(sample.track == "cuda2hip");
+    CHECK(sample.status == "pending");
+    CHECK(sample.template_id.has_value());
+    CHECK(std::find(sample.features.begin(), sample.features.end(), "switch") != sample.features.end());
+    std::vector<LineageEdge> up = ancestors_of(f.db, id).value();
+    REQUIRE(up.size() == 1);
+    CHECK(up[0].parent_id == seed_id);
+    CHECK(up[0].relation == "synthesized_from");
+    CHECK(up[0].agent == std::optional<std::string>("builtin-synthesizer"));
+    nlohmann::json reason = nlohmann::json::parse(up[0].reason.value());
+    CHECK(reason["dimension"] == "feature");
+    CHECK(reason["name"] == "switch");
+    CHECK(reason["signal"] == "corpus_share");
+  }
+  JobQueue queue(f.db);
+  std::vector<Job> jobs = queue.list("pending", 1000).value();
+  CHECK(jobs.size() == summary->inserted_ids.size());
+  for (const Job& job : jobs) {
+    nlohmann::json payload = nlohmann::json::parse(job.payload);
+    CHECK(job.kind == "verify");
+    CHECK(job.idempotency_key == "verify:" + payload["sample_id"].get<std::string>());
+    CHECK(payload["cycle"] == cycle);
+  }
+
+  nlohmann::json lineage = lineage_report(f.db, summary->inserted_ids.front()).value();
+  CHECK(lineage["ancestors"][0]["parent"] == seed_id);
+  std::string text = format_lineage_report(lineage);
+  MESSAGE(text);
+  CHECK(text.find("feature/switch") != std::string::npos);
+  CHECK(lineage_report(f.db, seed_id).value()["descendants"].size() == summary->inserted_ids.size());
+  CHECK_FALSE(lineage_report(f.db, "no-such-id").ok());
+
+  Result<SynthesisSummary> again = synthesize_for_cycle(f.db, f.catalog, f.policy, cycle, 1234);
+  REQUIRE(again.ok());
+  CHECK(again->inserted == 0);
+  CHECK(again->per_tail.at(0).already_present == summary->inserted);
+  CHECK(queue.list("pending", 1000).value().size() == jobs.size());
+}
+
+TEST_CASE("over five cycles the share of the top tail feature rises cycle over cycle") {
+  Fixture f;
+  f.policy.tails.features.targets["switch"] = 0.6;  // stays a tail for all five cycles
+  // The generator has a few dozen switch programs that are not near-duplicates of each other
+  // (threshold 0.8); a smaller multiplier spreads them over the five cycles.
+  f.policy.synthesis.multiplier = 3;
+  int64_t first = start_cycle(f.db, 1, 0).value();
+  for (uint64_t s = 1; s <= 20; ++s) f.add_verified(first, s, {}, {"switch"});
+  f.add_verified(first, 500, {"switch"}, {});
+  std::vector<double> series = {f.share_of("switch")};
+  std::string top_name, inserted;
+  for (int c = 0; c < 5; ++c) {
+    int64_t cycle = c == 0 ? first : start_cycle(f.db, 100 + c, 0).value();
+    for (uint64_t s = 0; s < 2; ++s) f.add_verified(cycle, 1000 * (c + 1) + s, {}, {"switch"});  // the head grows too
+    Result<SynthesisSummary> summary = synthesize_for_cycle(f.db, f.catalog, f.policy, cycle, 42 + c);
+    REQUIRE_MESSAGE(summary.ok(), summary.message());
+    REQUIRE_FALSE(summary->tails.entries.empty());
+    if (c == 0) top_name = summary->tails.entries.front().name;
+    for (const std::string& id : summary->inserted_ids) REQUIRE(set_sample_status(f.db, id, "verified").ok());
+    series.push_back(f.share_of(top_name));
+    inserted += std::to_string(summary->inserted) + " ";
+  }
+  std::string printed;
+  for (double share : series) printed += std::to_string(share) + " ";
+  MESSAGE("share of feature '" << top_name << "' per cycle: " << printed << "(synthesized per cycle: " << inserted << ")");
+  CHECK(top_name == "switch");
+  for (size_t i = 1; i < series.size(); ++i) CHECK(series[i] > series[i - 1]);
+}
