@@ -4,40 +4,38 @@
 
 #include "daemon/commands.h"
 #include "daemon/context.h"
-#include "store/cycles.h"
+#include "daemon/daemon.h"
+#include "store/failures.h"
 #include "store/status.h"
 
 namespace tailforge {
 
 int command_daemon(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
-  if (!context) {
-    std::cerr << "tailforge: " << context.message() << "\n";
-    return 1;
+  if (!context) return report_failure(context.message());
+  DaemonOptions options;
+  options.db_path = context->db_path;
+  options.config_file = args.get("--config");
+  options.config = context->config;
+  std::string cycles = args.get("--cycles", std::to_string(context->config["daemon"]["cycles"].get<int64_t>()));
+  if (cycles.empty() || cycles.find_first_not_of("0123456789") != std::string::npos || cycles.size() > 9) {
+    std::cerr << "tailforge: --cycles needs a whole number, got '" << cycles << "'\n";
+    return 2;
   }
+  options.cycles = std::stoll(cycles);
+  options.listen = args.get("--listen", context->config["http"]["listen"].get<std::string>());
+  options.progress_line = !args.has("--no-progress");
+  if (Status s = run_daemon(options); !s) return report_failure(s.message());
+
+  // A bounded run ends with what it did: the status and the failure taxonomy.
   Result<Database> db = Database::open(context->db_path);
-  if (!db) {
-    std::cerr << "tailforge: " << db.message() << "\n";
-    return 1;
-  }
-  int64_t cycles = std::stoll(args.get("--cycles", "1"));
-  for (int64_t i = 0; i < cycles; ++i) {
-    Result<int64_t> id = start_cycle(*db, 0, 0);
-    if (!id) {
-      spdlog::error("starting a cycle: {}", id.message());
-      return 1;
-    }
-    CycleRecord record;
-    record.id = *id;
-    record.state = "done";
-    if (Status s = finish_cycle(*db, record); !s) {
-      spdlog::error("finishing cycle {}: {}", *id, s.message());
-      return 1;
-    }
-    spdlog::info("cycle {} done", *id);
-  }
+  if (!db) return report_failure(db.message());
   Result<StatusSummary> status = query_status(*db);
-  if (status) std::cout << format_status_table(*status);
+  if (!status) return report_failure(status.message());
+  std::cout << format_status_table(*status) << "\n";
+  Result<TaxonomyReport> taxonomy = taxonomy_report(*db, TaxonomyQuery{});
+  if (!taxonomy) return report_failure(taxonomy.message());
+  std::cout << format_taxonomy_table(*taxonomy);
   return 0;
 }
 

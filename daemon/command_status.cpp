@@ -1,6 +1,8 @@
-#include <iostream>
+#include <unistd.h>
 
-#include <spdlog/spdlog.h>
+#include <chrono>
+#include <iostream>
+#include <thread>
 
 #include "daemon/commands.h"
 #include "daemon/context.h"
@@ -10,26 +12,23 @@ namespace tailforge {
 
 int command_status(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
-  if (!context) {
-    std::cerr << "tailforge: " << context.message() << "\n";
-    return 1;
-  }
+  if (!context) return report_failure(context.message());
   Result<Database> db = Database::open(context->db_path);
-  if (!db) {
-    std::cerr << "tailforge: " << db.message() << "\n";
-    return 1;
+  if (!db) return report_failure(db.message());
+  bool watch = args.has("--watch");
+  bool terminal = isatty(STDOUT_FILENO);
+  for (;;) {
+    Result<StatusSummary> status = query_status(*db);
+    if (!status) return report_failure(context->db_path + ": " + status.message());
+    if (watch && terminal) std::cout << "\033[H\033[2J";
+    if (args.has("--json")) {
+      std::cout << status_to_json(*status).dump(watch ? -1 : 2) << std::endl;
+    } else {
+      std::cout << format_status_table(*status) << std::flush;
+    }
+    if (!watch) return 0;
+    std::this_thread::sleep_for(std::chrono::seconds(2));
   }
-  Result<StatusSummary> status = query_status(*db);
-  if (!status) {
-    std::cerr << "tailforge: " << context->db_path << ": " << status.message() << "\n";
-    return 1;
-  }
-  if (args.has("--json")) {
-    std::cout << status_to_json(*status).dump(2) << "\n";
-  } else {
-    std::cout << format_status_table(*status);
-  }
-  return 0;
 }
 
 }  // namespace tailforge

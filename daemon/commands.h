@@ -8,5 +8,13 @@ namespace tailforge {
 
 int command_status(const CommandLine& args);
 int command_daemon(const CommandLine& args);
+int command_toolchains(const CommandLine& args);
+int command_taxonomy(const CommandLine& args);
+int command_lineage(const CommandLine& args);
+int command_generate(const CommandLine& args);
+int command_translate(const CommandLine& args);
+int command_verify(const CommandLine& args);
+int command_export(const CommandLine& args);
+int command_model(const CommandLine& args);
 
 }  // namespace tailforge

@@ -1,11 +1,18 @@
 #include "daemon/context.h"
 
+#include <cstdio>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "policies/config.h"
 
 namespace tailforge {
+
+int report_failure(const std::string& message) {
+  std::fprintf(stderr, "tailforge: %s\n", message.c_str());
+  return 1;
+}
 
 Status set_log_level(const std::string& level) {
   spdlog::level::level_enum parsed = spdlog::level::from_str(level);

@@ -18,6 +18,9 @@ struct CommandContext {
 
 // Loads --config (or the defaults), applies --log-level and resolves --db.
 Result<CommandContext> make_context(const CommandLine& args);
+// Prints "tailforge: <message>" to stderr and returns exit code 1.
+int report_failure(const std::string& message);
+
 // Sets spdlog's level from a name (trace, debug, info, warn, error, off).
 Status set_log_level(const std::string& level);
 

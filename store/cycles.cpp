@@ -73,4 +73,31 @@ Result<std::vector<CycleRecord>> list_cycles(Database& db, int limit) {
   return select_cycles(db, "ORDER BY id DESC LIMIT ?1", static_cast<int64_t>(limit));
 }
 
+Result<int64_t> open_jobs_of_cycle(Database& db, int64_t cycle_id) {
+  Statement& count = db.cached(
+      "SELECT count(*) FROM job WHERE state IN ('pending','leased') AND json_extract(payload, '$.cycle') = ?1");
+  count.bind(1, cycle_id);
+  int64_t n = count.step() ? count.int64(0) : 0;
+  Status s = count.status();
+  count.reset();
+  if (!s) return s.error();
+  return n;
+}
+
+Status count_cycle_samples(Database& db, CycleRecord& cycle) {
+  Statement& count = db.cached(
+      "SELECT coalesce(sum(origin <> 'synthesized'), 0), coalesce(sum(origin = 'synthesized'), 0),"
+      " coalesce(sum(status = 'verified'), 0), coalesce(sum(status = 'failed'), 0) FROM sample WHERE cycle_id = ?1");
+  count.bind(1, cycle.id);
+  if (count.step()) {
+    cycle.generated = count.int64(0);
+    cycle.synthesized = count.int64(1);
+    cycle.verified = count.int64(2);
+    cycle.failed = count.int64(3);
+  }
+  Status s = count.status();
+  count.reset();
+  return s;
+}
+
 }  // namespace tailforge

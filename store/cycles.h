@@ -33,4 +33,9 @@ Result<std::optional<CycleRecord>> find_cycle(Database& db, int64_t id);
 Result<std::optional<CycleRecord>> last_cycle(Database& db);
 Result<std::vector<CycleRecord>> list_cycles(Database& db, int limit);
 
+// Jobs of the cycle (payload field "cycle") that are pending or leased.
+Result<int64_t> open_jobs_of_cycle(Database& db, int64_t cycle_id);
+// Fills generated, synthesized, verified and failed from the samples the cycle made.
+Status count_cycle_samples(Database& db, CycleRecord& cycle);
+
 }  // namespace tailforge

@@ -29,6 +29,19 @@ Job read_job(const Statement& row) {
   return job;
 }
 
+// Steps a bound query once: the job of its first row, or none.
+Result<std::optional<Job>> first_job(Statement& select) {
+  if (!select.step()) {
+    Status s = select.status();
+    select.reset();
+    if (!s) return s.error();
+    return std::optional<Job>();
+  }
+  Job job = read_job(select);
+  select.reset();
+  return std::optional<Job>(std::move(job));
+}
+
 }  // namespace
 
 int64_t JobQueue::backoff_ms(int64_t attempts) const {
@@ -159,15 +172,15 @@ Result<std::optional<Job>> JobQueue::find(int64_t id) {
       "SELECT id, kind, payload, state, priority, idempotency_key, lease_owner, lease_expires_ms, attempts,"
       " max_attempts, next_attempt_ms, last_error FROM job WHERE id = ?1");
   select.bind(1, id);
-  if (!select.step()) {
-    Status s = select.status();
-    select.reset();
-    if (!s) return s.error();
-    return std::optional<Job>();
-  }
-  Job job = read_job(select);
-  select.reset();
-  return std::optional<Job>(std::move(job));
+  return first_job(select);
+}
+
+Result<std::optional<Job>> JobQueue::find_by_key(const std::string& idempotency_key) {
+  Statement& select = db_.cached(
+      "SELECT id, kind, payload, state, priority, idempotency_key, lease_owner, lease_expires_ms, attempts,"
+      " max_attempts, next_attempt_ms, last_error FROM job WHERE idempotency_key = ?1");
+  select.bind(1, idempotency_key);
+  return first_job(select);
 }
 
 Result<std::vector<Job>> JobQueue::list(const std::optional<std::string>& state, int limit) {

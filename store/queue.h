@@ -67,6 +67,7 @@ class JobQueue {
   Result<int> release_leases(const std::optional<std::string>& keep_owner = std::nullopt);
 
   Result<std::optional<Job>> find(int64_t id);
+  Result<std::optional<Job>> find_by_key(const std::string& idempotency_key);
   Result<std::vector<Job>> list(const std::optional<std::string>& state, int limit);
   Result<std::map<std::string, int64_t>> counts_by_state();
   int64_t backoff_ms(int64_t attempts) const;

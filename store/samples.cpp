@@ -92,6 +92,17 @@ Result<std::optional<Sample>> find_sample(Database& db, const std::string& id) {
   return std::optional<Sample>(std::move(sample));
 }
 
+Result<std::vector<std::string>> sample_ids_with_prefix(Database& db, const std::string& prefix, int limit) {
+  Statement& select = db.cached("SELECT id FROM sample WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT ?2");
+  select.bind(1, prefix).bind(2, limit);
+  std::vector<std::string> ids;
+  while (select.step()) ids.push_back(select.text(0));
+  Status s = select.status();
+  select.reset();
+  if (!s) return s.error();
+  return ids;
+}
+
 Status set_sample_status(Database& db, const std::string& id, const std::string& status) {
   return db.cached("UPDATE sample SET status = ?2 WHERE id = ?1").bind(1, id).bind(2, status).run();
 }

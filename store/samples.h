@@ -44,6 +44,8 @@ struct InsertOutcome {
 // Inserts the sample (and its feature tags) unless its content is already stored.
 Result<InsertOutcome> insert_sample_if_absent(Database& db, Sample sample);
 Result<std::optional<Sample>> find_sample(Database& db, const std::string& id);
+// Ids starting with `prefix` (at most `limit`), for commands that take a shortened id.
+Result<std::vector<std::string>> sample_ids_with_prefix(Database& db, const std::string& prefix, int limit);
 Status set_sample_status(Database& db, const std::string& id, const std::string& status);
 
 struct ArtifactRecord {

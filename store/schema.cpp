@@ -121,6 +121,7 @@ CREATE TABLE failure (
 CREATE INDEX failure_category_time ON failure(category, created_ms);
 CREATE INDEX failure_time ON failure(created_ms);
 CREATE INDEX failure_top ON failure(top_category);
+CREATE INDEX failure_track_time ON failure(track, created_ms, category, top_category);
 
 CREATE TABLE lineage (
   parent_id     TEXT NOT NULL REFERENCES sample(id),

@@ -1,0 +1,250 @@
+#include "daemon/daemon.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/context.h"
+#include "daemon/http_api.h"
+#include "daemon/pipeline.h"
+#include "daemon/planner.h"
+#include "daemon/progress.h"
+#include "daemon/resource_slots.h"
+#include "daemon/worker_pool.h"
+#include "policies/config.h"
+
+namespace tailforge {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Holds an exclusive lock on <db>.lock for the daemon's lifetime: one daemon per database.
+class DatabaseLock {
+ public:
+  static Result<std::unique_ptr<DatabaseLock>> acquire(const std::string& db_path) {
+    std::string path = db_path + ".lock";
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return make_error("cannot create lock file " + path);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      return make_error("another tailforge daemon is running on " + db_path + " (lock " + path + " is held)");
+    }
+    return std::unique_ptr<DatabaseLock>(new DatabaseLock(fd));
+  }
+  ~DatabaseLock() { ::close(fd_); }
+
+ private:
+  explicit DatabaseLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+int64_t free_disk_mb(const std::string& db_path) {
+  std::filesystem::path dir = std::filesystem::absolute(db_path).parent_path();
+  struct statvfs info {};
+  if (statvfs(dir.c_str(), &info) != 0) return -1;
+  return static_cast<int64_t>(info.f_bavail) * static_cast<int64_t>(info.f_frsize) / (1024 * 1024);
+}
+
+std::string owner_prefix() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return std::string(host) + ":" + std::to_string(getpid());
+}
+
+PlannerOptions planner_options(const nlohmann::json& config, int64_t cycles) {
+  const nlohmann::json& daemon = config["daemon"];
+  PlannerOptions options;
+  options.cycles_to_run = cycles;
+  options.samples_per_cycle = daemon["samples_per_cycle"].get<int64_t>();
+  options.seed = daemon["seed"].get<int64_t>();
+  options.synthesis = config["synth"].value("enabled", true);
+  options.retrain = config["retrain"].value("enabled", true);
+  return options;
+}
+
+QueuePolicy queue_policy(const nlohmann::json& config) {
+  const nlohmann::json& store = config["store"];
+  return {store["job_max_attempts"].get<int64_t>(), store["job_backoff_base_ms"].get<int64_t>(),
+          store["job_backoff_max_ms"].get<int64_t>()};
+}
+
+// Everything the event loop touches, so its handlers capture one reference.
+struct Loop {
+  asio::io_context io;
+  asio::signal_set signals{io, SIGINT, SIGTERM, SIGHUP};
+  asio::steady_timer planner_timer{io};
+  asio::steady_timer progress_timer{io};
+  asio::steady_timer disk_timer{io};
+  std::thread drain_thread;
+};
+
+}  // namespace
+
+Status run_daemon(const DaemonOptions& options) {
+  Result<std::unique_ptr<DatabaseLock>> lock = DatabaseLock::acquire(options.db_path);
+  if (!lock) return lock.error();
+  Result<Database> opened = Database::open(options.db_path);
+  if (!opened) return opened.error();
+  Database& db = *opened;
+  nlohmann::json config = options.config;
+  JobQueue queue(db, queue_policy(config));
+  Result<int> released = queue.release_leases();
+  if (!released) return released.error();
+  if (*released > 0) spdlog::info("resumed: {} jobs leased by a previous run are leasable again", *released);
+
+  ResourceSlots slots;
+  Result<std::shared_ptr<Pipeline>> pipeline = make_pipeline(config, options.db_path, slots);
+  if (!pipeline) return pipeline.error();
+
+  WorkerPoolOptions pool_options;
+  pool_options.db_path = options.db_path;
+  pool_options.workers = (*pipeline)->worker_count();
+  pool_options.owner_prefix = owner_prefix();
+  pool_options.lease_ms = config["store"]["job_lease_ms"].get<int64_t>();
+  pool_options.queue_policy = queue_policy(config);
+  WorkerPool pool(pool_options, (*pipeline)->handlers());
+
+  CyclePlanner planner(db, queue, planner_options(config, options.cycles));
+  DaemonControl control;
+  Loop loop;
+  const double grace_seconds = config["daemon"]["drain_grace_seconds"].get<double>();
+  const int64_t min_free_mb = config["daemon"]["min_free_disk_mb"].get<int64_t>();
+
+  std::unique_ptr<HttpApi> http;
+  if (!options.listen.empty()) {
+    Result<std::unique_ptr<HttpApi>> started = HttpApi::start(options.listen, config, options.db_path, control,
+                                                              [&pool] { pool.wake(); });
+    if (!started) return started.error();
+    http = std::move(*started);
+    spdlog::info("HTTP API listening on {}", http->address());
+  }
+
+  if (Status s = pool.start(); !s) return s;
+  spdlog::info("daemon started on {}: {} workers, cycles {}", options.db_path, pool_options.workers,
+               options.cycles > 0 ? std::to_string(options.cycles) : "unbounded");
+
+  ProgressLine progress(options.progress_line && config["daemon"]["progress"].get<bool>(), options.cycles);
+  Result<Database> progress_db = Database::open(options.db_path);
+  if (!progress_db) return progress_db.error();
+
+  auto begin_drain = [&](const char* why) {
+    if (loop.drain_thread.joinable()) return;
+    control.drain_requested = true;
+    spdlog::info("draining ({}): running jobs get {:.0f} s to finish", why, grace_seconds);
+    loop.drain_thread = std::thread([&] {
+      bool clean = pool.drain(grace_seconds);
+      if (!clean) spdlog::warn("drain grace period over: {} jobs stay leased and resume on restart", pool.running());
+      asio::post(loop.io, [&] { loop.io.stop(); });
+    });
+  };
+
+  std::function<void()> arm_signals = [&] {
+    loop.signals.async_wait([&](const boost::system::error_code& error, int signal_number) {
+      if (error) return;
+      if (signal_number == SIGHUP) {
+        Result<nlohmann::json> reloaded = load_config(options.config_file);
+        if (!reloaded) {
+          spdlog::error("SIGHUP: configuration not reloaded: {}", reloaded.message());
+        } else {
+          config = *reloaded;
+          planner.set_options(planner_options(config, options.cycles));
+          if (Status level = set_log_level(config.value("log_level", "info")); !level) {
+            spdlog::error("SIGHUP: {}", level.message());
+          }
+          spdlog::info("SIGHUP: configuration reloaded from {}",
+                       options.config_file.empty() ? "the defaults" : options.config_file);
+        }
+      } else if (control.drain_requested) {
+        spdlog::warn("second signal: stopping now; unfinished jobs resume on restart");
+        loop.io.stop();
+        return;
+      } else {
+        begin_drain(signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+      }
+      arm_signals();
+    });
+  };
+  arm_signals();
+
+  std::function<void()> arm_planner = [&] {
+    loop.planner_timer.expires_after(std::chrono::milliseconds(100));
+    loop.planner_timer.async_wait([&](const boost::system::error_code& error) {
+      if (error) return;
+      pool.set_paused(control.paused);
+      if (control.drain_requested && !loop.drain_thread.joinable()) begin_drain("HTTP drain");
+      bool may_start = !control.paused && !control.drain_requested && !control.disk_low;
+      Result<PlannerStep> step = planner.tick(may_start);
+      if (!step) {
+        spdlog::error("planner: {}", step.message());
+      } else {
+        if (step->enqueued) pool.wake();
+        if (step->finished_cycle) progress.cycle_finished(*step->finished_cycle);
+      }
+      if (planner.done() && !control.drain_requested) {
+        spdlog::info("all {} cycles done", planner.cycles_run());
+        asio::post(loop.io, [&] { loop.io.stop(); });
+        return;
+      }
+      arm_planner();
+    });
+  };
+  arm_planner();
+
+  std::function<void()> arm_progress = [&] {
+    loop.progress_timer.expires_after(std::chrono::seconds(1));
+    loop.progress_timer.async_wait([&](const boost::system::error_code& error) {
+      if (error) return;
+      progress.update(*progress_db, planner.current_cycle(), planner.cycles_run());
+      arm_progress();
+    });
+  };
+  arm_progress();
+
+  std::function<void()> arm_disk = [&] {
+    int64_t free_mb = free_disk_mb(options.db_path);
+    bool low = free_mb >= 0 && free_mb < min_free_mb;
+    if (low != control.disk_low) {
+      control.disk_low = low;
+      if (low) {
+        spdlog::warn("disk space low: {} MB free next to {} (watermark {} MB); generation paused", free_mb,
+                     options.db_path, min_free_mb);
+        pool.set_blocked_kinds({kGenerateJob, kSynthesizeJob});
+      } else {
+        spdlog::info("disk space recovered: {} MB free; generation resumes", free_mb);
+        pool.set_blocked_kinds({});
+      }
+    }
+    loop.disk_timer.expires_after(std::chrono::seconds(10));
+    loop.disk_timer.async_wait([&](const boost::system::error_code& error) {
+      if (!error) arm_disk();
+    });
+  };
+  arm_disk();
+
+  loop.io.run();
+
+  progress.finish();
+  if (loop.drain_thread.joinable()) loop.drain_thread.join();
+  if (pool.running() > 0) {
+    // Stopped before the running jobs finished: their leases are released on the next start.
+    spdlog::warn("stopping with {} jobs unfinished; they resume on restart", pool.running());
+    spdlog::shutdown();
+    std::_Exit(0);
+  }
+  pool.stop();
+  if (http) http->stop();
+  spdlog::info("daemon stopped after {} cycles", planner.cycles_run());
+  return {};
+}
+
+}  // namespace tailforge

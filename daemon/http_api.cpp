@@ -1,0 +1,249 @@
+#include "daemon/http_api.h"
+
+#include <httplib.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/metrics.h"
+#include "daemon/views.h"
+#include "store/failures.h"
+#include "store/queue.h"
+#include "store/samples.h"
+#include "store/status.h"
+#include "synth/lineage.h"
+
+namespace tailforge {
+
+namespace {
+
+void send_json(httplib::Response& response, int status, const nlohmann::json& body) {
+  response.status = status;
+  // Paths and parameters echoed in messages may hold invalid UTF-8: replace, never throw.
+  response.set_content(body.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "application/json");
+}
+
+void send_error(httplib::Response& response, int status, const std::string& message) {
+  send_json(response, status, {{"error", message}, {"status", status}});
+}
+
+// Opens the store for one request; a failure answers 503.
+std::optional<Database> open_store(const std::string& db_path, httplib::Response& response) {
+  Result<Database> db = Database::open(db_path);
+  if (!db) {
+    send_error(response, 503, db.message());
+    return std::nullopt;
+  }
+  return std::move(*db);
+}
+
+std::map<std::string, std::string> query_parameters(const httplib::Request& request) {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : request.params) out[key] = value;
+  return out;
+}
+
+}  // namespace
+
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+Result<ListenAddress> parse_listen_address(const std::string& text) {
+  static const std::regex pattern(R"(^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]*):([0-9]{1,5})$)");
+  std::smatch match;
+  if (!std::regex_match(text, match, pattern)) {
+    return make_error("listen address '" + text + "' is not HOST:PORT (e.g. 127.0.0.1:8470)");
+  }
+  ListenAddress address;
+  address.host = match[1].str();
+  if (address.host.size() > 2 && address.host.front() == '[') address.host = address.host.substr(1, address.host.size() - 2);
+  if (address.host.empty()) address.host = "127.0.0.1";
+  address.port = std::stoi(match[2].str());
+  if (address.port > 65535) return make_error("listen address '" + text + "': port out of range");
+  return address;
+}
+
+Result<std::string> load_api_token(const nlohmann::json& config) {
+  const nlohmann::json& http = config["http"];
+  std::string file = http.value("token_file", "");
+  if (!file.empty()) {
+    std::ifstream in(file);
+    if (!in) return make_error("http.token_file: cannot read " + file);
+    std::string token;
+    std::getline(in, token);
+    while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    if (token.empty()) return make_error("http.token_file: " + file + " is empty");
+    return token;
+  }
+  std::string variable = http.value("token_env", "");
+  if (!variable.empty()) {
+    if (const char* value = std::getenv(variable.c_str()); value && *value) return std::string(value);
+  }
+  return std::string();
+}
+
+Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const nlohmann::json& config,
+                                                 const std::string& db_path, DaemonControl& control,
+                                                 std::function<void()> wake) {
+  Result<ListenAddress> address = parse_listen_address(listen);
+  if (!address) return address.error();
+  Result<std::string> token = load_api_token(config);
+  if (!token) return token.error();
+  if (!is_loopback_host(address->host) && token->empty()) {
+    return make_error("refusing to listen on non-loopback address " + listen +
+                      " without a token (set http.token_file or $" + config["http"].value("token_env", "") + ")");
+  }
+
+  std::unique_ptr<HttpApi> api(new HttpApi());
+  api->server_ = std::make_unique<httplib::Server>();
+  httplib::Server& server = *api->server_;
+  server.set_payload_max_length(config["http"]["max_body_bytes"].get<size_t>());
+  server.set_read_timeout(5, 0);
+  server.set_write_timeout(5, 0);
+
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200, {{"ok", true}});
+  });
+  server.Get("/v1/status", [db_path, &control](const httplib::Request&, httplib::Response& res) {
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<StatusSummary> status = query_status(*db);
+    if (!status) return send_error(res, 500, status.message());
+    nlohmann::json body = status_to_json(*status);
+    body["daemon"] = {{"paused", control.paused.load()},
+                      {"draining", control.drain_requested.load()},
+                      {"disk_low", control.disk_low.load()}};
+    send_json(res, 200, body);
+  });
+  server.Get("/v1/taxonomy", [db_path](const httplib::Request& req, httplib::Response& res) {
+    Result<TaxonomyQuery> query = taxonomy_query_from_args(query_parameters(req));
+    if (!query) return send_error(res, 400, query.message());
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<TaxonomyReport> report = taxonomy_report(*db, *query);
+    if (!report) return send_error(res, 500, report.message());
+    send_json(res, 200, taxonomy_report_to_json(*report));
+  });
+  server.Get(R"(/v1/samples/([^/]+))", [db_path](const httplib::Request& req, httplib::Response& res) {
+    std::string id = req.matches[1];
+    if (!looks_like_sample_id(id)) return send_error(res, 400, "sample id must be 64 lowercase hex digits");
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<std::optional<Sample>> sample = find_sample(*db, id);
+    if (!sample) return send_error(res, 500, sample.message());
+    if (!sample->has_value()) return send_error(res, 404, "no sample " + id);
+    send_json(res, 200, sample_json(*db, **sample));
+  });
+  server.Get(R"(/v1/samples/([^/]+)/lineage)", [db_path](const httplib::Request& req, httplib::Response& res) {
+    std::string id = req.matches[1];
+    if (!looks_like_sample_id(id)) return send_error(res, 400, "sample id must be 64 lowercase hex digits");
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<std::optional<Sample>> sample = find_sample(*db, id);
+    if (!sample) return send_error(res, 500, sample.message());
+    if (!sample->has_value()) return send_error(res, 404, "no sample " + id);
+    Result<nlohmann::json> lineage = lineage_report(*db, id);
+    if (!lineage) return send_error(res, 500, lineage.message());
+    send_json(res, 200, *lineage);
+  });
+  server.Get("/v1/jobs", [db_path](const httplib::Request& req, httplib::Response& res) {
+    std::optional<std::string> state;
+    if (req.has_param("state")) {
+      state = req.get_param_value("state");
+      static const std::set<std::string> states = {"pending", "leased", "done", "dead"};
+      if (!states.count(*state)) return send_error(res, 400, "state must be pending, leased, done or dead");
+    }
+    int limit = 100;
+    if (req.has_param("limit")) {
+      std::string text = req.get_param_value("limit");
+      if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) {
+        return send_error(res, 400, "limit must be a number from 1 to 999999");
+      }
+      limit = std::stoi(text);
+    }
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    JobQueue queue(*db);
+    Result<std::vector<Job>> jobs = queue.list(state, limit);
+    if (!jobs) return send_error(res, 500, jobs.message());
+    nlohmann::json body = {{"jobs", nlohmann::json::array()}};
+    for (const Job& job : *jobs) body["jobs"].push_back(job_json(job));
+    send_json(res, 200, body);
+  });
+  server.Get("/metrics", [db_path](const httplib::Request&, httplib::Response& res) {
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<std::string> text = prometheus_metrics(*db);
+    if (!text) return send_error(res, 500, text.message());
+    res.set_content(*text, "text/plain; version=0.0.4");
+  });
+  server.Post(R"(/v1/control/([a-z]+))", [token = *token, &control, wake](const httplib::Request& req,
+                                                                         httplib::Response& res) {
+    if (token.empty()) return send_error(res, 403, "control is disabled: no API token is configured");
+    if (req.get_header_value("Authorization") != "Bearer " + token) {
+      return send_error(res, 401, "control needs 'Authorization: Bearer <token>'");
+    }
+    std::string action = req.matches[1];
+    if (action == "pause") {
+      control.paused = true;
+    } else if (action == "resume") {
+      control.paused = false;
+    } else if (action == "drain") {
+      control.drain_requested = true;
+    } else {
+      return send_error(res, 404, "unknown control action '" + action + "' (pause, resume, drain)");
+    }
+    spdlog::info("HTTP control: {}", action);
+    wake();
+    send_json(res, 200, {{"ok", true}, {"action", action}});
+  });
+
+  // Known paths with the wrong method: 405. Everything else unmatched: 404. Both JSON.
+  auto method_not_allowed = [](const httplib::Request& req, httplib::Response& res) {
+    send_error(res, 405, "method " + req.method + " not allowed on " + req.path);
+  };
+  server.Post(R"(/(healthz|metrics|v1/status|v1/taxonomy|v1/jobs|v1/samples/.*))", method_not_allowed);
+  server.Put(R"(/.*)", method_not_allowed);
+  server.Delete(R"(/.*)", method_not_allowed);
+  server.Patch(R"(/.*)", method_not_allowed);
+  server.Get(R"(/v1/control/.*)", method_not_allowed);
+  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.body.empty() || res.get_header_value("Content-Type") != "application/json") {
+      std::string message = res.status == 404 ? "no such endpoint: " + req.path
+                                              : "bad request (HTTP " + std::to_string(res.status) + ")";
+      send_error(res, res.status, message);
+    }
+  });
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    send_error(res, 500, "internal error");
+  });
+
+  int port = address->port;
+  if (port == 0) {
+    port = server.bind_to_any_port(address->host);
+    if (port < 0) return make_error("cannot bind " + listen);
+  } else if (!server.bind_to_port(address->host, port)) {
+    return make_error("cannot bind " + listen + " (address in use or not local)");
+  }
+  api->host_ = address->host;
+  api->port_ = port;
+  api->thread_ = std::thread([&server] { server.listen_after_bind(); });
+  return api;
+}
+
+HttpApi::~HttpApi() { stop(); }
+
+void HttpApi::stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string HttpApi::address() const {
+  return (host_.find(':') != std::string::npos ? "[" + host_ + "]" : host_) + ":" + std::to_string(port_);
+}
+
+}  // namespace tailforge

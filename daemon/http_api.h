@@ -1,0 +1,55 @@
+// The daemon's HTTP API (cpp-httplib): health, status, taxonomy, samples with artifacts and
+// lineage, jobs, Prometheus metrics, and token-protected control (pause, resume, drain).
+// Loopback by default; a non-loopback address without a token is refused. Every answer to a
+// malformed request is a 4xx with a JSON error body.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/daemon.h"
+#include "store/result.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace tailforge {
+
+struct ListenAddress {
+  std::string host;
+  int port = 0;  // 0: any free port
+};
+
+// Parses "127.0.0.1:8470", "localhost:0", "[::1]:8470" or ":8470" (loopback).
+Result<ListenAddress> parse_listen_address(const std::string& text);
+bool is_loopback_host(const std::string& host);
+
+class HttpApi {
+ public:
+  // Binds and starts serving on a thread of its own. `wake` is called after control changes.
+  static Result<std::unique_ptr<HttpApi>> start(const std::string& listen, const nlohmann::json& config,
+                                                const std::string& db_path, DaemonControl& control,
+                                                std::function<void()> wake);
+  ~HttpApi();
+  void stop();
+  // The bound address, e.g. "127.0.0.1:39211".
+  std::string address() const;
+
+ private:
+  HttpApi() = default;
+
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::string host_;
+  int port_ = 0;
+};
+
+// Reads the bearer token from config http.token_file, else the variable named by http.token_env.
+Result<std::string> load_api_token(const nlohmann::json& config);
+
+}  // namespace tailforge

@@ -1,0 +1,335 @@
+#include "daemon/pipeline.h"
+
+#include <algorithm>
+#include <array>
+#include <mutex>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "agents/generator.h"
+#include "agents/hipify.h"
+#include "daemon/planner.h"
+#include "policies/categorizer.h"
+#include "policies/config.h"
+#include "store/failures.h"
+#include "store/samples.h"
+#include "store/sha256.h"
+#include "synth/policy.h"
+#include "synth/retrain.h"
+#include "synth/synthesizer.h"
+#include "verifier/chain.h"
+
+namespace tailforge {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The verifier's resource gate, backed by the daemon's counting slots.
+class SlotGate : public ResourceGate {
+ public:
+  explicit SlotGate(ResourceSlots& slots) : slots_(slots) {}
+  void acquire(ResourceKind kind) override { held_ok(kind, slots_.acquire(name(kind))); }
+  void release(ResourceKind kind) override {
+    if (take_held(kind)) slots_.release(name(kind));
+  }
+
+ private:
+  static const char* name(ResourceKind kind) { return kind == ResourceKind::gpu ? "gpu" : "cpu"; }
+  // acquire() fails at once for a resource with no capacity; release() must then do nothing.
+  void held_ok(ResourceKind kind, bool held) {
+    std::lock_guard lock(mutex_);
+    if (held) ++held_[std::this_thread::get_id()][kind == ResourceKind::gpu];
+  }
+  bool take_held(ResourceKind kind) {
+    std::lock_guard lock(mutex_);
+    int& count = held_[std::this_thread::get_id()][kind == ResourceKind::gpu];
+    if (count == 0) return false;
+    --count;
+    return true;
+  }
+  ResourceSlots& slots_;
+  std::mutex mutex_;
+  std::map<std::thread::id, std::array<int, 2>> held_;
+};
+
+std::vector<std::string> merged_tags(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  std::sort(a.begin(), a.end());
+  a.erase(std::unique(a.begin(), a.end()), a.end());
+  return a;
+}
+
+const char* extension_for(const Sample& sample) {
+  if (sample.language == "c") return ".c";
+  if (sample.language == "hip") return ".hip";
+  if (sample.language == "rdna3" || sample.language == "sass") return ".s";
+  return ".cu";
+}
+
+bool stage_failed(const StageResult& stage) {
+  return stage.status == "fail" || stage.status == "timeout" || stage.status == "error";
+}
+
+class DefaultPipeline : public Pipeline {
+ public:
+  DefaultPipeline(ResourceSlots& slots) : gate_(slots) {}
+
+  Status load(const nlohmann::json& config, const std::string& db_path, ResourceSlots& slots) {
+    const nlohmann::json& generator = config["generator"];
+    Result<GeneratorCatalog> catalog = load_generator_catalog(
+        data_path(generator["personas_file"].get<std::string>()), data_path(generator["templates_file"].get<std::string>()));
+    if (!catalog) return catalog.error();
+    catalog_ = std::move(*catalog);
+    Result<HipifyRules> rules = load_hipify_rules(data_path(config["translator"]["rules_file"].get<std::string>()));
+    if (!rules) return rules.error();
+    hipify_ = std::move(*rules);
+    Result<Taxonomy> taxonomy = load_taxonomy(data_path(config["taxonomy"]["file"].get<std::string>()));
+    if (!taxonomy) return taxonomy.error();
+    taxonomy_ = std::move(*taxonomy);
+    Result<VerifierOptions> verifier = verifier_options_from_json(config);
+    if (!verifier) return verifier.error();
+    verifier_ = std::move(*verifier);
+
+    std::string work_dir = config["daemon"]["work_dir"].get<std::string>();
+    work_dir_ = work_dir.empty() ? db_path + ".work" : work_dir;
+    std::error_code ec;
+    fs::create_directories(work_dir_, ec);
+    if (ec) return make_error("daemon.work_dir: cannot create " + work_dir_ + ": " + ec.message());
+
+    Result<SynthPolicy> synth = synth_policy_from_config(config["synth"], data_dir());
+    if (!synth) return synth.error();
+    synth_ = std::move(*synth);
+    Result<RetrainPolicy> retrain = retrain_policy_from_json(config["retrain"], synth_);
+    if (!retrain) return retrain.error();
+    retrain_ = std::move(*retrain);
+    fs::path snapshots(retrain_.snapshot_dir);
+    if (snapshots.is_relative()) {
+      retrain_.snapshot_dir = (fs::absolute(db_path).parent_path() / snapshots).string();
+    }
+    seed_ = config["daemon"]["seed"].get<int64_t>();
+
+    const Toolchains& toolchains = detected_toolchains();
+    int compile_slots = config["daemon"]["compile_slots"].get<int>();
+    if (compile_slots <= 0) compile_slots = std::max(1u, std::thread::hardware_concurrency());
+    int gpus = static_cast<int>(std::count_if(toolchains.gpus.begin(), toolchains.gpus.end(),
+                                              [](const GpuInfo& gpu) { return gpu.vendor == "nvidia"; }));
+    int gpu_slots = gpus * config["daemon"]["gpu_slots_per_device"].get<int>();
+    slots.set_capacity("cpu", compile_slots);
+    slots.set_capacity("gpu", gpu_slots);
+    slots.set_capacity("llm", config["daemon"]["llm_slots"].get<int>());
+    workers_ = compile_slots + gpu_slots;
+    spdlog::info("resources: {} compile slots, {} GPU slots ({} NVIDIA GPUs)", compile_slots, gpu_slots, gpus);
+    return {};
+  }
+
+  int worker_count() const override { return workers_; }
+
+  std::map<std::string, JobHandler> handlers() override {
+    return {
+        {kGenerateJob, [this](Database& db, JobQueue& q, const Job& j, const std::string& o) { return generate(db, q, j, o); }},
+        {kVerifyJob, [this](Database& db, JobQueue& q, const Job& j, const std::string& o) { return verify(db, q, j, o); }},
+        {kSynthesizeJob,
+         [this](Database& db, JobQueue& q, const Job& j, const std::string& o) { return synthesize(db, q, j, o); }},
+        {kRetrainJob, [this](Database& db, JobQueue& q, const Job& j, const std::string& o) { return retrain(db, q, j, o); }},
+    };
+  }
+
+ private:
+  Status generate(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
+    nlohmann::json payload = nlohmann::json::parse(job.payload, nullptr, false);
+    if (!payload.is_object() || !payload.contains("cycle") || !payload.contains("index") || !payload.contains("seed")) {
+      return make_error("generate job payload needs cycle, index and seed: " + job.payload);
+    }
+    int64_t cycle = payload["cycle"].get<int64_t>();
+    GenerationRequest request =
+        batch_request(payload["seed"].get<uint64_t>(), payload["index"].get<size_t>());
+    Result<GeneratedProgram> program = generate_program(catalog_, request);
+    if (!program) return make_error("generating: " + program.message());
+
+    Sample sample;
+    sample.track = "cuda2hip";
+    sample.origin = "template";
+    sample.language = "cuda";
+    sample.text = program->source;
+    sample.template_id = program->template_id;
+    sample.persona = persona_to_json(program->persona).dump();
+    nlohmann::json variables = program->variables;
+    variables["generator_domain"] = program->domain;
+    sample.variables = variables.dump();
+    sample.seed = static_cast<int64_t>(program->seed);
+    sample.model = "builtin-generator";
+    sample.prompt_hash = sha256_hex(program->prompt_text);
+    sample.domain = program->domain;
+    sample.features = merged_tags(program->features, {});
+    sample.cycle_id = cycle;
+
+    Transaction transaction(db);
+    if (!transaction.begin_status()) return transaction.begin_status();
+    Result<InsertOutcome> inserted = insert_sample_if_absent(db, sample);
+    if (!inserted) return inserted.error();
+    if (inserted->inserted) {
+      NewJob verify{.kind = kVerifyJob,
+                    .payload = nlohmann::json{{"sample_id", inserted->id}, {"cycle", cycle}}.dump(),
+                    .idempotency_key = "verify:" + inserted->id};
+      if (Result<EnqueueOutcome> enqueued = queue.enqueue(verify); !enqueued) return enqueued.error();
+    }
+    if (Status s = queue.complete(job.id, owner); !s) return s;
+    return transaction.commit();
+  }
+
+  Status verify(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
+    nlohmann::json payload = nlohmann::json::parse(job.payload, nullptr, false);
+    if (!payload.is_object() || !payload.contains("sample_id")) {
+      return make_error("verify job payload needs sample_id: " + job.payload);
+    }
+    std::string sample_id = payload["sample_id"].get<std::string>();
+    Result<std::optional<Sample>> found = find_sample(db, sample_id);
+    if (!found) return found.error();
+    if (!found->has_value()) return make_error("verify job for unknown sample " + sample_id);
+    const Sample& sample = **found;
+
+    fs::path dir = fs::path(work_dir_) / sample_id.substr(0, 16);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    fs::path file = dir / (std::string("program") + extension_for(sample));
+    {
+      std::ofstream out(file, std::ios::binary);
+      out << sample.text;
+      if (!out) return make_error("cannot write " + file.string() + " (disk full?)");
+    }
+    ChainOptions options;
+    options.verifier = verifier_;
+    options.track = sample.track;
+    options.cache_db = &db;
+    options.gate = &gate_;
+    options.translate = [this](const std::string& cuda) {
+      TranslationResult translated = translate_cuda_to_hip(hipify_, cuda);
+      TranslateOutcome outcome;
+      outcome.ok = translated.ok;
+      outcome.hip_source = translated.hip_source;
+      outcome.category = translated.category;
+      outcome.message = translated.ok ? "" : "line " + std::to_string(translated.line) + ": " + translated.message;
+      return outcome;
+    };
+    ChainResult result = verify_file(file.string(), options);
+    fs::remove_all(dir, ec);
+
+    bool translated = sample.track != "cuda2hip" || (result.stage("translate.hip") && result.stage("translate.hip")->ok());
+    bool any_ok = std::any_of(result.stages.begin(), result.stages.end(), [](const StageResult& s) { return s.ok(); });
+    bool verified = result.ok && any_ok && translated;
+
+    Transaction transaction(db);
+    if (!transaction.begin_status()) return transaction.begin_status();
+    for (const StageResult& stage : result.stages) {
+      VerificationRecord record{.sample_id = sample_id,
+                                .stage = stage.name,
+                                .status = stage.status,
+                                .exit_code = stage.exit_code ? std::optional<int64_t>(*stage.exit_code) : std::nullopt,
+                                .signal = stage.signal ? std::optional<int64_t>(stage.signal) : std::nullopt,
+                                .reason = stage.reason,
+                                .diagnostics = stage.diagnostics,
+                                .seconds = stage.seconds,
+                                .peak_rss_kb = stage.peak_rss_kb,
+                                .host = std::nullopt,
+                                .toolchain_version = stage.toolchain_version,
+                                .cached = stage.cached};
+      Result<int64_t> verification_id = upsert_verification(db, record);
+      if (!verification_id) return verification_id.error();
+      for (const Artifact& artifact : stage.artifacts) {
+        if (artifact.binary) continue;  // text artifacts are the dataset; binaries are rebuilt from them
+        ArtifactRecord stored{.stage = stage.name, .name = artifact.kind + ":" + artifact.name, .kind = artifact.kind,
+                              .content = artifact.content, .command = artifact.command,
+                              .toolchain_version = artifact.toolchain_version};
+        if (Result<std::string> id = insert_artifact(db, sample_id, stored); !id) return id.error();
+      }
+      if (!stage_failed(stage)) continue;
+      FailureEvidence evidence{.stage = stage.name,
+                               .diagnostics = stage.diagnostics,
+                               .exit_code = stage.exit_code,
+                               .signal = stage.signal ? std::optional<int>(stage.signal) : std::nullopt,
+                               .timed_out = stage.status == "timeout",
+                               .features = sample.features,
+                               .reason = stage.reason};
+      Categorization category = categorize(taxonomy_, evidence);
+      if (stage.category && category.category.find("uncategorized") != std::string::npos) {
+        category.category = *stage.category;
+      }
+      FailureRecord failure{.sample_id = sample_id,
+                            .verification_id = *verification_id,
+                            .stage = stage.name,
+                            .category = category.category,
+                            .message = category.message_line,
+                            .evidence_file = category.evidence_file,
+                            .evidence_line = category.evidence_line,
+                            .track = sample.track,
+                            .origin = sample.origin,
+                            .domain = sample.domain,
+                            .agent = stage.name.rfind("translate.", 0) == 0 ? std::optional<std::string>("builtin-hipify")
+                                                                             : sample.model};
+      if (Status s = insert_failure(db, failure); !s) return s;
+    }
+    if (Status s = set_sample_status(db, sample_id, verified ? "verified" : "failed"); !s) return s;
+    if (Status s = queue.complete(job.id, owner); !s) return s;
+    return transaction.commit();
+  }
+
+  // The cycle's long-tail synthesis: detect tails, make N x candidates, enqueue their verification.
+  Status synthesize(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
+    Result<int64_t> cycle = cycle_of(job);
+    if (!cycle) return cycle.error();
+    Result<SynthesisSummary> summary =
+        synthesize_for_cycle(db, catalog_, synth_, *cycle, static_cast<uint64_t>(cycle_seed(seed_, *cycle)));
+    if (!summary) return make_error("synthesis for cycle " + std::to_string(*cycle) + ": " + summary.message());
+    spdlog::info("cycle {}: synthesis {}", *cycle, synthesis_summary_to_json(*summary).dump());
+    return queue.complete(job.id, owner);
+  }
+
+  // The retrain trigger: a snapshot and the configured command when a threshold is crossed.
+  Status retrain(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
+    Result<int64_t> cycle = cycle_of(job);
+    if (!cycle) return cycle.error();
+    Result<std::optional<RetrainOutcome>> outcome = maybe_trigger_retrain(db, retrain_, *cycle);
+    if (!outcome) return make_error("retrain trigger for cycle " + std::to_string(*cycle) + ": " + outcome.message());
+    if (outcome->has_value()) {
+      const RetrainOutcome& fired = **outcome;
+      spdlog::info("cycle {}: retrain event {} {} ({:.1f} s), snapshot {}: {}", *cycle, fired.event_id, fired.status,
+                   fired.seconds, fired.snapshot_dir, fired.reason);
+    }
+    return queue.complete(job.id, owner);
+  }
+
+  static Result<int64_t> cycle_of(const Job& job) {
+    nlohmann::json payload = nlohmann::json::parse(job.payload, nullptr, false);
+    if (!payload.is_object() || !payload.contains("cycle") || !payload["cycle"].is_number_integer()) {
+      return make_error(job.kind + " job payload needs cycle: " + job.payload);
+    }
+    return payload["cycle"].get<int64_t>();
+  }
+
+  SlotGate gate_;
+  SynthPolicy synth_;
+  RetrainPolicy retrain_;
+  int64_t seed_ = 1;
+  GeneratorCatalog catalog_;
+  HipifyRules hipify_;
+  Taxonomy taxonomy_;
+  VerifierOptions verifier_;
+  std::string work_dir_;
+  int workers_ = 1;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<Pipeline>> make_pipeline(const nlohmann::json& config, const std::string& db_path,
+                                                ResourceSlots& slots) {
+  auto pipeline = std::make_shared<DefaultPipeline>(slots);
+  if (Status s = pipeline->load(config, db_path, slots); !s) return s.error();
+  return std::shared_ptr<Pipeline>(pipeline);
+}
+
+}  // namespace tailforge

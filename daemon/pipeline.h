@@ -1,0 +1,32 @@
+// The work the daemon's jobs do, one handler per job kind: generate a program, verify a sample
+// through the whole chain and store its categorized results, synthesize long-tail samples,
+// check the retrain trigger. Handlers complete their job in the transaction that stores their
+// results, so a crash at any instant leaves either everything or nothing of a job.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/resource_slots.h"
+#include "daemon/worker_pool.h"
+#include "store/result.h"
+
+namespace tailforge {
+
+class Pipeline {
+ public:
+  virtual ~Pipeline() = default;
+  // Workers to start: one per compile slot plus one per GPU slot.
+  virtual int worker_count() const = 0;
+  virtual std::map<std::string, JobHandler> handlers() = 0;
+};
+
+// Loads everything the handlers need (generator catalog, translation rules, taxonomy, verifier
+// options, toolchains) and sizes the resource slots. Errors name the file or key at fault.
+Result<std::shared_ptr<Pipeline>> make_pipeline(const nlohmann::json& config, const std::string& db_path,
+                                                ResourceSlots& slots);
+
+}  // namespace tailforge

@@ -1,0 +1,95 @@
+#include "daemon/planner.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+namespace tailforge {
+
+int64_t cycle_seed(int64_t seed, int64_t cycle_id) { return seed * 1000003 + cycle_id; }
+
+Result<int64_t> CyclePlanner::start_new_cycle() {
+  Transaction transaction(db_);
+  if (!transaction.begin_status()) return transaction.begin_status().error();
+  Result<int64_t> id = start_cycle(db_, options_.seed, options_.samples_per_cycle);
+  if (!id) return id.error();
+  int64_t seed = cycle_seed(options_.seed, *id);
+  for (int64_t index = 0; index < options_.samples_per_cycle; ++index) {
+    nlohmann::json payload = {{"cycle", *id}, {"index", index}, {"seed", seed}};
+    NewJob job{.kind = kGenerateJob,
+               .payload = payload.dump(),
+               .idempotency_key = "cycle:" + std::to_string(*id) + ":generate:" + std::to_string(index)};
+    if (Result<EnqueueOutcome> enqueued = queue_.enqueue(job); !enqueued) return enqueued.error();
+  }
+  if (Status s = transaction.commit(); !s) return s.error();
+  return id;
+}
+
+Result<bool> CyclePlanner::enqueue_once(int64_t cycle_id, const char* kind) {
+  std::string key = "cycle:" + std::to_string(cycle_id) + ":" + kind;
+  Result<std::optional<Job>> existing = queue_.find_by_key(key);
+  if (!existing) return existing.error();
+  if (existing->has_value()) return false;
+  NewJob job{.kind = kind, .payload = nlohmann::json{{"cycle", cycle_id}}.dump(), .idempotency_key = key};
+  Result<EnqueueOutcome> enqueued = queue_.enqueue(job);
+  if (!enqueued) return enqueued.error();
+  return true;
+}
+
+Result<PlannerStep> CyclePlanner::tick(bool may_start) {
+  PlannerStep step;
+  Result<std::optional<CycleRecord>> running = running_cycle(db_);
+  if (!running) return running.error();
+  bool resumed = first_tick_ && running->has_value();
+  first_tick_ = false;
+
+  if (!running->has_value()) {
+    current_.reset();
+    if (options_.cycles_to_run > 0 && cycles_run_ >= options_.cycles_to_run) {
+      done_ = true;
+      return step;
+    }
+    if (!may_start) return step;
+    Result<int64_t> id = start_new_cycle();
+    if (!id) return id.error();
+    ++cycles_run_;
+    current_ = *id;
+    step.started_cycle = *id;
+    step.enqueued = true;
+    spdlog::info("cycle {} started: {} generate jobs, seed {}", *id, options_.samples_per_cycle,
+                 cycle_seed(options_.seed, *id));
+    return step;
+  }
+
+  CycleRecord cycle = **running;
+  current_ = cycle.id;
+  if (resumed) {
+    ++cycles_run_;
+    spdlog::info("cycle {} resumed", cycle.id);
+  }
+  Result<int64_t> open = open_jobs_of_cycle(db_, cycle.id);
+  if (!open) return open.error();
+  if (*open > 0) return step;
+
+  for (auto [enabled, kind] : {std::pair{options_.synthesis, kSynthesizeJob}, std::pair{options_.retrain, kRetrainJob}}) {
+    if (!enabled) continue;
+    Result<bool> enqueued = enqueue_once(cycle.id, kind);
+    if (!enqueued) return enqueued.error();
+    if (*enqueued) {
+      step.enqueued = true;
+      return step;
+    }
+  }
+
+  if (Status s = count_cycle_samples(db_, cycle); !s) return s.error();
+  cycle.state = "done";
+  cycle.finished_ms = now_ms();
+  if (Status s = finish_cycle(db_, cycle); !s) return s.error();
+  spdlog::info("cycle {} done: generated {}, synthesized {}, verified {}, failed {}", cycle.id, cycle.generated,
+               cycle.synthesized, cycle.verified, cycle.failed);
+  current_.reset();
+  step.finished_cycle = cycle;
+  if (options_.cycles_to_run > 0 && cycles_run_ >= options_.cycles_to_run) done_ = true;
+  return step;
+}
+
+}  // namespace tailforge

@@ -1,0 +1,67 @@
+// The cycle planner: starts a cycle (a cycle row and its generate jobs, in one transaction),
+// watches its jobs drain, then enqueues the cycle's synthesis and retrain jobs, and closes the
+// cycle with its counts. Every step is idempotent, so a restarted daemon resumes mid-cycle.
+// It runs on the daemon's event-loop thread; it does no generation or verification itself.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "store/cycles.h"
+#include "store/queue.h"
+
+namespace tailforge {
+
+struct PlannerOptions {
+  int64_t cycles_to_run = 0;  // 0: until stopped
+  int64_t samples_per_cycle = 12;
+  int64_t seed = 1;
+  bool synthesis = true;
+  bool retrain = true;
+};
+
+// Job kinds the planner enqueues; their payloads all carry "cycle".
+inline constexpr const char* kGenerateJob = "generate";
+inline constexpr const char* kVerifyJob = "verify";
+inline constexpr const char* kSynthesizeJob = "synthesize";
+inline constexpr const char* kRetrainJob = "retrain";
+
+// The seed of cycle `cycle_id` of a run seeded with `seed`: the same for every restart.
+int64_t cycle_seed(int64_t seed, int64_t cycle_id);
+
+struct PlannerStep {
+  std::optional<int64_t> started_cycle;
+  std::optional<CycleRecord> finished_cycle;
+  bool enqueued = false;  // jobs were added: wake the workers
+};
+
+class CyclePlanner {
+ public:
+  CyclePlanner(Database& db, JobQueue& queue, PlannerOptions options)
+      : db_(db), queue_(queue), options_(options) {}
+
+  // Advances the current cycle one step, or starts a new one when `may_start` is true.
+  Result<PlannerStep> tick(bool may_start);
+  // True once the bounded number of cycles has run and the last one is closed.
+  bool done() const { return done_; }
+  int64_t cycles_run() const { return cycles_run_; }
+  std::optional<int64_t> current_cycle() const { return current_; }
+  const PlannerOptions& options() const { return options_; }
+  void set_options(const PlannerOptions& options) { options_ = options; }
+
+ private:
+  Result<int64_t> start_new_cycle();
+  // Enqueues the marker job `kind` of the cycle unless it exists; true when it was enqueued.
+  Result<bool> enqueue_once(int64_t cycle_id, const char* kind);
+
+  Database& db_;
+  JobQueue& queue_;
+  PlannerOptions options_;
+  int64_t cycles_run_ = 0;
+  bool first_tick_ = true;
+  bool done_ = false;
+  std::optional<int64_t> current_;
+};
+
+}  // namespace tailforge

@@ -1,0 +1,116 @@
+#include "daemon/worker_pool.h"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+namespace tailforge {
+
+WorkerPool::WorkerPool(WorkerPoolOptions options, std::map<std::string, JobHandler> handlers)
+    : options_(std::move(options)), handlers_(std::move(handlers)) {}
+
+WorkerPool::~WorkerPool() { stop(); }
+
+Status WorkerPool::start() {
+  std::vector<Database> connections;
+  for (int i = 0; i < options_.workers; ++i) {
+    Result<Database> db = Database::open(options_.db_path);
+    if (!db) return db.error();
+    connections.push_back(std::move(*db));
+  }
+  for (int i = 0; i < options_.workers; ++i) {
+    threads_.emplace_back([this, i, db = std::move(connections[i])]() mutable { work(i, std::move(db)); });
+  }
+  return {};
+}
+
+void WorkerPool::set_paused(bool paused) {
+  paused_ = paused;
+  wake();
+}
+
+void WorkerPool::set_blocked_kinds(std::set<std::string> kinds) {
+  std::lock_guard lock(mutex_);
+  blocked_kinds_ = std::move(kinds);
+}
+
+void WorkerPool::wake() { wake_.notify_all(); }
+
+std::vector<std::string> WorkerPool::leasable_kinds() {
+  std::lock_guard lock(mutex_);
+  if (blocked_kinds_.empty()) return {};
+  std::vector<std::string> kinds;
+  for (const auto& [kind, handler] : handlers_) {
+    if (!blocked_kinds_.count(kind)) kinds.push_back(kind);
+  }
+  return kinds;
+}
+
+bool WorkerPool::drain(double grace_seconds) {
+  draining_ = true;
+  wake();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
+  while (running_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return running_.load() == 0;
+}
+
+void WorkerPool::stop() {
+  stopping_ = true;
+  wake();
+  for (std::thread& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+  threads_.clear();
+}
+
+void WorkerPool::work(int index, Database db) {
+  JobQueue queue(db, options_.queue_policy);
+  std::string owner = options_.owner_prefix + ":w" + std::to_string(index);
+  auto idle_wait = [&](int ms) {
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, std::chrono::milliseconds(ms));
+  };
+  while (!stopping_) {
+    if (paused_ || draining_) {
+      idle_wait(200);
+      continue;
+    }
+    std::vector<std::string> kinds = leasable_kinds();
+    Result<std::optional<Job>> leased = queue.lease(owner, options_.lease_ms, kinds);
+    if (!leased) {
+      spdlog::warn("{}: leasing a job: {}", owner, leased.message());
+      idle_wait(1000);
+      continue;
+    }
+    if (!leased->has_value()) {
+      idle_wait(200);
+      continue;
+    }
+    const Job& job = **leased;
+    auto handler = handlers_.find(job.kind);
+    ++running_;
+    Status status;
+    if (handler == handlers_.end()) {
+      status = make_error("no handler for job kind '" + job.kind + "'");
+    } else {
+      try {
+        status = handler->second(db, queue, job, owner);
+      } catch (const std::exception& e) {
+        status = make_error(std::string("unexpected exception: ") + e.what());
+      }
+    }
+    --running_;
+    if (!status) {
+      spdlog::warn("job {} ({}) failed on attempt {}: {}", job.id, job.kind, job.attempts, status.message());
+      if (Status failed = queue.fail(job.id, owner, status.message()); !failed) {
+        spdlog::error("job {}: recording its failure: {}", job.id, failed.message());
+      }
+    }
+  }
+}
+
+}  // namespace tailforge
