@@ -75,7 +75,7 @@ PlannerOptions planner_options(const nlohmann::json& config, int64_t cycles) {
 QueuePolicy queue_policy(const nlohmann::json& config) {
   const nlohmann::json& store = config["store"];
   return {store["job_max_attempts"].get<int64_t>(), store["job_backoff_base_ms"].get<int64_t>(),
-          store["job_backoff_max_ms"].get<int64_t>()};
+          store["job_backoff_max_ms"].get<int64_t>(), store["job_max_interruptions"].get<int64_t>()};
 }
 
 // Everything the event loop touches, so its handlers capture one reference.

@@ -15,6 +15,7 @@
 #include "daemon/planner.h"
 #include "policies/categorizer.h"
 #include "policies/config.h"
+#include "policies/feature_tags.h"
 #include "store/failures.h"
 #include "store/samples.h"
 #include "store/sha256.h"
@@ -91,6 +92,12 @@ class DefaultPipeline : public Pipeline {
     Result<Taxonomy> taxonomy = load_taxonomy(data_path(config["taxonomy"]["file"].get<std::string>()));
     if (!taxonomy) return taxonomy.error();
     taxonomy_ = std::move(*taxonomy);
+    Result<FeatureRules> features = load_feature_rules(data_path(config["taxonomy"]["features_file"].get<std::string>()));
+    if (!features) return features.error();
+    feature_rules_ = std::move(*features);
+    Result<DomainRules> domains = load_domain_rules(data_path(config["taxonomy"]["domains_file"].get<std::string>()));
+    if (!domains) return domains.error();
+    domain_rules_ = std::move(*domains);
     Result<VerifierOptions> verifier = verifier_options_from_json(config);
     if (!verifier) return verifier.error();
     verifier_ = std::move(*verifier);
@@ -159,13 +166,13 @@ class DefaultPipeline : public Pipeline {
     sample.template_id = program->template_id;
     sample.persona = persona_to_json(program->persona).dump();
     nlohmann::json variables = program->variables;
-    variables["generator_domain"] = program->domain;
+    variables["cass_domain"] = classify_domain(domain_rules_, program->source);
     sample.variables = variables.dump();
     sample.seed = static_cast<int64_t>(program->seed);
     sample.model = "builtin-generator";
     sample.prompt_hash = sha256_hex(program->prompt_text);
     sample.domain = program->domain;
-    sample.features = merged_tags(program->features, {});
+    sample.features = merged_tags(program->features, feature_tags(feature_rules_, "cuda", program->source));
     sample.cycle_id = cycle;
 
     Transaction transaction(db);
@@ -318,6 +325,8 @@ class DefaultPipeline : public Pipeline {
   GeneratorCatalog catalog_;
   HipifyRules hipify_;
   Taxonomy taxonomy_;
+  FeatureRules feature_rules_;
+  DomainRules domain_rules_;
   VerifierOptions verifier_;
   std::string work_dir_;
   int workers_ = 1;

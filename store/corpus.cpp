@@ -249,6 +249,11 @@ Result<std::vector<std::string>> tail_seed_ids(Database& db, const std::string& 
         " AND s.id IN (SELECT sample_id FROM failure WHERE category = ?2)"
         " AND NOT (s.origin = 'synthesized' AND coalesce(s.cycle_id, -1) = ?3)"
         " ORDER BY s.status = 'failed' DESC, s.id LIMIT ?4";
+  } else if (dimension == "corpus") {  // any finished sample: seeds for a feature nobody has yet
+    condition_sql =
+        "SELECT s.id FROM sample s WHERE s.track = ?1 AND s.status IN ('failed','verified') AND ?2 = ?2"
+        " AND NOT (s.origin = 'synthesized' AND coalesce(s.cycle_id, -1) = ?3)"
+        " ORDER BY s.status = 'verified' DESC, s.id LIMIT ?4";
   } else {
     return make_error("tail seeds: unknown dimension '" + dimension + "'");
   }

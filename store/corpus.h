@@ -68,6 +68,7 @@ Result<bool> tail_report_exists(Database& db, int64_t cycle_id);
 // ---- synthesis seeds and dedup ---------------------------------------------------------
 // Seeds for a tail value of the track: failed samples first, then verified ones, by id;
 // samples synthesized in `exclude_cycle` are skipped so a re-run picks the same seeds.
+// dimension "corpus" (name ignored): any finished sample of the track, verified first.
 Result<std::vector<std::string>> tail_seed_ids(Database& db, const std::string& track, const std::string& dimension,
                                                const std::string& name, int64_t exclude_cycle, int limit);
 // Calls `visit(id, text)` for every sample of the track, by id.

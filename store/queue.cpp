@@ -160,10 +160,14 @@ Status JobQueue::heartbeat(int64_t id, const std::string& owner, int64_t lease_m
 
 Result<int> JobQueue::release_leases(const std::optional<std::string>& keep_owner) {
   Statement& release = db_.cached(
-      "UPDATE job SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,"
+      "UPDATE job SET state = CASE WHEN interruptions + 1 >= ?3 THEN 'dead' ELSE 'pending' END,"
+      " attempts = max(attempts - 1, 0), interruptions = interruptions + 1,"
+      " last_error = CASE WHEN interruptions + 1 >= ?3 THEN 'interrupted ' || (interruptions + 1) || ' times'"
+      " ELSE last_error END,"
       " lease_owner = NULL, lease_expires_ms = NULL, next_attempt_ms = ?2, updated_ms = ?2"
       " WHERE state = 'leased' AND (?1 IS NULL OR lease_owner <> ?1)");
-  if (Status s = release.bind(1, keep_owner).bind(2, now_ms()).run(); !s) return s.error();
+  release.bind(1, keep_owner).bind(2, now_ms()).bind(3, policy_.max_interruptions);
+  if (Status s = release.run(); !s) return s.error();
   return db_.changes();
 }
 

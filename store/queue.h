@@ -33,6 +33,7 @@ struct QueuePolicy {
   int64_t max_attempts = 5;
   int64_t backoff_base_ms = 1000;     // delay after the first failure
   int64_t backoff_max_ms = 600000;    // cap on the delay
+  int64_t max_interruptions = 20;     // leases lost to daemon deaths before a job is dead-lettered
 };
 
 struct NewJob {
@@ -64,6 +65,8 @@ class JobQueue {
   // Extends a held lease.
   Status heartbeat(int64_t id, const std::string& owner, int64_t lease_ms);
   // Returns every lease held by owners other than `keep_owner` to pending (daemon start-up).
+  // A lease lost to a dead daemon is an interruption, not a failed attempt; a job interrupted
+  // max_interruptions times (it may be what kills the daemon) is dead-lettered.
   Result<int> release_leases(const std::optional<std::string>& keep_owner = std::nullopt);
 
   Result<std::optional<Job>> find(int64_t id);

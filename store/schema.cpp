@@ -174,6 +174,7 @@ CREATE TABLE job (
   lease_expires_ms INTEGER,
   attempts        INTEGER NOT NULL DEFAULT 0,
   max_attempts    INTEGER NOT NULL DEFAULT 5,
+  interruptions   INTEGER NOT NULL DEFAULT 0,   -- leases lost to a daemon that died
   next_attempt_ms INTEGER NOT NULL DEFAULT 0,
   last_error      TEXT,
   created_ms      INTEGER NOT NULL,

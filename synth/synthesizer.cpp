@@ -162,6 +162,11 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
     if (std::find(chosen.begin(), chosen.end(), std::pair{entry.dimension, entry.name}) != chosen.end()) continue;
     Result<std::vector<std::string>> ids = tail_seed_ids(db, policy.track, entry.dimension, entry.name, cycle_id, 200);
     if (!ids) return ids.error();
+    if (ids->empty() && entry.dimension == "feature") {
+      // No sample has the feature yet: any sample seeds it, and the request requires the feature.
+      ids = tail_seed_ids(db, policy.track, "corpus", "", cycle_id, 200);
+      if (!ids) return ids.error();
+    }
     std::string salt = std::to_string(seed) + ":" + std::to_string(cycle_id) + ":" + entry.dimension + ":" + entry.name;
     std::vector<Sample> seeds = choose_seeds(db, *ids, salt, policy.synthesis.seeds_per_tail);
     if (seeds.empty()) continue;  // nothing to be similar to; the next entry takes the slot

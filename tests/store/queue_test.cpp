@@ -145,4 +145,21 @@ TEST_CASE("leases of a previous daemon are released on start-up") {
   Result<std::optional<Job>> job = queue.lease("new-daemon", 1000);
   REQUIRE(job->has_value());
   CHECK((*job)->id == id);
+  CHECK((*job)->attempts == 1);
+}
+
+TEST_CASE("a job whose leases keep dying with the daemon is dead-lettered after max_interruptions") {
+  Result<Database> db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  QueuePolicy policy = fast_policy();
+  policy.max_interruptions = 3;
+  JobQueue queue(*db, policy);
+  int64_t id = queue.enqueue({.kind = "verify"})->id;
+  for (int restart = 1; restart <= 3; ++restart) {
+    REQUIRE(queue.lease("daemon-" + std::to_string(restart), 600000)->has_value());
+    REQUIRE(queue.release_leases().ok());
+  }
+  Result<std::optional<Job>> job = queue.find(id);
+  CHECK((*job)->state == "dead");
+  CHECK((*job)->last_error == "interrupted 3 times");
 }

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cuda_runtime.h>
+// Included before the warp-vote macros below: CUDA's C++ library declares functions named
+// __any/__all, which those macros would rewrite if it were included after them.
+#include <cooperative_groups.h>
 
 #include <cstddef>
 
