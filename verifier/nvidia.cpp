@@ -3,6 +3,8 @@
 #include <regex>
 #include <sstream>
 
+#include "policies/config.h"
+
 namespace tailforge {
 namespace {
 
@@ -132,7 +134,7 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
 
 void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path) {
   std::string header_dir = context.options.hip_on_cuda_include.empty()
-                               ? std::string(TAILFORGE_SOURCE_DIR) + "/verifier/hip_on_cuda"
+                               ? data_path("verifier/hip_on_cuda")
                                : context.options.hip_on_cuda_include;
   std::string exe = context.scratch_dir + "/hip_on_nvidia.exe";
   std::vector<std::string> args = {"-I", header_dir, "-x", "cu"};
