@@ -40,6 +40,26 @@ std::optional<Database> open_store(const std::string& db_path, httplib::Response
   return std::move(*db);
 }
 
+// The sample named by the path's first match, with the store it was read from; when absent,
+// the error (400 bad id, 404 unknown, 500/503 store) is already answered.
+std::optional<Sample> requested_sample(const std::string& db_path, const httplib::Request& req,
+                                       httplib::Response& res, std::optional<Database>& db) {
+  std::string id = req.matches[1];
+  if (!looks_like_sample_id(id)) {
+    send_error(res, 400, "sample id must be 64 lowercase hex digits");
+    return std::nullopt;
+  }
+  db = open_store(db_path, res);
+  if (!db) return std::nullopt;
+  Result<std::optional<Sample>> sample = find_sample(*db, id);
+  if (!sample) {
+    send_error(res, 500, sample.message());
+    return std::nullopt;
+  }
+  if (!sample->has_value()) send_error(res, 404, "no sample " + id);
+  return *sample;
+}
+
 std::map<std::string, std::string> query_parameters(const httplib::Request& request) {
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : request.params) out[key] = value;
@@ -129,24 +149,15 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     send_json(res, 200, taxonomy_report_to_json(*report));
   });
   server.Get(R"(/v1/samples/([^/]+))", [db_path](const httplib::Request& req, httplib::Response& res) {
-    std::string id = req.matches[1];
-    if (!looks_like_sample_id(id)) return send_error(res, 400, "sample id must be 64 lowercase hex digits");
-    std::optional<Database> db = open_store(db_path, res);
-    if (!db) return;
-    Result<std::optional<Sample>> sample = find_sample(*db, id);
-    if (!sample) return send_error(res, 500, sample.message());
-    if (!sample->has_value()) return send_error(res, 404, "no sample " + id);
-    send_json(res, 200, sample_json(*db, **sample));
+    std::optional<Database> db;
+    std::optional<Sample> sample = requested_sample(db_path, req, res, db);
+    if (sample) send_json(res, 200, sample_json(*db, *sample));
   });
   server.Get(R"(/v1/samples/([^/]+)/lineage)", [db_path](const httplib::Request& req, httplib::Response& res) {
-    std::string id = req.matches[1];
-    if (!looks_like_sample_id(id)) return send_error(res, 400, "sample id must be 64 lowercase hex digits");
-    std::optional<Database> db = open_store(db_path, res);
-    if (!db) return;
-    Result<std::optional<Sample>> sample = find_sample(*db, id);
-    if (!sample) return send_error(res, 500, sample.message());
-    if (!sample->has_value()) return send_error(res, 404, "no sample " + id);
-    Result<nlohmann::json> lineage = lineage_report(*db, id);
+    std::optional<Database> db;
+    std::optional<Sample> sample = requested_sample(db_path, req, res, db);
+    if (!sample) return;
+    Result<nlohmann::json> lineage = lineage_report(*db, sample->id);
     if (!lineage) return send_error(res, 500, lineage.message());
     send_json(res, 200, *lineage);
   });

@@ -184,15 +184,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
   bool term_sent = false;
   Clock::time_point kill_at{};
   bool kill_sent = false;
-  char buffer[65536];
-  while (out.read_end >= 0 || err.read_end >= 0) {
-    pollfd fds[3];
-    int count = 0;
-    int out_index = -1, err_index = -1, in_index = -1;
-    if (out.read_end >= 0) { out_index = count; fds[count++] = {out.read_end, POLLIN, 0}; }
-    if (err.read_end >= 0) { err_index = count; fds[count++] = {err.read_end, POLLIN, 0}; }
-    if (in.write_end >= 0) { in_index = count; fds[count++] = {in.write_end, POLLOUT, 0}; }
-    auto now = Clock::now();
+  // Past the deadline: SIGTERM to the whole group, then SIGKILL after the grace period.
+  auto enforce_deadline = [&](Clock::time_point now) {
     if (!term_sent && now >= deadline) {
       result.timed_out = true;
       term_sent = true;
@@ -204,6 +197,17 @@ ProcessResult run_process(const ProcessSpec& spec) {
       kill(-pid, SIGKILL);
       kill_sent = true;
     }
+  };
+  char buffer[65536];
+  while (out.read_end >= 0 || err.read_end >= 0) {
+    pollfd fds[3];
+    int count = 0;
+    int out_index = -1, err_index = -1, in_index = -1;
+    if (out.read_end >= 0) { out_index = count; fds[count++] = {out.read_end, POLLIN, 0}; }
+    if (err.read_end >= 0) { err_index = count; fds[count++] = {err.read_end, POLLIN, 0}; }
+    if (in.write_end >= 0) { in_index = count; fds[count++] = {in.write_end, POLLOUT, 0}; }
+    auto now = Clock::now();
+    enforce_deadline(now);
     auto next = term_sent ? (kill_sent ? now + std::chrono::milliseconds(100) : kill_at) : deadline;
     int wait_ms = static_cast<int>(
         std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1));
@@ -238,17 +242,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     if (waited == pid) break;
     if (waited < 0 && errno != EINTR) break;
     auto now = Clock::now();
-    if (!term_sent && now >= deadline) {
-      result.timed_out = true;
-      term_sent = true;
-      kill(-pid, SIGTERM);
-      kill_at = now + std::chrono::duration_cast<Clock::duration>(
-                          std::chrono::duration<double>(spec.kill_grace_seconds));
-    }
-    if (term_sent && !kill_sent && now >= kill_at) {
-      kill(-pid, SIGKILL);
-      kill_sent = true;
-    }
+    enforce_deadline(now);
     usleep(2000);
   }
   // Whatever the child left behind in its group goes too.
