@@ -292,7 +292,14 @@ class DefaultPipeline : public Pipeline {
     Result<SynthesisSummary> summary =
         synthesize_for_cycle(db, catalog_, synth_, *cycle, static_cast<uint64_t>(cycle_seed(seed_, *cycle)));
     if (!summary) return make_error("synthesis for cycle " + std::to_string(*cycle) + ": " + summary.message());
-    spdlog::info("cycle {}: synthesis {}", *cycle, synthesis_summary_to_json(*summary).dump());
+    std::string tails;
+    for (const TailSynthesis& tail : summary->per_tail) {
+      tails += " " + tail.entry.dimension + "/" + tail.entry.name + " (" + tail.entry.signal + ", +" +
+               std::to_string(tail.inserted) + ")";
+    }
+    spdlog::info("cycle {}: synthesized {} ({} near-duplicates dropped) for{}", *cycle, summary->inserted,
+                 summary->near_duplicates, tails.empty() ? " no tail" : tails);
+    spdlog::debug("cycle {}: synthesis {}", *cycle, synthesis_summary_to_json(*summary).dump());
     return queue.complete(job.id, owner);
   }
 

@@ -9,9 +9,11 @@
 
 #include "daemon/http_api.h"
 #include "policies/config.h"
+#include "store/failures.h"
 #include "store/samples.h"
 #include "store/status.h"
 #include "test_support/temp_dir.h"
+#include "verifier/process.h"
 
 using namespace tailforge;
 
@@ -204,4 +206,45 @@ TEST_CASE("the server survives a fuzz run of malformed requests and answers each
   auto health = client.Get("/healthz");
   REQUIRE(health);
   CHECK(health->status == 200);
+}
+
+TEST_CASE("tailforge taxonomy --json --since 24h and GET /v1/taxonomy?since=24h give the same numbers") {
+  Server server;
+  {
+    Result<Database> db = Database::open(server.db_path);
+    REQUIRE(db.ok());
+    const char* categories[] = {"amd.asm.register_alignment", "amd.asm.vgpr_bank", "translate.unsupported.inline_ptx",
+                                "amd.asm.register_alignment", "run.output_mismatch.numeric"};
+    int i = 0;
+    for (const char* category : categories) {
+      Sample sample{.track = "cuda2hip", .origin = "template", .language = "cuda",
+                    .text = "// failing " + std::to_string(i) + "\n"};
+      std::string id = insert_sample_if_absent(*db, sample)->id;
+      FailureRecord failure{.sample_id = id, .stage = "amd.assemble.gfx1100", .category = category,
+                            .message = "error", .track = "cuda2hip", .origin = "template"};
+      // One failure from three days ago, outside the window.
+      if (i == 4) failure.created_ms = now_ms() - 72 * 3600 * 1000LL;
+      REQUIRE(insert_failure(*db, failure).ok());
+      ++i;
+    }
+  }
+  ProcessSpec cli;
+  cli.argv = {TAILFORGE_BINARY, "taxonomy", "--json", "--since", "24h", "--db", server.db_path};
+  ProcessResult printed = run_process(cli);
+  REQUIRE(printed.exit_code == 0);
+  nlohmann::json from_cli = nlohmann::json::parse(printed.stdout_text);
+
+  httplib::Client client("127.0.0.1", server.port);
+  auto answer = client.Get("/v1/taxonomy?since=24h");
+  REQUIRE(answer);
+  REQUIRE(answer->status == 200);
+  nlohmann::json from_http = nlohmann::json::parse(answer->body);
+  int64_t cli_total = from_cli.at("total").get<int64_t>();
+  int64_t http_total = from_http.at("total").get<int64_t>();
+  CHECK(cli_total == 4);
+  CHECK(http_total == cli_total);
+  std::string cli_tree = from_cli.at("categories").dump();
+  std::string http_tree = from_http.at("categories").dump();
+  CHECK(from_cli.at("categories").size() >= 4);
+  CHECK(http_tree == cli_tree);
 }

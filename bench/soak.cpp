@@ -1,0 +1,225 @@
+// The daemon's memory over a long unbounded run of the embedded default: spawns
+// `tailforge daemon --cycles 0` on a fresh database, samples its VmRSS, and prints the RSS at the
+// start (when the first cycle has finished, or at --start-by seconds if none has) and at the end,
+// the maximum, and end/start against the target (within 10%). Ends the daemon with SIGTERM.
+// Usage: soak [--minutes 30] [--samples N (daemon.samples_per_cycle; default: the embedded
+//        default)] [--interval 5] [--start-by 60] [--tailforge PATH] [--keep]
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/cycles.h"
+#include "store/status.h"
+
+extern char** environ;
+
+using namespace tailforge;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct SoakOptions {
+  double minutes = 30;
+  int samples = 0;  // 0: the embedded default
+  double interval_seconds = 5;
+  double start_by_seconds = 60;
+  std::string tailforge;
+  bool keep = false;
+};
+
+std::optional<SoakOptions> parse_options(int argc, char** argv) {
+  SoakOptions options;
+  options.tailforge = (fs::canonical("/proc/self/exe").parent_path().parent_path() / "tailforge").string();
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--keep") {
+      options.keep = true;
+      continue;
+    }
+    if (i + 1 >= argc) return std::nullopt;
+    std::string value = argv[++i];
+    if (flag == "--minutes") options.minutes = std::atof(value.c_str());
+    else if (flag == "--samples") options.samples = std::atoi(value.c_str());
+    else if (flag == "--interval") options.interval_seconds = std::max(0.5, std::atof(value.c_str()));
+    else if (flag == "--start-by") options.start_by_seconds = std::atof(value.c_str());
+    else if (flag == "--tailforge") options.tailforge = value;
+    else return std::nullopt;
+  }
+  return options;
+}
+
+// VmRSS of `pid` in KiB; 0 when the process is gone.
+int64_t rss_kb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atoll(line.c_str() + 6);
+  }
+  return 0;
+}
+
+pid_t spawn_daemon(const std::vector<std::string>& args, const std::string& log_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> argv;
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return error == 0 ? pid : -1;
+}
+
+// True when the database has a finished cycle (opened fresh each time: the daemon writes it).
+bool first_cycle_finished(const std::string& db_path) {
+  if (!fs::exists(db_path)) return false;
+  Result<Database> db = Database::open(db_path);
+  if (!db) return false;
+  Result<std::optional<CycleRecord>> first = find_cycle(*db, 1);
+  return first && first->has_value() && (*first)->finished_ms.has_value();
+}
+
+double mib(int64_t kb) { return kb / 1024.0; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::optional<SoakOptions> options = parse_options(argc, argv);
+  if (!options) {
+    std::fprintf(stderr, "usage: soak [--minutes M] [--samples N] [--interval S] [--start-by S] [--tailforge PATH] [--keep]\n");
+    return 2;
+  }
+  if (!fs::exists(options->tailforge)) {
+    std::fprintf(stderr, "no tailforge binary at %s (pass --tailforge PATH)\n", options->tailforge.c_str());
+    return 1;
+  }
+  fs::path dir = fs::temp_directory_path() / ("tf-soak-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string db_path = (dir / "soak.db").string();
+  std::vector<std::string> args = {options->tailforge, "daemon", "--cycles", "0", "--db", db_path, "--no-progress"};
+  std::string config_note = "the embedded default configuration";
+  if (options->samples > 0) {
+    std::string config_path = (dir / "config.json").string();
+    std::ofstream(config_path) << nlohmann::json{{"daemon", {{"samples_per_cycle", options->samples}}}}.dump();
+    args.insert(args.end(), {"--config", config_path});
+    config_note = "the embedded default with daemon.samples_per_cycle = " + std::to_string(options->samples);
+  }
+  // Relative paths of the configuration (snapshots, work dir) land in the soak folder.
+  fs::current_path(dir);
+  std::printf("soak: %.1f minutes of `tailforge daemon --cycles 0` on %s\n", options->minutes, config_note.c_str());
+  std::fflush(stdout);
+
+  using clock = std::chrono::steady_clock;
+  auto started = clock::now();
+  pid_t pid = spawn_daemon(args, (dir / "daemon.log").string());
+  if (pid < 0) {
+    std::fprintf(stderr, "cannot start %s\n", options->tailforge.c_str());
+    return 1;
+  }
+  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
+
+  int64_t start_rss = 0, end_rss = 0, max_rss = 0;
+  double start_at = 0;
+  std::string start_when;
+  bool exited_early = false;
+  int status = 0;
+  double next_trace = 60;
+  while (elapsed() < options->minutes * 60) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(options->interval_seconds));
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      exited_early = true;
+      break;
+    }
+    int64_t rss = rss_kb(pid);
+    if (rss == 0) continue;
+    end_rss = rss;
+    max_rss = std::max(max_rss, rss);
+    if (start_rss == 0) {
+      if (first_cycle_finished(db_path)) {
+        start_when = "after the first cycle finished";
+      } else if (elapsed() >= options->start_by_seconds) {
+        start_when = "at the start-by time (no cycle had finished yet)";
+      }
+      if (!start_when.empty()) {
+        start_rss = rss;
+        start_at = elapsed();
+        std::printf("start RSS %.1f MiB taken at %.0f s, %s\n", mib(rss), start_at, start_when.c_str());
+        std::fflush(stdout);
+      }
+    }
+    if (elapsed() >= next_trace) {
+      std::printf("  %5.1f min  RSS %.1f MiB\n", elapsed() / 60, mib(rss));
+      std::fflush(stdout);
+      next_trace += 60;
+    }
+  }
+
+  double drain_seconds = 0;
+  if (!exited_early) {
+    kill(pid, SIGTERM);
+    auto term_at = clock::now();
+    while (waitpid(pid, &status, WNOHANG) != pid) {
+      if (clock::now() - term_at > std::chrono::seconds(120)) {
+        std::printf("daemon still running 120 s after SIGTERM: SIGKILL\n");
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    drain_seconds = std::chrono::duration<double>(clock::now() - term_at).count();
+  }
+  double run_seconds = elapsed();
+
+  int64_t cycles_done = 0, cycles = 0, verified = 0, samples = 0;
+  if (Result<Database> db = Database::open(db_path); db) {
+    if (Result<StatusSummary> summary = query_status(*db); summary) {
+      cycles = summary->cycles;
+      verified = summary->verified;
+      samples = summary->samples;
+    }
+    if (Result<std::vector<CycleRecord>> list = list_cycles(*db, 1000000); list) {
+      cycles_done = std::count_if(list->begin(), list->end(), [](const CycleRecord& c) { return c.state == "done"; });
+    }
+  }
+
+  std::printf("daemon %s after %.0f s%s; exit %s %d\n", exited_early ? "EXITED EARLY" : "stopped by SIGTERM", run_seconds,
+              exited_early ? "" : (", drained in " + std::to_string(static_cast<int>(drain_seconds + 0.5)) + " s").c_str(),
+              WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  std::printf("cycles: %lld started, %lld finished; samples %lld, verified %lld\n", static_cast<long long>(cycles),
+              static_cast<long long>(cycles_done), static_cast<long long>(samples), static_cast<long long>(verified));
+  if (start_rss == 0 || end_rss == 0) {
+    std::printf("no RSS figures: the daemon did not run long enough (see %s/daemon.log)\n", dir.c_str());
+    return 1;
+  }
+  double ratio = static_cast<double>(end_rss) / start_rss;
+  std::printf("RSS start %.1f MiB (at %.0f s, %s), end %.1f MiB (at %.0f s, before SIGTERM), max %.1f MiB\n",
+              mib(start_rss), start_at, start_when.c_str(), mib(end_rss), run_seconds - drain_seconds, mib(max_rss));
+  std::printf("end/start ratio: %.3f   target <= 1.10   %s\n", ratio, ratio <= 1.10 ? "PASS" : "BELOW");
+  if (!options->keep) {
+    std::error_code ignored;
+    fs::current_path("/", ignored);
+    fs::remove_all(dir, ignored);
+  } else {
+    std::printf("kept %s\n", dir.c_str());
+  }
+  return exited_early ? 1 : 0;
+}
