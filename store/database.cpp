@@ -170,11 +170,8 @@ Result<Database> Database::open(const std::string& path) {
   if (path != ":memory:") {
     if (Status s = db.exec("PRAGMA journal_mode = WAL"); !s) return make_error(path + ": " + s.message());
     if (Status s = db.exec("PRAGMA synchronous = NORMAL"); !s) return s.error();
-    // Content-addressed ids land at random places in the B-trees: a 64 MiB page cache keeps
-    // inserts from re-reading pages the default 2 MiB cache has dropped.
-    if (Status s = db.exec("PRAGMA cache_size = -65536"); !s) return s.error();
-    // Checkpoint every ~40 MiB of WAL instead of 4 MiB: pages dirtied again and again by
-    // random-order inserts are copied into the database file far less often.
+    // Checkpoint every ~40 MiB of WAL instead of 4 MiB: content-addressed ids dirty random
+    // B-tree pages, and each checkpoint copies them into the database file again.
     if (Status s = db.exec("PRAGMA wal_autocheckpoint = 10000"); !s) return s.error();
   }
   if (Status s = db.migrate(); !s) return make_error(path + ": " + s.message());
