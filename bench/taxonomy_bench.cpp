@@ -1,7 +1,7 @@
 // taxonomy_bench: 1,000,000 stored failures (125,000 samples x 8 stages, spread over categories,
 // tracks, origins, domains and 7 days); prints the bulk insert rate, the time of the whole tree
 // (target < 200 ms) and of a filtered trend (target < 500 ms), and each time's ratio to target,
-// with the schema's indexes and again with the extra indexes proposed for schema v1.
+// with the schema's indexes (failure_track_time serves the filtered trend).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -132,13 +132,7 @@ int main(int argc, char** argv) {
   std::printf("inserted %d samples and %lld failures in %.1f s (%.0f failures/s, one transaction)\n", samples,
               static_cast<long long>(failures), insert_s, failures / insert_s);
   (void)db.exec("ANALYZE");
-  print("schema v1 indexes", time_queries(db, now));
-  const char* proposed = "CREATE INDEX failure_track_time ON failure(track, created_ms, category, top_category)";
-  start = std::chrono::steady_clock::now();
-  if (Status s = db.exec(proposed); !s) std::fprintf(stderr, "%s\n", s.message().c_str());
-  (void)db.exec("ANALYZE");
-  std::printf("\nproposed: %s (built in %.1f s)\n", proposed, seconds_since(start));
-  print("with the proposed index", time_queries(db, now));
+  print("schema indexes", time_queries(db, now));
   if (!std::getenv("TAILFORGE_BENCH_KEEP_DB")) {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   }
