@@ -14,6 +14,43 @@ std::string grid_for(int64_t n, int block, int64_t cap) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// One case of a generated switch: the device statement's expression and the host reference's.
+struct SwitchCase {
+  std::string device;
+  std::string host;
+};
+
+// A random expression over x[i] and z[i] for elementwise's switch: sums, differences, at most two
+// products and max-style ternaries over the inputs and small dyadic (or integer) constants, so
+// float results stay exact and int results cannot overflow.
+SwitchCase elementwise_expression(DomainContext& c, int depth, int& products_left) {
+  if (depth == 0 || c.random.chance(0.25)) {
+    switch (c.random.below(3)) {
+      case 0: return {"x[i]", "x"};
+      case 1: return {"z[i]", "z"};
+      default: {
+        double value = c.is_integer() ? c.random.pick(std::vector<double>{2, 3, 5, -1, -3, 7})
+                                      : c.random.pick(std::vector<double>{0.5, 1.5, 2, 3, -1, -0.75, 0.25, -2.5});
+        return {"(" + c.lit(value) + ")", "(" + std::to_string(value) + ")"};
+      }
+    }
+  }
+  SwitchCase left = elementwise_expression(c, depth - 1, products_left);
+  SwitchCase right = elementwise_expression(c, depth - 1, products_left);
+  int form = static_cast<int>(c.random.below(4));
+  if (form == 2 && products_left == 0) form = 0;
+  switch (form) {
+    case 0: return {"(" + left.device + " + " + right.device + ")", "(" + left.host + " + " + right.host + ")"};
+    case 1: return {"(" + left.device + " - " + right.device + ")", "(" + left.host + " - " + right.host + ")"};
+    case 2:
+      --products_left;
+      return {"(" + left.device + " * " + right.device + ")", "(" + left.host + " * " + right.host + ")"};
+    default:
+      return {"(" + left.device + " > " + right.device + " ? " + left.device + " : " + right.device + ")",
+              "(" + left.host + " > " + right.host + " ? " + left.host + " : " + right.host + ")"};
+  }
+}
+
 DomainCode write_elementwise(DomainContext& c) {
   int64_t n = c.pick_size({65536, 262144, 1048576});
   bool use_switch = c.has("switch");
@@ -22,14 +59,29 @@ DomainCode write_elementwise(DomainContext& c) {
   double b = c.is_integer() ? -2 : -0.25;
   std::string coef_a = use_constant ? "coefficients[0]" : "(" + c.lit(a) + ")";
   std::string coef_b = use_constant ? "coefficients[1]" : "(" + c.lit(b) + ")";
-  std::string body = use_switch ? R"(    T result;
-    switch (op) {
-      case 0: result = ${A} * x[i] + ${B} * z[i]; break;
-      case 1: result = x[i] * z[i] + ${A}; break;
-      case 2: result = x[i] > z[i] ? x[i] - z[i] : z[i] - x[i]; break;
-      default: result = x[i]; break;
-    })"
-                                : "    T result = ${A} * x[i] + ${B} * z[i];";
+  // Case 0 is the linear combination; a switch adds 2 to 7 random expressions after it.
+  std::vector<SwitchCase> cases = {{coef_a + " * x[i] + " + coef_b + " * z[i]",
+                                    std::to_string(a) + " * x + " + std::to_string(b) + " * z"}};
+  if (use_switch) {
+    int extra = 2 + static_cast<int>(c.random.below(6));
+    for (int k = 0; k < extra; ++k) {
+      int products_left = 2;
+      cases.push_back(elementwise_expression(c, 1 + static_cast<int>(c.random.below(3)), products_left));
+    }
+  }
+  std::string body = "    T result = " + cases[0].device + ";";
+  std::string reference = "    return " + cases[0].host + ";";
+  if (use_switch) {
+    body = "    T result;\n    switch (op) {\n";
+    reference = "    switch (op) {\n";
+    for (size_t k = 0; k < cases.size(); ++k) {
+      std::string label = k + 1 == cases.size() ? "default" : "case " + str(static_cast<int64_t>(k));
+      body += "      " + label + ": result = " + cases[k].device + "; break;\n";
+      reference += "      " + label + ": return " + cases[k].host + ";\n";
+    }
+    body += "    }";
+    reference += "    }";
+  }
   std::string kernels = R"(
 ${CONSTANT}
 ${KERNEL}combine_kernel(const T* x, const T* z, T* out, int n, int op) {
@@ -40,13 +92,8 @@ ${BODY}
   }
 }
 )";
-  std::string main_body = R"(  auto reference_combine = [](int op, double x, double z) {
-    switch (op) {
-      case 0: return ${AH} * x + ${BH} * z;
-      case 1: return x * z + ${AH};
-      case 2: return x > z ? x - z : z - x;
-      default: return x;
-    }
+  std::string main_body = R"(  auto reference_combine = [](int op, double x, double z) -> double {
+${REFERENCE}
   };
   const int n = ${N};
   std::vector<value_t> x(n), z(n), out(n);
@@ -86,18 +133,14 @@ ${CONSTANT_UPLOAD}
                           "sizeof(host_coefficients)));"
                     : ""},
       {"BODY", body},
-      {"A", coef_a},
-      {"B", coef_b},
-      {"AH", std::to_string(a)},
-      {"BH", std::to_string(b)},
+      {"REFERENCE", reference},
       {"N", str(n)},
       {"INPUT", c.is_integer() ? "random_int(-100, 100)" : "random_dyadic(4, 16)"},
-      {"OPS", use_switch ? "3" : "1"},
+      {"OPS", str(static_cast<int64_t>(cases.size()))},
       {"GRID", grid_for(n, c.block, 1024)}};
-  // Fill twice: BODY brings in ${A}/${B}.
-  std::string filled_kernels = c.fill(c.fill(kernels, values), values);
   c.parameters["n"] = n;
-  return {filled_kernels, c.fill(main_body, values)};
+  c.parameters["cases"] = cases.size();
+  return {c.fill(kernels, values), c.fill(main_body, values)};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,19 +341,53 @@ ${KERNEL}add_offsets_kernel(T* output, const T* block_sums, int n) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A random bin function for histogram's switch: one to three mixing steps on v (shift, odd
+// multiply, xor-shift, add, rotate; unsigned wrap-around is the same on host and device), then a
+// reduction to ${BINS} bins by modulo or by the top ${LOG2} bits of a multiplicative hash.
+std::string histogram_mode(DomainContext& c) {
+  std::string value = "v";
+  int steps = 1 + static_cast<int>(c.random.below(3));
+  for (int k = 0; k < steps; ++k) {
+    std::string shift = str(1 + static_cast<int64_t>(c.random.below(15)));
+    std::string odd = std::to_string((c.random.next() & 0xffffffffu) | 1u) + "u";
+    switch (c.random.below(5)) {
+      case 0: value = "(" + value + " >> " + shift + ")"; break;
+      case 1: value = "(" + value + " * " + odd + ")"; break;
+      case 2: value = "(" + value + " ^ (" + value + " >> " + shift + "))"; break;
+      case 3: value = "(" + value + " + " + odd + ")"; break;
+      default: value = "((" + value + " << " + shift + ") | (" + value + " >> (32 - " + shift + ")))"; break;
+    }
+  }
+  if (c.random.chance(0.5)) return value + " % ${BINS}u";
+  std::string odd = std::to_string((c.random.next() & 0xffffffffu) | 1u) + "u";
+  return "(" + value + " * " + odd + ") >> (32 - ${LOG2})";
+}
+
 DomainCode write_histogram(DomainContext& c) {
   int64_t n = c.pick_size({65536, 262144, 1048576});
   int bins = c.random.pick(std::vector<int>{64, 128, 256});
   int log2_bins = bins == 64 ? 6 : bins == 128 ? 7 : 8;
   bool private_bins = c.has("static_shared") || c.has("dynamic_shared");
   bool use_switch = c.has("switch");
-  std::string bin_code = use_switch ? R"(    unsigned int bin;
-    switch (mode) {
-      case 0: bin = v % ${BINS}u; break;
-      case 1: bin = (v >> 4) % ${BINS}u; break;
-      default: bin = (v * 2654435761u) >> (32 - ${LOG2}); break;
-    })"
-                                    : "    unsigned int bin = v % ${BINS}u;";
+  // Mode 0 is the plain modulo; a switch adds 2 to 6 random hash-and-reduce modes after it.
+  std::vector<std::string> modes = {"v % ${BINS}u"};
+  if (use_switch) {
+    int extra = 2 + static_cast<int>(c.random.below(5));
+    for (int k = 0; k < extra; ++k) modes.push_back(histogram_mode(c));
+  }
+  std::string bin_code = "    unsigned int bin = " + modes[0] + ";";
+  std::string reference = "  return " + modes[0] + ";";
+  if (use_switch) {
+    bin_code = "    unsigned int bin;\n    switch (mode) {\n";
+    reference = "  switch (mode) {\n";
+    for (size_t k = 0; k < modes.size(); ++k) {
+      std::string label = k + 1 == modes.size() ? "default" : "case " + str(static_cast<int64_t>(k));
+      bin_code += "      " + label + ": bin = " + modes[k] + "; break;\n";
+      reference += "    " + label + ": return " + modes[k] + ";\n";
+    }
+    bin_code += "    }";
+    reference += "  }";
+  }
   std::string kernels = private_bins ? R"(
 ${KERNEL}histogram_kernel(const unsigned int* data, unsigned int* histogram, int n, int mode) {
   ${SHARED}
@@ -336,11 +413,7 @@ ${BIN}
 )";
   kernels += R"(
 static unsigned int reference_bin(unsigned int v, int mode) {
-  switch (mode) {
-    case 0: return v % ${BINS}u;
-    case 1: return (v >> 4) % ${BINS}u;
-    default: return (v * 2654435761u) >> (32 - ${LOG2});
-  }
+${REFERENCE}
 }
 )";
   std::string main_body = R"(  const int n = ${N};
@@ -377,13 +450,15 @@ static unsigned int reference_bin(unsigned int v, int mode) {
       {"SHARED", c.shared_array("local_bins", "unsigned int", "${BINS}")},
       {"SHMEM", private_bins ? c.shared_launch_bytes("unsigned int", str(bins)) : "0"},
       {"BIN", bin_code},
+      {"REFERENCE", reference},
       {"BINS", str(bins)},
       {"LOG2", str(log2_bins)},
-      {"MODES", use_switch ? "3" : "1"},
+      {"MODES", str(static_cast<int64_t>(modes.size()))},
       {"N", str(n)},
       {"GRID", grid_for(n, c.block, 512)}};
   c.parameters["n"] = n;
   c.parameters["bins"] = bins;
+  c.parameters["modes"] = modes.size();
   return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
 }
 

@@ -136,19 +136,53 @@ ${LOOP}
 }
 
 // ---------------------------------------------------------------------------------------------
+// A random region of the square [0, 65536)^2 for monte_carlo's switch: a quadratic, linear,
+// product or xor boundary, sometimes two joined by && or ||. All products fit in 64 bits.
+std::string monte_carlo_region(DomainContext& c) {
+  auto boundary = [&c]() -> std::string {
+    std::string a = std::to_string(1 + c.random.below(4));
+    std::string b = std::to_string(1 + c.random.below(4));
+    std::string k = std::to_string(1 + c.random.below(65535)) + "ull";
+    switch (c.random.below(6)) {
+      case 0: return a + "ull * x * x + " + b + "ull * y * y < " + std::to_string(1 + c.random.below(60)) + "ull << 28";
+      case 1: return "y * " + k + " < x * x";
+      case 2: return a + "ull * x + " + b + "ull * y < " + k + " * 2ull";
+      case 3: return "x * y < " + k + " * 32768ull";
+      case 4: return "(x ^ y) < " + k;
+      default: return "x > y + " + std::to_string(c.random.below(32768)) + "ull";
+    }
+  };
+  std::string region = "(" + boundary() + ")";
+  if (c.random.chance(0.4)) region += (c.random.chance(0.5) ? " && (" : " || (") + boundary() + ")";
+  return region;
+}
+
 DomainCode write_monte_carlo(DomainContext& c) {
   int64_t samples = c.pick_size({1 << 18, 1 << 20, 1 << 22});
   int per_thread = c.random.pick(std::vector<int>{16, 64});
   bool use_switch = c.has("switch");
   bool shuffle = c.has("warp_shuffle");
   bool atomics = c.has("atomics");
-  std::string test = use_switch ? R"(      bool inside;
-      switch (estimator) {
-        case 0: inside = x * x + y * y < (1ull << 32); break;
-        case 1: inside = y * 65536ull < x * x; break;
-        default: inside = x + y < 65536ull; break;
-      })"
-                                : "      const bool inside = x * x + y * y < (1ull << 32);";
+  // Estimator 0 is the quarter circle (4 x hits / samples estimates pi); a switch adds 2 to 6
+  // random regions of the unit square after it.
+  std::vector<std::string> regions = {"x * x + y * y < (1ull << 32)"};
+  if (use_switch) {
+    int extra = 2 + static_cast<int>(c.random.below(5));
+    for (int k = 0; k < extra; ++k) regions.push_back(monte_carlo_region(c));
+  }
+  std::string test = "      const bool inside = " + regions[0] + ";";
+  std::string reference = "  return " + regions[0] + ";";
+  if (use_switch) {
+    test = "      bool inside;\n      switch (estimator) {\n";
+    reference = "  switch (estimator) {\n";
+    for (size_t k = 0; k < regions.size(); ++k) {
+      std::string label = k + 1 == regions.size() ? "default" : "case " + str(static_cast<int64_t>(k));
+      test += "        " + label + ": inside = " + regions[k] + "; break;\n";
+      reference += "    " + label + ": return " + regions[k] + ";\n";
+    }
+    test += "      }";
+    reference += "  }";
+  }
   std::string reduce = shuffle ? R"(  const int lane = threadIdx.x % ${WARP};
   for (int offset = ${WARP} / 2; offset > 0; offset /= 2) hits += __shfl_down_sync(0xffffffffu, hits, offset);
   if (lane == 0) cache[threadIdx.x / ${WARP}] = hits;
@@ -193,6 +227,10 @@ ${TEST}
 ${REDUCE}
 ${PUBLISH}
 }
+
+static bool reference_inside(unsigned long long x, unsigned long long y, int estimator) {
+${REFERENCE}
+}
 )";
   std::string main_body = R"(  const int samples = ${SAMPLES};
   const int blocks = samples / ${PER_THREAD} / ${BLOCK};
@@ -212,17 +250,13 @@ ${GATHER}
     for (uint32_t counter = 0; counter < (uint32_t)samples; ++counter) {
       const unsigned long long x = counter_hash(seed, 2u * counter) >> 16;
       const unsigned long long y = counter_hash(seed, 2u * counter + 1u) >> 16;
-      bool inside = x * x + y * y < (1ull << 32);
-      if (estimator == 1) inside = y * 65536ull < x * x;
-      if (estimator == 2) inside = x + y < 65536ull;
-      if (inside) want += 1;
+      if (reference_inside(x, y, estimator)) want += 1;
     }
     if (hits != want) passed = false;
-    const double scale[3] = {4, 3, 2};
     printf("estimator %d ", estimator);
     report_count("hits", (long long)hits);
     printf("estimator %d ", estimator);
-    report_value("estimate", scale[estimator] * (double)hits / samples);
+    report_value(estimator == 0 ? "pi" : "area", (estimator == 0 ? 4.0 : 1.0) * (double)hits / samples);
   }
   device_end();
   return finish(passed);
@@ -234,14 +268,16 @@ ${GATHER}
       {"SHARED", c.shared_array("cache", "unsigned int", "${BLOCK}")},
       {"SHMEM", c.shared_launch_bytes("unsigned int", str(c.block))},
       {"TEST", test},
+      {"REFERENCE", reference},
       {"REDUCE", reduce},
       {"PUBLISH", publish},
       {"GATHER", gather},
       {"PER_THREAD", str(per_thread)},
-      {"ESTIMATORS", use_switch ? "3" : "1"},
+      {"ESTIMATORS", str(static_cast<int64_t>(regions.size()))},
       {"SAMPLES", str(samples)}};
   c.parameters["samples"] = samples;
   c.parameters["samples_per_thread"] = per_thread;
+  c.parameters["estimators"] = regions.size();
   return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
 }
 
