@@ -21,6 +21,7 @@
 #include "daemon/resource_slots.h"
 #include "daemon/worker_pool.h"
 #include "policies/config.h"
+#include "store/cache.h"
 
 namespace tailforge {
 
@@ -223,6 +224,16 @@ Status run_daemon(const DaemonOptions& options) {
         spdlog::info("disk space recovered: {} MB free; generation resumes", free_mb);
         pool.set_blocked_kinds({});
       }
+    }
+    // Reads the cap each time, so a SIGHUP-reloaded value applies at the next tick.
+    const int64_t cache_max_mb = config["verifier"]["cache_max_mb"].get<int64_t>();
+    Result<CacheTrimOutcome> trimmed = cache_trim(db, "compile", cache_max_mb * 1024 * 1024);
+    if (!trimmed) {
+      spdlog::warn("compile cache not trimmed: {}", trimmed.message());
+    } else if (trimmed->removed > 0) {
+      spdlog::info("compile cache over {} MB: evicted {} least recently used entries ({:.0f} -> {:.0f} MB)",
+                   cache_max_mb, trimmed->removed, trimmed->bytes_before / 1048576.0,
+                   trimmed->bytes_after / 1048576.0);
     }
     loop.disk_timer.expires_after(std::chrono::seconds(10));
     loop.disk_timer.async_wait([&](const boost::system::error_code& error) {

@@ -224,12 +224,36 @@ CREATE TABLE llm_call (
 CREATE INDEX llm_call_time ON llm_call(created_ms);
 )sql";
 
+// Version 3: the cache keeps each entry's size and last use, so it can be held under a byte cap
+// by evicting the least recently used entries (compiled executables are megabytes each). The
+// value moves to the last column of a rowid table, so reading sizes never walks a value's
+// overflow pages, and the (namespace, used_ms, bytes) index answers both the size and the order.
+const char* kVersion3 = R"sql(
+CREATE TABLE cache_entry_v3 (
+  id            INTEGER PRIMARY KEY,
+  namespace     TEXT NOT NULL,                 -- 'compile', 'llm', ...
+  key           TEXT NOT NULL,
+  created_ms    INTEGER NOT NULL,
+  used_ms       INTEGER NOT NULL,              -- stored or last looked up
+  hits          INTEGER NOT NULL DEFAULT 0,
+  bytes         INTEGER NOT NULL,              -- length of value
+  value         BLOB NOT NULL,
+  UNIQUE (namespace, key)
+);
+INSERT INTO cache_entry_v3 (namespace, key, created_ms, used_ms, hits, bytes, value)
+  SELECT namespace, key, created_ms, created_ms, hits, length(value), value FROM cache_entry;
+DROP TABLE cache_entry;
+ALTER TABLE cache_entry_v3 RENAME TO cache_entry;
+CREATE INDEX cache_entry_lru ON cache_entry(namespace, used_ms, bytes);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
   static const std::vector<Migration> migrations = {
       {1, kVersion1},
       {2, kVersion2},
+      {3, kVersion3},
   };
   return migrations;
 }

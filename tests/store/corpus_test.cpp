@@ -39,6 +39,13 @@ TEST_CASE("corpus counts, yields and seeds come from verified and failed samples
   CHECK(yields["switch"].failed == 1);
   CHECK(yields["switch"].failed_by_stage["translate"] == 1);
   CHECK(overall_yield(db, "cuda2hip").value().failed == 1);
+  // A failure in an excluded category takes its sample out of the yields.
+  const std::vector<std::string> excluded = {"translate.unsupported."};
+  CHECK(overall_yield(db, "cuda2hip", excluded).value().failed == 0);
+  CHECK(overall_yield(db, "cuda2hip", excluded).value().finished == 2);
+  CHECK(yield_by_feature(db, "cuda2hip", excluded).value()["switch"].finished == 1);
+  CHECK(yield_by_domain(db, "cuda2hip", excluded).value()["sorting"].finished == 0);  // d is pending
+  CHECK(yield_by_domain(db, "cuda2hip", {"amd."}).value()["sorting"].failed == 1);
   auto coverage = failure_category_coverage(db, "cuda2hip").value();
   REQUIRE(coverage.size() == 1);
   CHECK(coverage[0].failed_samples == 1);

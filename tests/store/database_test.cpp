@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "store/cache.h"
 #include "store/database.h"
 #include "store/samples.h"
 #include "store/schema.h"
@@ -22,6 +23,14 @@ void write_database_at_version(const std::string& path, int version) {
   }
   std::string pragma = "PRAGMA user_version = " + std::to_string(version);
   REQUIRE(sqlite3_exec(raw, pragma.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+}
+
+// Runs SQL on the file with plain sqlite3, as another program (or an older tailforge) would.
+void exec_raw(const std::string& path, const char* sql) {
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(raw);
 }
 
@@ -50,15 +59,8 @@ TEST_CASE("an older database is migrated on open and keeps its rows") {
   TempDir dir;
   std::string path = dir.file("old.db");
   write_database_at_version(path, 1);
-  {
-    sqlite3* raw = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(raw,
-                         "INSERT INTO sample (id, track, origin, language, text, created_ms)"
-                         " VALUES ('abc', 'cuda2hip', 'template', 'cuda', 'int main(){}', 1)",
-                         nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(raw);
-  }
+  exec_raw(path, "INSERT INTO sample (id, track, origin, language, text, created_ms)"
+                 " VALUES ('abc', 'cuda2hip', 'template', 'cuda', 'int main(){}', 1)");
   Result<Database> db = Database::open(path);
   REQUIRE(db.ok());
   CHECK(db->schema_version() == current_schema_version());
@@ -66,16 +68,24 @@ TEST_CASE("an older database is migrated on open and keeps its rows") {
   CHECK(count(*db, "SELECT count(*) FROM sqlite_master WHERE name = 'llm_call'") == 1);
 }
 
+TEST_CASE("migrating a version 2 file keeps its cache entries and gives them sizes") {
+  TempDir dir;
+  std::string path = dir.file("v2.db");
+  write_database_at_version(path, 2);
+  exec_raw(path, "INSERT INTO cache_entry (namespace, key, value, created_ms, hits)"
+                 " VALUES ('compile', 'old', 'twelve bytes', 5, 3)");
+  Result<Database> db = Database::open(path);
+  REQUIRE_MESSAGE(db.ok(), db.message());
+  CHECK(db->schema_version() == current_schema_version());
+  CHECK(cache_bytes(*db, "compile").value() == 12);
+  CHECK(cache_lookup(*db, "compile", "old") == std::optional<std::string>("twelve bytes"));
+}
+
 TEST_CASE("a database from a newer tailforge is refused with a clear message") {
   TempDir dir;
   std::string path = dir.file("newer.db");
   write_database_at_version(path, current_schema_version());
-  {
-    sqlite3* raw = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(raw, "PRAGMA user_version = 999", nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(raw);
-  }
+  exec_raw(path, "PRAGMA user_version = 999");
   Result<Database> db = Database::open(path);
   REQUIRE_FALSE(db.ok());
   CHECK(db.message().find("schema version 999 is newer") != std::string::npos);
