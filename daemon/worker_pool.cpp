@@ -1,5 +1,6 @@
 #include "daemon/worker_pool.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -110,6 +111,9 @@ void WorkerPool::work(int index, Database db) {
         spdlog::error("job {}: recording its failure: {}", job.id, failed.message());
       }
     }
+    // A job's transient buffers (tool output, corpus texts, artifacts) are freed by now; hand the
+    // free pages back so that the resident size of a long run follows what is live.
+    malloc_trim(0);
   }
 }
 
