@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "agents/generator_domain.h"
+#include "store/sha256.h"
 
 namespace tailforge {
 namespace {
@@ -397,6 +398,24 @@ GenerationRequest batch_request(uint64_t seed, size_t index) {
   size_t offset = static_cast<size_t>(mix(seed, 7) % domains.size());
   request.domain = domains[(index + offset) % domains.size()];
   return request;
+}
+
+Sample sample_from_program(const GeneratedProgram& program, const std::string& origin,
+                           std::optional<int64_t> cycle_id) {
+  Sample sample;
+  sample.track = "cuda2hip";
+  sample.origin = origin;
+  sample.language = "cuda";
+  sample.text = program.source;
+  sample.template_id = program.template_id;
+  sample.persona = persona_to_json(program.persona).dump();
+  sample.variables = program.variables.dump();
+  sample.seed = static_cast<int64_t>(program.seed);
+  sample.prompt_hash = sha256_hex(program.prompt_text);
+  sample.domain = program.domain;
+  sample.features = program.features;
+  sample.cycle_id = cycle_id;
+  return sample;
 }
 
 }  // namespace tailforge

@@ -12,6 +12,7 @@
 
 #include "agents/personas.h"
 #include "store/result.h"
+#include "store/samples.h"
 
 namespace tailforge {
 
@@ -41,6 +42,12 @@ struct GeneratedProgram {
 // that no variant of the domain satisfies.
 Result<GeneratedProgram> generate_program(const GeneratorCatalog& catalog,
                                           const GenerationRequest& request);
+
+// The store's sample for a generated CUDA program of the cuda2hip track: source, template,
+// persona, placeholder values, seed, prompt hash, domain and feature tags, with `origin` and
+// `cycle_id`. Callers add what is theirs (more variables or tags, the model).
+Sample sample_from_program(const GeneratedProgram& program, const std::string& origin,
+                           std::optional<int64_t> cycle_id);
 
 std::vector<std::string> generator_domains();
 std::vector<std::string> generator_features();

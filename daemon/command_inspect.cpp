@@ -1,11 +1,13 @@
-// Read-only commands: toolchains, taxonomy, lineage.
+// Read-only commands: toolchains, taxonomy, lineage, tails.
 #include <iostream>
 
 #include "daemon/commands.h"
 #include "daemon/context.h"
 #include "daemon/views.h"
 #include "store/failures.h"
+#include "store/corpus.h"
 #include "synth/lineage.h"
+#include "synth/tails.h"
 #include "verifier/toolchains.h"
 
 namespace tailforge {
@@ -74,6 +76,67 @@ int command_lineage(const CommandLine& args) {
     std::cout << lineage->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << format_lineage_report(*lineage);
+  }
+  return 0;
+}
+
+int command_tails(const CommandLine& args) {
+  Result<CommandContext> context = make_context(args);
+  if (!context) return report_failure(context.message());
+  std::optional<int64_t> cycle;
+  if (args.has("--cycle")) {
+    std::string text = args.get("--cycle");
+    char* end = nullptr;
+    long long value = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || value <= 0) {
+      std::cerr << "tailforge: --cycle needs a cycle id, got '" << text << "'\n";
+      return 2;
+    }
+    cycle = value;
+  }
+  std::string dimension, name;
+  if (args.has("--series")) {
+    std::string series = args.get("--series");
+    size_t slash = series.find('/');
+    dimension = series.substr(0, slash);
+    if (slash == std::string::npos || (dimension != "feature" && dimension != "domain" && dimension != "category") ||
+        slash + 1 == series.size()) {
+      std::cerr << "tailforge: --series is feature/NAME, domain/NAME or category/NAME, got '" << series << "'\n";
+      return 2;
+    }
+    name = series.substr(slash + 1);
+  }
+  std::string track = args.get("--track", "cuda2hip");
+  Result<Database> db = Database::open(context->db_path);
+  if (!db) return report_failure(db.message());
+  if (!cycle) {
+    Result<std::optional<int64_t>> latest = latest_tail_report_cycle(*db);
+    if (!latest) return report_failure(latest.message());
+    if (!*latest) return report_failure("no cycle has a tail list yet in " + context->db_path);
+    cycle = **latest;
+  }
+  TailReport report{*cycle, {}};
+  Result<std::vector<TailReportRow>> rows = tail_report_rows(*db, *cycle);
+  if (!rows) return report_failure(rows.message());
+  if (rows->empty()) return report_failure("cycle " + std::to_string(*cycle) + " has no tail list");
+  for (const TailReportRow& row : *rows) {
+    nlohmann::json numbers = nlohmann::json::parse(row.numbers, nullptr, false);
+    report.entries.push_back({row.dimension, row.name, row.signal, row.score,
+                              numbers.is_discarded() ? nlohmann::json::object() : numbers});
+  }
+  if (dimension.empty()) {
+    dimension = report.entries.front().dimension;
+    name = report.entries.front().name;
+  }
+  Result<std::vector<TailSharePoint>> series = tail_share_series(*db, track, dimension, name);
+  if (!series) return report_failure(series.message());
+  if (args.has("--json")) {
+    nlohmann::json out = tail_report_to_json(report);
+    out["series"] = {{"track", track}, {"dimension", dimension}, {"name", name},
+                     {"points", tail_share_series_to_json(*series)}};
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << format_tail_report(report) << "\n" << format_tail_share_series(track, dimension, name, *series);
   }
   return 0;
 }

@@ -11,6 +11,7 @@ int command_daemon(const CommandLine& args);
 int command_toolchains(const CommandLine& args);
 int command_taxonomy(const CommandLine& args);
 int command_lineage(const CommandLine& args);
+int command_tails(const CommandLine& args);
 int command_generate(const CommandLine& args);
 int command_translate(const CommandLine& args);
 int command_verify(const CommandLine& args);

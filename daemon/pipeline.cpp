@@ -18,7 +18,6 @@
 #include "policies/feature_tags.h"
 #include "store/failures.h"
 #include "store/samples.h"
-#include "store/sha256.h"
 #include "synth/policy.h"
 #include "synth/retrain.h"
 #include "synth/synthesizer.h"
@@ -158,22 +157,12 @@ class DefaultPipeline : public Pipeline {
     Result<GeneratedProgram> program = generate_program(catalog_, request);
     if (!program) return make_error("generating: " + program.message());
 
-    Sample sample;
-    sample.track = "cuda2hip";
-    sample.origin = "template";
-    sample.language = "cuda";
-    sample.text = program->source;
-    sample.template_id = program->template_id;
-    sample.persona = persona_to_json(program->persona).dump();
+    Sample sample = sample_from_program(*program, "template", cycle);
     nlohmann::json variables = program->variables;
     variables["cass_domain"] = classify_domain(domain_rules_, program->source);
     sample.variables = variables.dump();
-    sample.seed = static_cast<int64_t>(program->seed);
     sample.model = "builtin-generator";
-    sample.prompt_hash = sha256_hex(program->prompt_text);
-    sample.domain = program->domain;
     sample.features = merged_tags(program->features, feature_tags(feature_rules_, "cuda", program->source));
-    sample.cycle_id = cycle;
 
     Transaction transaction(db);
     if (!transaction.begin_status()) return transaction.begin_status();

@@ -33,13 +33,20 @@ Result<std::vector<std::string>> texts(Database& db, const char* sql, const std:
 }
 
 // (key, finished, failed) rows, then (key, stage, failed samples) rows.
+// Appended to a WHERE on sample `s`: no failure of s is in a category of the JSON array ?2 of prefixes.
+const char* const kNotExcluded =
+    " AND NOT EXISTS (SELECT 1 FROM failure x, json_each(?2) p"
+    " WHERE x.sample_id = s.id AND substr(x.category, 1, length(p.value)) = p.value)";
+
 Result<std::map<std::string, YieldCounts>> yields(Database& db, const std::string& totals_sql,
-                                                  const std::string& stages_sql, const std::string& track) {
+                                                  const std::string& stages_sql, const std::string& track,
+                                                  const std::vector<std::string>& excluded_prefixes) {
+  const std::string excluded = nlohmann::json(excluded_prefixes).dump();
   std::map<std::string, YieldCounts> out;
   // Built from parts at run time, so prepared here rather than cached by pointer.
   Result<Statement> totals = db.prepare(totals_sql);
   if (!totals) return totals.error();
-  totals->bind(1, track);
+  totals->bind(1, track).bind(2, excluded);
   while (totals->step()) {
     YieldCounts& counts = out[totals->text(0)];
     counts.finished = totals->int64(1);
@@ -48,7 +55,7 @@ Result<std::map<std::string, YieldCounts>> yields(Database& db, const std::strin
   if (!totals->status()) return totals->status().error();
   Result<Statement> stages = db.prepare(stages_sql);
   if (!stages) return stages.error();
-  stages->bind(1, track);
+  stages->bind(1, track).bind(2, excluded);
   while (stages->step()) out[stages->text(0)].failed_by_stage[stages->text(1)] = stages->int64(2);
   if (!stages->status()) return stages->status().error();
   return out;
@@ -110,38 +117,45 @@ Result<std::vector<std::string>> domains_seen(Database& db, const std::string& t
   return texts(db, "SELECT DISTINCT domain FROM sample WHERE track = ?1 AND domain IS NOT NULL ORDER BY domain", track);
 }
 
-Result<YieldCounts> overall_yield(Database& db, const std::string& track) {
+Result<YieldCounts> overall_yield(Database& db, const std::string& track,
+                                  const std::vector<std::string>& excluded_prefixes) {
   Result<std::map<std::string, YieldCounts>> all = yields(
       db,
-      "SELECT 'all', COALESCE(SUM(status IN ('verified','failed')), 0), COALESCE(SUM(status = 'failed'), 0)"
-      " FROM sample WHERE track = ?1",
+      std::string("SELECT 'all', COALESCE(SUM(s.status IN ('verified','failed')), 0),"
+                  " COALESCE(SUM(s.status = 'failed'), 0) FROM sample s WHERE s.track = ?1") +
+          kNotExcluded,
       std::string("SELECT 'all', ") + kStageTop +
           ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id"
-          " WHERE s.track = ?1 AND s.status = 'failed' GROUP BY 2",
-      track);
+          " WHERE s.track = ?1 AND s.status = 'failed'" + kNotExcluded + " GROUP BY 2",
+      track, excluded_prefixes);
   if (!all) return all.error();
   return (*all)["all"];
 }
 
-Result<std::map<std::string, YieldCounts>> yield_by_feature(Database& db, const std::string& track) {
+Result<std::map<std::string, YieldCounts>> yield_by_feature(Database& db, const std::string& track,
+                                                            const std::vector<std::string>& excluded_prefixes) {
   return yields(db,
-                "SELECT sf.tag, SUM(s.status IN ('verified','failed')), SUM(s.status = 'failed')"
-                " FROM sample s JOIN sample_feature sf ON sf.sample_id = s.id WHERE s.track = ?1 GROUP BY sf.tag",
+                std::string("SELECT sf.tag, SUM(s.status IN ('verified','failed')), SUM(s.status = 'failed')"
+                            " FROM sample s JOIN sample_feature sf ON sf.sample_id = s.id WHERE s.track = ?1") +
+                    kNotExcluded + " GROUP BY sf.tag",
                 std::string("SELECT sf.tag, ") + kStageTop +
                     ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id"
-                    " JOIN sample_feature sf ON sf.sample_id = s.id WHERE s.track = ?1 AND s.status = 'failed'"
-                    " GROUP BY 1, 2",
-                track);
+                    " JOIN sample_feature sf ON sf.sample_id = s.id WHERE s.track = ?1 AND s.status = 'failed'" +
+                    kNotExcluded + " GROUP BY 1, 2",
+                track, excluded_prefixes);
 }
 
-Result<std::map<std::string, YieldCounts>> yield_by_domain(Database& db, const std::string& track) {
+Result<std::map<std::string, YieldCounts>> yield_by_domain(Database& db, const std::string& track,
+                                                           const std::vector<std::string>& excluded_prefixes) {
   return yields(db,
-                "SELECT domain, SUM(status IN ('verified','failed')), SUM(status = 'failed')"
-                " FROM sample WHERE track = ?1 AND domain IS NOT NULL GROUP BY domain",
+                std::string("SELECT s.domain, SUM(s.status IN ('verified','failed')), SUM(s.status = 'failed')"
+                            " FROM sample s WHERE s.track = ?1 AND s.domain IS NOT NULL") +
+                    kNotExcluded + " GROUP BY s.domain",
                 std::string("SELECT s.domain, ") + kStageTop +
                     ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id"
-                    " WHERE s.track = ?1 AND s.status = 'failed' AND s.domain IS NOT NULL GROUP BY 1, 2",
-                track);
+                    " WHERE s.track = ?1 AND s.status = 'failed' AND s.domain IS NOT NULL" + kNotExcluded +
+                    " GROUP BY 1, 2",
+                track, excluded_prefixes);
 }
 
 Result<std::vector<FailureCategoryCoverage>> failure_category_coverage(Database& db, const std::string& track) {
@@ -227,6 +241,45 @@ Result<bool> tail_report_exists(Database& db, int64_t cycle_id) {
   bool exists = select.step() && select.int64(0) != 0;
   if (Status s = finish(select); !s) return s.error();
   return exists;
+}
+
+Result<std::optional<int64_t>> latest_tail_report_cycle(Database& db) {
+  Statement& select = db.cached("SELECT max(cycle_id) FROM tail_report");
+  std::optional<int64_t> cycle;
+  if (select.step()) cycle = select.optional_int64(0);
+  if (Status s = finish(select); !s) return s.error();
+  return cycle;
+}
+
+Result<std::vector<CycleVerifiedCounts>> verified_by_cycle(Database& db, const std::string& track,
+                                                           const std::string& dimension, const std::string& name) {
+  const char* sql = nullptr;
+  if (dimension == "feature") {
+    sql = "SELECT c.id, COUNT(s.id), COALESCE(SUM(EXISTS (SELECT 1 FROM sample_feature sf"
+          "   WHERE sf.sample_id = s.id AND sf.tag = ?2)), 0)"
+          " FROM cycle c LEFT JOIN sample s ON s.cycle_id = c.id AND s.track = ?1 AND s.status = 'verified'"
+          " GROUP BY c.id ORDER BY c.id";
+  } else if (dimension == "domain") {
+    sql = "SELECT c.id, COUNT(s.id), COALESCE(SUM(s.domain = ?2), 0)"
+          " FROM cycle c LEFT JOIN sample s ON s.cycle_id = c.id AND s.track = ?1 AND s.status = 'verified'"
+          " GROUP BY c.id ORDER BY c.id";
+  } else if (dimension == "category") {
+    // Covered as failure_category_coverage counts it: verified samples synthesized for the category.
+    sql = "SELECT c.id, COUNT(s.id), COALESCE(SUM(EXISTS (SELECT 1 FROM lineage l"
+          "   WHERE l.child_id = s.id AND l.relation = 'synthesized_from' AND json_valid(l.reason)"
+          "   AND json_extract(l.reason, '$.dimension') = 'category' AND json_extract(l.reason, '$.name') = ?2)), 0)"
+          " FROM cycle c LEFT JOIN sample s ON s.cycle_id = c.id AND s.track = ?1 AND s.status = 'verified'"
+          " GROUP BY c.id ORDER BY c.id";
+  } else {
+    return make_error("verified samples per cycle are counted by feature, domain or category, not by '" +
+                      dimension + "'");
+  }
+  Statement& select = db.cached(sql);
+  select.bind(1, track).bind(2, name);
+  std::vector<CycleVerifiedCounts> rows;
+  while (select.step()) rows.push_back({select.int64(0), select.int64(1), select.int64(2)});
+  if (Status s = finish(select); !s) return s.error();
+  return rows;
 }
 
 Result<std::vector<std::string>> tail_seed_ids(Database& db, const std::string& track, const std::string& dimension,

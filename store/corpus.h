@@ -28,9 +28,14 @@ struct YieldCounts {
   int64_t failed = 0;
   std::map<std::string, int64_t> failed_by_stage;  // top stage component: generate, translate, ...
 };
-Result<YieldCounts> overall_yield(Database& db, const std::string& track);
-Result<std::map<std::string, YieldCounts>> yield_by_feature(Database& db, const std::string& track);
-Result<std::map<std::string, YieldCounts>> yield_by_domain(Database& db, const std::string& track);
+// Samples with a failure whose category starts with one of `excluded_prefixes` are left out of
+// the counts (failures that more samples cannot fix).
+Result<YieldCounts> overall_yield(Database& db, const std::string& track,
+                                  const std::vector<std::string>& excluded_prefixes = {});
+Result<std::map<std::string, YieldCounts>> yield_by_feature(Database& db, const std::string& track,
+                                                            const std::vector<std::string>& excluded_prefixes = {});
+Result<std::map<std::string, YieldCounts>> yield_by_domain(Database& db, const std::string& track,
+                                                           const std::vector<std::string>& excluded_prefixes = {});
 
 // A failure category of the track, how many samples failed with it, and how many verified
 // samples were synthesized for it (lineage reason {"dimension":"category","name":...}).
@@ -64,6 +69,19 @@ struct TailReportRow {
 Status replace_tail_report(Database& db, int64_t cycle_id, const std::vector<TailReportRow>& rows);
 Result<std::vector<TailReportRow>> tail_report_rows(Database& db, int64_t cycle_id);
 Result<bool> tail_report_exists(Database& db, int64_t cycle_id);
+// The newest cycle that has a stored tail report, if any.
+Result<std::optional<int64_t>> latest_tail_report_cycle(Database& db);
+
+// Every cycle, with the track's verified samples it made and how many of them have feature tag
+// `name` (dimension "feature"), domain `name` ("domain"), or were synthesized for failure category
+// `name` ("category", as failure_category_coverage counts them). Ordered by cycle id.
+struct CycleVerifiedCounts {
+  int64_t cycle_id = 0;
+  int64_t verified = 0;
+  int64_t matching = 0;
+};
+Result<std::vector<CycleVerifiedCounts>> verified_by_cycle(Database& db, const std::string& track,
+                                                           const std::string& dimension, const std::string& name);
 
 // ---- synthesis seeds and dedup ---------------------------------------------------------
 // Seeds for a tail value of the track: failed samples first, then verified ones, by id;

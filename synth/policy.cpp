@@ -67,7 +67,8 @@ class ObjectReader {
 
 void read_share_target(const ObjectReader& parent, const char* key, ShareTarget& target) {
   ObjectReader reader(parent.child(key), parent.child_path(key), parent.error());
-  reader.allow_only({"tracked", "min_share", "targets"});
+  reader.allow_only({"tracked", "min_share", "targets", "head_fraction"});
+  reader.read("head_fraction", target.head_fraction);
   reader.read("tracked", target.tracked);
   reader.read("min_share", target.min_share);
   reader.read("targets", target.targets);
@@ -101,9 +102,10 @@ void read_pairs(const ObjectReader& parent, std::map<std::string, ExportPair>& p
 
 }  // namespace
 
-double ShareTarget::target_for(const std::string& name) const {
+double ShareTarget::target_for(const std::string& name, double head_share) const {
   auto found = targets.find(name);
-  return found == targets.end() ? min_share : found->second;
+  double fixed = found == targets.end() ? min_share : found->second;
+  return std::max(fixed, head_fraction * head_share);
 }
 
 Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& source) {
@@ -128,7 +130,8 @@ Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& 
   read_share_target(tails, "features", policy.tails.features);
   read_share_target(tails, "domains", policy.tails.domains);
   ObjectReader categories(tails.child("categories"), tails.child_path("categories"), &error);
-  categories.allow_only({"min_failures", "min_share"});
+  categories.allow_only({"min_failures", "min_share", "exclude_prefixes"});
+  categories.read("exclude_prefixes", policy.tails.category_exclude_prefixes);
   categories.read("min_failures", policy.tails.category_min_failures);
   categories.read("min_share", policy.tails.category_min_share);
   ObjectReader yield(tails.child("yield"), tails.child_path("yield"), &error);

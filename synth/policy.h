@@ -20,7 +20,11 @@ struct ShareTarget {
   std::vector<std::string> tracked;  // empty: every value seen among the track's samples
   double min_share = 0.05;           // of the verified corpus
   std::map<std::string, double> targets;  // per-value overrides of min_share
-  double target_for(const std::string& name) const;
+  // A value is also a tail below this fraction of the most common tracked value's share, so the
+  // tail moves with the corpus instead of vanishing once the fixed targets are met. 0: off.
+  double head_fraction = 0;
+  // The larger of the value's fixed target and head_fraction x head_share.
+  double target_for(const std::string& name, double head_share = 0) const;
 };
 
 struct TailThresholds {
@@ -28,6 +32,9 @@ struct TailThresholds {
   ShareTarget domains;
   int64_t category_min_failures = 2;      // a failure category needs this many failures to count
   double category_min_share = 0.02;       // verified samples synthesized for it, over the corpus
+  // Categories that are never tails: failures more samples cannot fix (the built-in translator
+  // refuses some constructs by design, so samples made for them cannot verify).
+  std::vector<std::string> category_exclude_prefixes;
   int64_t yield_min_finished = 5;         // samples of a value that finished verification
   double yield_min_failure_rate = 0.3;
   double yield_excess_ratio = 1.5;        // failure rate over the track's overall rate

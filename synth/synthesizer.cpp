@@ -156,9 +156,12 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
     return make_error("synthesis: reading corpus: " + s.message());
   }
   JobQueue queue(db);
+  // The top K tails that synthesis can still add to: a tail whose candidates were all dropped
+  // (its programs ran out of variety) does not take a slot, up to 3K tails tried.
   std::vector<std::pair<std::string, std::string>> chosen;
+  size_t filled = 0;
   for (const TailEntry& entry : tails.entries) {
-    if (chosen.size() >= policy.synthesis.top_k) break;
+    if (filled >= policy.synthesis.top_k || chosen.size() >= 3 * policy.synthesis.top_k) break;
     if (std::find(chosen.begin(), chosen.end(), std::pair{entry.dimension, entry.name}) != chosen.end()) continue;
     Result<std::vector<std::string>> ids = tail_seed_ids(db, policy.track, entry.dimension, entry.name, cycle_id, 200);
     if (!ids) return ids.error();
@@ -213,6 +216,7 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
         summary.inserted_ids.push_back(id);
       }
     }
+    if (tail.inserted + tail.already_present > 0) ++filled;
     summary.inserted += tail.inserted;
     summary.near_duplicates += tail.near_duplicates;
     summary.generation_failures += tail.generation_failures;

@@ -62,7 +62,8 @@ struct SynthesisSummary {
   int generation_failures = 0;
 };
 
-// Detects (or loads) the cycle's tails, then synthesizes for the top K with `source`.
+// Synthesizes with `source` for the top K of the cycle's tails that still take new samples (a
+// tail whose candidates are all duplicates gives its slot to the next one, up to 3K tried).
 // Re-running for the same cycle inserts nothing twice and enqueues nothing twice.
 Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& policy, const TailReport& tails,
                                           int64_t cycle_id, uint64_t seed, const CandidateSource& source,

@@ -34,16 +34,28 @@ TailEntry make_entry(const SynthPolicy& policy, std::string dimension, std::stri
 void add_share_tails(const SynthPolicy& policy, const std::string& dimension, const ShareTarget& target,
                      const std::vector<std::string>& tracked, const std::map<std::string, int64_t>& counts,
                      int64_t total, std::vector<TailEntry>& out) {
-  for (const std::string& name : tracked) {
+  auto count_of = [&counts](const std::string& name) {
     auto found = counts.find(name);
-    int64_t count = found == counts.end() ? 0 : found->second;
+    return found == counts.end() ? int64_t{0} : found->second;
+  };
+  std::string head;
+  for (const std::string& name : tracked) {
+    if (head.empty() || count_of(name) > count_of(head)) head = name;
+  }
+  double head_share = head.empty() ? 0.0 : ratio(count_of(head), total);
+  for (const std::string& name : tracked) {
+    int64_t count = count_of(name);
     double share = ratio(count, total);
-    double wanted = target.target_for(name);
+    double wanted = target.target_for(name, head_share);
     if (wanted <= 0 || share >= wanted) continue;
     int64_t deficit = static_cast<int64_t>(std::ceil(wanted * static_cast<double>(total))) - count;
-    out.push_back(make_entry(policy, dimension, name, "corpus_share", (wanted - share) / wanted,
-                             {{"verified", count}, {"verified_total", total}, {"share", share},
-                              {"target_share", wanted}, {"deficit", std::max<int64_t>(deficit, 0)}}));
+    json numbers = {{"verified", count}, {"verified_total", total}, {"share", share}, {"target_share", wanted},
+                    {"deficit", std::max<int64_t>(deficit, 0)}};
+    if (target.head_fraction > 0) {
+      numbers["head"] = head;
+      numbers["head_share"] = head_share;
+    }
+    out.push_back(make_entry(policy, dimension, name, "corpus_share", (wanted - share) / wanted, numbers));
   }
 }
 
@@ -111,6 +123,11 @@ Result<std::vector<TailEntry>> detect_tails(Database& db, const SynthPolicy& pol
   if (!categories) return make_error("detecting tails: " + categories.message());
   for (const FailureCategoryCoverage& c : *categories) {
     if (c.failed_samples < policy.tails.category_min_failures) continue;
+    const std::vector<std::string>& excluded = policy.tails.category_exclude_prefixes;
+    if (std::any_of(excluded.begin(), excluded.end(),
+                    [&c](const std::string& prefix) { return c.category.rfind(prefix, 0) == 0; })) {
+      continue;
+    }
     double share = ratio(c.covered_verified, *total);
     double wanted = policy.tails.category_min_share;
     if (wanted <= 0 || share >= wanted) continue;
@@ -119,9 +136,11 @@ Result<std::vector<TailEntry>> detect_tails(Database& db, const SynthPolicy& pol
                                   {"verified_total", *total}, {"share", share}, {"target_share", wanted}}));
   }
 
-  Result<YieldCounts> overall = overall_yield(db, track);
-  Result<std::map<std::string, YieldCounts>> feature_yields = yield_by_feature(db, track);
-  Result<std::map<std::string, YieldCounts>> domain_yields = yield_by_domain(db, track);
+  // Failures the policy excludes from the tails do not lower a value's yield either.
+  const std::vector<std::string>& excluded = policy.tails.category_exclude_prefixes;
+  Result<YieldCounts> overall = overall_yield(db, track, excluded);
+  Result<std::map<std::string, YieldCounts>> feature_yields = yield_by_feature(db, track, excluded);
+  Result<std::map<std::string, YieldCounts>> domain_yields = yield_by_domain(db, track, excluded);
   if (!overall || !feature_yields || !domain_yields) {
     return make_error("detecting tails: " + (!overall         ? overall.message()
                                              : !feature_yields ? feature_yields.message()
@@ -185,9 +204,45 @@ std::string format_tail_report(const TailReport& report) {
   out << "tails of cycle " << report.cycle_id << " (" << report.entries.size() << ")\n";
   for (size_t i = 0; i < report.entries.size(); ++i) {
     const TailEntry& e = report.entries[i];
-    out << std::setw(3) << i + 1 << "  " << std::left << std::setw(34) << (e.dimension + "/" + e.name)
+    std::string label = e.dimension + "/" + e.name;
+    out << std::setw(3) << i + 1 << "  " << std::left << std::setw(std::max<int>(34, label.size() + 2)) << label
         << std::setw(16) << e.signal << std::right << std::fixed << std::setprecision(3) << e.score << "  "
         << e.numbers.dump() << "\n";
+  }
+  return out.str();
+}
+
+Result<std::vector<TailSharePoint>> tail_share_series(Database& db, const std::string& track,
+                                                      const std::string& dimension, const std::string& name) {
+  Result<std::vector<CycleVerifiedCounts>> rows = verified_by_cycle(db, track, dimension, name);
+  if (!rows) return rows.error();
+  std::vector<TailSharePoint> series;
+  int64_t total = 0, matching = 0;
+  for (const CycleVerifiedCounts& row : *rows) {
+    total += row.verified;
+    matching += row.matching;
+    series.push_back({row.cycle_id, total, matching, ratio(matching, total)});
+  }
+  return series;
+}
+
+json tail_share_series_to_json(const std::vector<TailSharePoint>& series) {
+  json points = json::array();
+  for (const TailSharePoint& point : series) {
+    points.push_back({{"cycle_id", point.cycle_id}, {"verified_total", point.verified_total},
+                      {"matching", point.matching}, {"share", point.share}});
+  }
+  return points;
+}
+
+std::string format_tail_share_series(const std::string& track, const std::string& dimension,
+                                     const std::string& name, const std::vector<TailSharePoint>& series) {
+  std::ostringstream out;
+  out << "share of " << dimension << "/" << name << " in the verified " << track << " corpus after each cycle\n";
+  out << "  cycle  verified  " << std::setw(10) << "matching" << "   share\n";
+  for (const TailSharePoint& point : series) {
+    out << std::setw(7) << point.cycle_id << std::setw(10) << point.verified_total << std::setw(12) << point.matching
+        << std::fixed << std::setprecision(3) << std::setw(8) << point.share << "\n";
   }
   return out.str();
 }

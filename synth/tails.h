@@ -40,4 +40,19 @@ std::string tail_reason(const TailEntry& entry);
 nlohmann::json tail_report_to_json(const TailReport& report);
 std::string format_tail_report(const TailReport& report);
 
+// The share of a feature tag, domain or failure category (its synthesized verified samples) in
+// the track's verified corpus after each cycle (the samples that cycle and the earlier ones
+// made): the series that shows synthesis filling a tail.
+struct TailSharePoint {
+  int64_t cycle_id = 0;
+  int64_t verified_total = 0;  // verified samples made up to and including this cycle
+  int64_t matching = 0;        // of those, with the feature or domain
+  double share = 0;
+};
+Result<std::vector<TailSharePoint>> tail_share_series(Database& db, const std::string& track,
+                                                      const std::string& dimension, const std::string& name);
+nlohmann::json tail_share_series_to_json(const std::vector<TailSharePoint>& series);
+std::string format_tail_share_series(const std::string& track, const std::string& dimension,
+                                     const std::string& name, const std::vector<TailSharePoint>& series);
+
 }  // namespace tailforge

@@ -3,6 +3,7 @@
 #include "agents/generator.h"
 #include "store/corpus.h"
 #include "store/cycles.h"
+#include "store/failures.h"
 #include "store/queue.h"
 #include "store/samples.h"
 #include "synth/lineage.h"
@@ -22,6 +23,8 @@ struct Fixture {
   Fixture() {
     policy.tails.features.tracked = {"switch"};
     policy.tails.domains.min_share = 0;  // domain tails off: the test follows one feature
+    policy.tails.domains.head_fraction = 0;
+    policy.tails.features.head_fraction = 0;
     policy.synthesis.top_k = 1;
   }
 
@@ -34,19 +37,8 @@ struct Fixture {
     request.forbidden_features = std::move(forbidden);
     Result<GeneratedProgram> program = generate_program(catalog, request);
     REQUIRE_MESSAGE(program.ok(), program.message());
-    Sample sample;
-    sample.track = "cuda2hip";
-    sample.origin = "template";
-    sample.language = "cuda";
-    sample.text = program->source;
-    sample.template_id = program->template_id;
-    sample.persona = persona_to_json(program->persona).dump();
-    sample.variables = program->variables.dump();
-    sample.seed = static_cast<int64_t>(seed);
-    sample.domain = program->domain;
-    sample.features = program->features;
+    Sample sample = sample_from_program(*program, "template", cycle);
     sample.status = "verified";
-    sample.cycle_id = cycle;
     Result<InsertOutcome> inserted = insert_sample_if_absent(db, sample);
     REQUIRE(inserted.ok());
     return inserted->id;
@@ -79,6 +71,46 @@ TEST_CASE("a rare feature is the top tail, explained by its numbers, and stored 
   CHECK(top.numbers["target_share"].get<double>() == doctest::Approx(0.15));
   CHECK(top.score > 0);
   CHECK(tail_report_rows(f.db, cycle).value().size() == report->entries.size());
+}
+
+TEST_CASE("failure categories become tails unless the policy excludes them; the share series follows cycles") {
+  Fixture f;
+  int64_t cycle = start_cycle(f.db, 1, 0).value();
+  for (uint64_t s = 1; s <= 6; ++s) f.add_verified(cycle, s, {}, {"switch"});
+  for (uint64_t s = 10; s < 14; ++s) {
+    std::string id = f.add_verified(cycle, s, {}, {"switch"});
+    REQUIRE(set_sample_status(f.db, id, "failed").ok());
+    std::string category = s < 12 ? "translate.unsupported.grid_sync" : "amd.asm.vgpr_bank";
+    REQUIRE(insert_failure(f.db, {id, std::nullopt, "translate", category, "evidence", std::nullopt, std::nullopt,
+                                  "cuda2hip", "template"})
+                .ok());
+  }
+  auto categories = [&f] {
+    std::vector<std::string> names;
+    std::vector<TailEntry> entries = detect_tails(f.db, f.policy).value();
+    for (const TailEntry& entry : entries) {
+      if (entry.dimension == "category") names.push_back(entry.name);
+    }
+    return names;
+  };
+  f.policy.tails.category_exclude_prefixes.clear();
+  CHECK(categories() == std::vector<std::string>{"amd.asm.vgpr_bank", "translate.unsupported.grid_sync"});
+  f.policy.tails.category_exclude_prefixes = {"translate.unsupported."};
+  CHECK(categories() == std::vector<std::string>{"amd.asm.vgpr_bank"});
+  CHECK(load_default_synth_policy(TAILFORGE_SOURCE_DIR).value().tails.category_exclude_prefixes ==
+        std::vector<std::string>{"translate.unsupported."});
+
+  int64_t second = start_cycle(f.db, 2, 0).value();
+  f.add_verified(second, 500, {"switch"}, {});
+  f.add_verified(second, 501, {"switch"}, {});
+  std::vector<TailSharePoint> series = tail_share_series(f.db, "cuda2hip", "feature", "switch").value();
+  REQUIRE(series.size() == 2);
+  CHECK(series[0].verified_total == 6);
+  CHECK(series[0].matching == 0);
+  CHECK(series[1].verified_total == 8);
+  CHECK(series[1].matching == 2);
+  CHECK(series[1].share == doctest::Approx(0.25));
+  CHECK_FALSE(tail_share_series(f.db, "cuda2hip", "persona", "x").ok());
 }
 
 TEST_CASE("synthesized samples link to their seeds with the reason, carry a verify job, and a re-run adds nothing") {
@@ -136,10 +168,7 @@ TEST_CASE("synthesized samples link to their seeds with the reason, carry a veri
 
 TEST_CASE("over five cycles the share of the top tail feature rises cycle over cycle") {
   Fixture f;
-  f.policy.tails.features.targets["switch"] = 0.6;  // stays a tail for all five cycles
-  // The generator has a few dozen switch programs that are not near-duplicates of each other
-  // (threshold 0.8); a smaller multiplier spreads them over the five cycles.
-  f.policy.synthesis.multiplier = 3;
+  f.policy.tails.features.targets["switch"] = 0.9;  // stays a tail for all five cycles
   int64_t first = start_cycle(f.db, 1, 0).value();
   for (uint64_t s = 1; s <= 20; ++s) f.add_verified(first, s, {}, {"switch"});
   f.add_verified(first, 500, {"switch"}, {});

@@ -1,0 +1,179 @@
+// Does synthesis fill the long tail? Runs `tailforge daemon --cycles N` (default 5) of the
+// embedded default on a fresh database, then prints, from what the daemon stored:
+//   - each cycle's top tail (rank 1 of its stored tail list) with the numbers behind it, and that
+//     tail's share of the verified corpus before the cycle and after it;
+//   - the share of cycle 1's top tail after every cycle.
+// Shares count the verified samples that a cycle and the earlier ones made (tailforge tails).
+// Usage: tail_series [--cycles 5] [--samples N (daemon.samples_per_cycle)] [--config FILE (instead
+//        of --samples)] [--tailforge PATH] [--db PATH (reuse a finished run instead of starting
+//        one)] [--keep]
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/daemon_process.h"
+#include "store/corpus.h"
+#include "store/status.h"
+#include "synth/tails.h"
+
+using namespace tailforge;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Options {
+  int cycles = 5;
+  int samples = 0;
+  std::string config;
+  std::string tailforge;
+  std::string db;
+  bool keep = false;
+};
+
+std::optional<Options> parse_options(int argc, char** argv) {
+  Options options;
+  options.tailforge = default_tailforge_binary();
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--keep") {
+      options.keep = true;
+      continue;
+    }
+    if (i + 1 >= argc) return std::nullopt;
+    std::string value = argv[++i];
+    if (flag == "--cycles") options.cycles = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--samples") options.samples = std::atoi(value.c_str());
+    else if (flag == "--config") options.config = fs::absolute(value).string();
+    else if (flag == "--tailforge") options.tailforge = value;
+    else if (flag == "--db") options.db = value;
+    else return std::nullopt;
+  }
+  if (options.samples > 0 && !options.config.empty()) return std::nullopt;
+  return options;
+}
+
+// Runs the daemon to the end of its bounded cycles; false when it did not exit cleanly.
+bool run_daemon(const Options& options, const fs::path& dir, const std::string& db_path) {
+  std::vector<std::string> args = {options.tailforge, "daemon", "--cycles", std::to_string(options.cycles),
+                                   "--db", db_path, "--no-progress"};
+  std::string note = "the embedded default";
+  if (options.samples > 0) {
+    std::string config_path = (dir / "config.json").string();
+    std::ofstream(config_path) << nlohmann::json{{"daemon", {{"samples_per_cycle", options.samples}}}}.dump();
+    args.insert(args.end(), {"--config", config_path});
+    note += " with daemon.samples_per_cycle = " + std::to_string(options.samples);
+  } else if (!options.config.empty()) {
+    args.insert(args.end(), {"--config", options.config});
+    note += " with " + options.config;
+  }
+  std::printf("tail_series: `tailforge daemon --cycles %d` on %s\n", options.cycles, note.c_str());
+  std::fflush(stdout);
+  auto started = std::chrono::steady_clock::now();
+  std::string log_path = (dir / "daemon.log").string();
+  pid_t pid = spawn_daemon(args, log_path);
+  if (pid < 0) {
+    std::fprintf(stderr, "cannot start %s\n", options.tailforge.c_str());
+    return false;
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::printf("daemon exited with status %d after %.0f s (log: %s)\n",
+              WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), seconds, log_path.c_str());
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// The share after cycle `cycle` in a series; 0 before the first cycle.
+double share_after(const std::vector<TailSharePoint>& series, int64_t cycle) {
+  double share = 0;
+  for (const TailSharePoint& point : series) {
+    if (point.cycle_id <= cycle) share = point.share;
+  }
+  return share;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::optional<Options> options = parse_options(argc, argv);
+  if (!options) {
+    std::fprintf(stderr, "usage: tail_series [--cycles N] [--samples N | --config FILE] [--tailforge PATH] [--db PATH] [--keep]\n");
+    return 2;
+  }
+  fs::path dir = fs::temp_directory_path() / ("tf-tail-series-" + std::to_string(getpid()));
+  std::string db_path = options->db;
+  if (db_path.empty()) {
+    if (!fs::exists(options->tailforge)) {
+      std::fprintf(stderr, "no tailforge binary at %s (pass --tailforge PATH)\n", options->tailforge.c_str());
+      return 1;
+    }
+    fs::create_directories(dir);
+    fs::current_path(dir);  // relative paths of the configuration land here
+    db_path = (dir / "tail_series.db").string();
+    if (!run_daemon(*options, dir, db_path)) return 1;
+  }
+
+  Result<Database> db = Database::open(db_path);
+  if (!db) {
+    std::fprintf(stderr, "%s\n", db.message().c_str());
+    return 1;
+  }
+  const std::string track = "cuda2hip";
+  if (Result<StatusSummary> summary = query_status(*db); summary) {
+    std::printf("store: %lld cycles, %lld samples, %lld verified\n\n", static_cast<long long>(summary->cycles),
+                static_cast<long long>(summary->samples), static_cast<long long>(summary->verified));
+  }
+
+  std::printf("each cycle's top tail, and its share of the verified %s corpus before and after the cycle\n",
+              track.c_str());
+  std::printf("  cycle  top tail                          signal          score   before   after\n");
+  int rose = 0, measured = 0;
+  std::optional<std::pair<std::string, std::string>> first_top;
+  for (int64_t cycle = 1; cycle <= options->cycles; ++cycle) {
+    Result<std::vector<TailReportRow>> rows = tail_report_rows(*db, cycle);
+    if (!rows || rows->empty()) {
+      std::printf("  %5lld  (no tail list)\n", static_cast<long long>(cycle));
+      continue;
+    }
+    const TailReportRow& top = rows->front();
+    if (!first_top) first_top = std::pair{top.dimension, top.name};
+    std::string label = top.dimension + "/" + top.name;
+    Result<std::vector<TailSharePoint>> series = tail_share_series(*db, track, top.dimension, top.name);
+    if (!series) {
+      std::printf("  %5lld  %-33s %-14s %6.3f   (no share series: %s)\n", static_cast<long long>(cycle),
+                  label.c_str(), top.signal.c_str(), top.score, series.message().c_str());
+      continue;
+    }
+    double before = share_after(*series, cycle - 1), after = share_after(*series, cycle);
+    ++measured;
+    if (after > before) ++rose;
+    std::printf("  %5lld  %-33s %-14s %6.3f   %6.3f  %6.3f  %s\n", static_cast<long long>(cycle), label.c_str(),
+                top.signal.c_str(), top.score, before, after, after > before ? "rose" : "DID NOT RISE");
+    std::printf("         numbers: %s\n", top.numbers.c_str());
+  }
+  std::printf("the top tail's share rose in %d of %d cycles\n\n", rose, measured);
+
+  if (first_top) {
+    Result<std::vector<TailSharePoint>> series = tail_share_series(*db, track, first_top->first, first_top->second);
+    if (series) std::printf("%s", format_tail_share_series(track, first_top->first, first_top->second, *series).c_str());
+  }
+  if (options->db.empty()) {
+    if (options->keep) {
+      std::printf("kept %s\n", dir.c_str());
+    } else {
+      std::error_code ignored;
+      fs::current_path("/", ignored);
+      fs::remove_all(dir, ignored);
+    }
+  }
+  return measured > 0 && rose == measured ? 0 : 1;
+}
