@@ -113,6 +113,31 @@ TEST_CASE("failure categories become tails unless the policy excludes them; the 
   CHECK_FALSE(tail_share_series(f.db, "cuda2hip", "persona", "x").ok());
 }
 
+TEST_CASE("with head_fraction a value is a tail below that fraction of the most common value's share") {
+  Fixture f;
+  f.policy.tails.features.tracked = {"atomics", "switch", "templates"};
+  f.policy.tails.features.min_share = 0;
+  f.policy.tails.features.targets.clear();
+  int64_t cycle = start_cycle(f.db, 1, 0).value();
+  for (int i = 0; i < 12; ++i) {
+    Sample sample{"", "cuda2hip", "template", "cuda", "program " + std::to_string(i)};
+    if (i < 10) sample.features.push_back("atomics");
+    if (i < 3) sample.features.push_back("switch");
+    if (i >= 6) sample.features.push_back("templates");
+    sample.status = "verified";
+    sample.cycle_id = cycle;
+    REQUIRE(insert_sample_if_absent(f.db, sample).ok());
+  }
+  CHECK(detect_tails(f.db, f.policy).value().empty());  // no fixed targets, no head rule
+  f.policy.tails.features.head_fraction = 0.5;  // head atomics 10/12: below 5/12 is a tail
+  std::vector<TailEntry> tails = detect_tails(f.db, f.policy).value();
+  REQUIRE(tails.size() == 1);
+  CHECK(tails[0].name == "switch");
+  CHECK(tails[0].numbers["head"] == "atomics");
+  CHECK(tails[0].numbers["target_share"].get<double>() == doctest::Approx(5.0 / 12));
+  CHECK(tails[0].numbers["deficit"] == 2);
+}
+
 TEST_CASE("synthesized samples link to their seeds with the reason, carry a verify job, and a re-run adds nothing") {
   Fixture f;
   int64_t cycle = start_cycle(f.db, 7, 0).value();
