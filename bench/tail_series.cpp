@@ -1,7 +1,8 @@
 // Does synthesis fill the long tail? Runs `tailforge daemon --cycles N` (default 5) of the
 // embedded default on a fresh database, then prints, from what the daemon stored:
 //   - each cycle's top tail (rank 1 of its stored tail list) with the numbers behind it, and that
-//     tail's share of the verified corpus before the cycle and after it;
+//     tail's share of the verified corpus when the list was made (its "share" number, else the
+//     share after the cycle before) and after the cycle, once its synthesized samples verified;
 //   - the share of cycle 1's top tail after every cycle.
 // Shares count the verified samples that a cycle and the earlier ones made (tailforge tails).
 // Usage: tail_series [--cycles 5] [--samples N (daemon.samples_per_cycle)] [--config FILE (instead
@@ -133,7 +134,8 @@ int main(int argc, char** argv) {
                 static_cast<long long>(summary->samples), static_cast<long long>(summary->verified));
   }
 
-  std::printf("each cycle's top tail, and its share of the verified %s corpus before and after the cycle\n",
+  std::printf("each cycle's top tail, and its share of the verified %s corpus when the tail list was made\n"
+              "(before synthesis) and after the cycle\n",
               track.c_str());
   std::printf("  cycle  top tail                          signal          score   before   after\n");
   int rose = 0, measured = 0;
@@ -153,7 +155,11 @@ int main(int argc, char** argv) {
                   label.c_str(), top.signal.c_str(), top.score, series.message().c_str());
       continue;
     }
-    double before = share_after(*series, cycle - 1), after = share_after(*series, cycle);
+    nlohmann::json numbers = nlohmann::json::parse(top.numbers, nullptr, false);
+    double before = numbers.is_object() && numbers.contains("share") && numbers["share"].is_number()
+                        ? numbers["share"].get<double>()
+                        : share_after(*series, cycle - 1);
+    double after = share_after(*series, cycle);
     ++measured;
     if (after > before) ++rose;
     std::printf("  %5lld  %-33s %-14s %6.3f   %6.3f  %6.3f  %s\n", static_cast<long long>(cycle), label.c_str(),
