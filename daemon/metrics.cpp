@@ -1,5 +1,9 @@
 #include "daemon/metrics.h"
 
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <fstream>
 #include <sstream>
 
 #include "store/metrics.h"
@@ -24,6 +28,14 @@ std::string escape_label(const std::string& value) {
 
 void header(std::ostringstream& out, const char* name, const char* type, const char* help) {
   out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+}
+
+// Resident set size of this process from /proc/self/statm; 0 where there is none.
+int64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size_pages = 0, resident_pages = 0;
+  if (!(statm >> size_pages >> resident_pages)) return 0;
+  return resident_pages * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace
@@ -87,6 +99,10 @@ Result<std::string> prometheus_metrics(Database& db) {
   out << "tailforge_cycles " << status->cycles << "\n";
   header(out, "tailforge_retrain_events", "gauge", "Retrain triggers recorded.");
   out << "tailforge_retrain_events " << status->retrain_events << "\n";
+  header(out, "process_resident_memory_bytes", "gauge", "Resident memory of the daemon.");
+  out << "process_resident_memory_bytes " << resident_bytes() << "\n";
+  header(out, "tailforge_sqlite_heap_bytes", "gauge", "Memory SQLite holds (page caches, statements), all connections.");
+  out << "tailforge_sqlite_heap_bytes " << sqlite3_memory_used() << "\n";
   return out.str();
 }
 

@@ -136,6 +136,9 @@ TEST_CASE("status, jobs, samples and metrics answer with the store's numbers") {
   REQUIRE(metrics);
   CHECK(metrics->status == 200);
   CHECK(metrics->body.find("tailforge_samples{track=\"cuda2hip\",origin=\"template\"} 1") != std::string::npos);
+  CHECK(metrics->body.find("\nprocess_resident_memory_bytes ") != std::string::npos);
+  CHECK(metrics->body.find("\nprocess_resident_memory_bytes 0\n") == std::string::npos);
+  CHECK(metrics->body.find("\ntailforge_sqlite_heap_bytes ") != std::string::npos);
   auto jobs = client.Get("/v1/jobs?state=pending");
   REQUIRE(jobs);
   CHECK(jobs->status == 200);
