@@ -167,4 +167,18 @@ std::string DomainContext::fill_nested(const std::string& text,
   return out;
 }
 
+SwitchText write_switch(const std::string& selector, const std::string& variable,
+                        const std::vector<SwitchCase>& cases, int device_indent, int host_indent) {
+  std::string device_pad(device_indent, ' '), host_pad(host_indent, ' ');
+  SwitchText text{device_pad + "switch (" + selector + ") {\n", host_pad + "switch (" + selector + ") {\n"};
+  for (size_t k = 0; k < cases.size(); ++k) {
+    std::string label = k + 1 == cases.size() ? "default" : "case " + std::to_string(k);
+    text.device += device_pad + "  " + label + ": " + variable + " = " + cases[k].device + "; break;\n";
+    text.host += host_pad + "  " + label + ": return " + cases[k].host + ";\n";
+  }
+  text.device += device_pad + "}";
+  text.host += host_pad + "}";
+  return text;
+}
+
 }  // namespace tailforge

@@ -65,6 +65,23 @@ struct DomainContext {
                           const std::map<std::string, std::string>& values, int depth);
 };
 
+// One case of a generated switch: the expression the kernel assigns and the one the host
+// reference returns (the same text where host and device arithmetic agree).
+struct SwitchCase {
+  std::string device;
+  std::string host;
+};
+
+// A generated switch over `selector`, in the kernel's form (`case k: <variable> = <device>;
+// break;`) and the host reference's (`case k: return <host>;`); the last case is `default`.
+// Each form starts with `switch` at its indent, cases two spaces deeper, and ends with `}`.
+struct SwitchText {
+  std::string device;
+  std::string host;
+};
+SwitchText write_switch(const std::string& selector, const std::string& variable,
+                        const std::vector<SwitchCase>& cases, int device_indent, int host_indent);
+
 struct DomainCode {
   std::string kernels;    // device code and host helpers, after the shared prelude
   std::string main_body;  // statements of main()

@@ -14,12 +14,6 @@ std::string grid_for(int64_t n, int block, int64_t cap) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One case of a generated switch: the device statement's expression and the host reference's.
-struct SwitchCase {
-  std::string device;
-  std::string host;
-};
-
 // A random expression over x[i] and z[i] for elementwise's switch: sums, differences, at most two
 // products and max-style ternaries over the inputs and small dyadic (or integer) constants, so
 // float results stay exact and int results cannot overflow.
@@ -72,15 +66,9 @@ DomainCode write_elementwise(DomainContext& c) {
   std::string body = "    T result = " + cases[0].device + ";";
   std::string reference = "    return " + cases[0].host + ";";
   if (use_switch) {
-    body = "    T result;\n    switch (op) {\n";
-    reference = "    switch (op) {\n";
-    for (size_t k = 0; k < cases.size(); ++k) {
-      std::string label = k + 1 == cases.size() ? "default" : "case " + str(static_cast<int64_t>(k));
-      body += "      " + label + ": result = " + cases[k].device + "; break;\n";
-      reference += "      " + label + ": return " + cases[k].host + ";\n";
-    }
-    body += "    }";
-    reference += "    }";
+    SwitchText text = write_switch("op", "result", cases, 4, 4);
+    body = "    T result;\n" + text.device;
+    reference = text.host;
   }
   std::string kernels = R"(
 ${CONSTANT}
@@ -370,23 +358,20 @@ DomainCode write_histogram(DomainContext& c) {
   bool private_bins = c.has("static_shared") || c.has("dynamic_shared");
   bool use_switch = c.has("switch");
   // Mode 0 is the plain modulo; a switch adds 2 to 6 random hash-and-reduce modes after it.
-  std::vector<std::string> modes = {"v % ${BINS}u"};
+  std::vector<SwitchCase> modes = {{"v % ${BINS}u", "v % ${BINS}u"}};
   if (use_switch) {
     int extra = 2 + static_cast<int>(c.random.below(5));
-    for (int k = 0; k < extra; ++k) modes.push_back(histogram_mode(c));
-  }
-  std::string bin_code = "    unsigned int bin = " + modes[0] + ";";
-  std::string reference = "  return " + modes[0] + ";";
-  if (use_switch) {
-    bin_code = "    unsigned int bin;\n    switch (mode) {\n";
-    reference = "  switch (mode) {\n";
-    for (size_t k = 0; k < modes.size(); ++k) {
-      std::string label = k + 1 == modes.size() ? "default" : "case " + str(static_cast<int64_t>(k));
-      bin_code += "      " + label + ": bin = " + modes[k] + "; break;\n";
-      reference += "    " + label + ": return " + modes[k] + ";\n";
+    for (int k = 0; k < extra; ++k) {
+      std::string mode = histogram_mode(c);
+      modes.push_back({mode, mode});
     }
-    bin_code += "    }";
-    reference += "  }";
+  }
+  std::string bin_code = "    unsigned int bin = " + modes[0].device + ";";
+  std::string reference = "  return " + modes[0].host + ";";
+  if (use_switch) {
+    SwitchText text = write_switch("mode", "bin", modes, 4, 2);
+    bin_code = "    unsigned int bin;\n" + text.device;
+    reference = text.host;
   }
   std::string kernels = private_bins ? R"(
 ${KERNEL}histogram_kernel(const unsigned int* data, unsigned int* histogram, int n, int mode) {

@@ -165,23 +165,20 @@ DomainCode write_monte_carlo(DomainContext& c) {
   bool atomics = c.has("atomics");
   // Estimator 0 is the quarter circle (4 x hits / samples estimates pi); a switch adds 2 to 6
   // random regions of the unit square after it.
-  std::vector<std::string> regions = {"x * x + y * y < (1ull << 32)"};
+  std::vector<SwitchCase> regions = {{"x * x + y * y < (1ull << 32)", "x * x + y * y < (1ull << 32)"}};
   if (use_switch) {
     int extra = 2 + static_cast<int>(c.random.below(5));
-    for (int k = 0; k < extra; ++k) regions.push_back(monte_carlo_region(c));
-  }
-  std::string test = "      const bool inside = " + regions[0] + ";";
-  std::string reference = "  return " + regions[0] + ";";
-  if (use_switch) {
-    test = "      bool inside;\n      switch (estimator) {\n";
-    reference = "  switch (estimator) {\n";
-    for (size_t k = 0; k < regions.size(); ++k) {
-      std::string label = k + 1 == regions.size() ? "default" : "case " + str(static_cast<int64_t>(k));
-      test += "        " + label + ": inside = " + regions[k] + "; break;\n";
-      reference += "    " + label + ": return " + regions[k] + ";\n";
+    for (int k = 0; k < extra; ++k) {
+      std::string region = monte_carlo_region(c);
+      regions.push_back({region, region});
     }
-    test += "      }";
-    reference += "  }";
+  }
+  std::string test = "      const bool inside = " + regions[0].device + ";";
+  std::string reference = "  return " + regions[0].host + ";";
+  if (use_switch) {
+    SwitchText text = write_switch("estimator", "inside", regions, 6, 2);
+    test = "      bool inside;\n" + text.device;
+    reference = text.host;
   }
   std::string reduce = shuffle ? R"(  const int lane = threadIdx.x % ${WARP};
   for (int offset = ${WARP} / 2; offset > 0; offset /= 2) hits += __shfl_down_sync(0xffffffffu, hits, offset);
