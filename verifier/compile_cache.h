@@ -22,7 +22,8 @@ struct CompileKey {
 
 std::string compile_cache_key(const CompileKey& key);
 
-// The stored result (marked cached) or nullopt; a malformed entry counts as a miss.
+// The stored result (marked cached) or nullopt; an entry that is malformed or in an older format
+// counts as a miss and is replaced by the next store.
 std::optional<StageResult> compile_cache_get(Database& db, const std::string& key);
 Status compile_cache_put(Database& db, const std::string& key, const StageResult& stage);
 

@@ -8,10 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "store/result.h"
-
 namespace tailforge {
 
 struct Artifact {
@@ -45,10 +41,6 @@ struct StageResult {
 };
 
 StageResult skipped_stage(const std::string& name, const std::string& reason);
-
-// Everything, artifacts included (binary contents hex-encoded): for the compile cache.
-nlohmann::json stage_result_to_full_json(const StageResult& stage);
-Result<StageResult> stage_result_from_full_json(const nlohmann::json& json);
 
 enum class ResourceKind { cpu, gpu };
 
