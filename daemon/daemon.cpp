@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/file.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -79,6 +80,19 @@ QueuePolicy queue_policy(const nlohmann::json& config) {
           store["job_backoff_max_ms"].get<int64_t>(), store["job_max_interruptions"].get<int64_t>()};
 }
 
+// Holds the compile cache under verifier.cache_max_mb, logging what it evicted.
+void trim_compile_cache(Database& db, const nlohmann::json& config) {
+  const int64_t cache_max_mb = config["verifier"]["cache_max_mb"].get<int64_t>();
+  Result<CacheTrimOutcome> trimmed = cache_trim(db, "compile", cache_max_mb * 1024 * 1024);
+  if (!trimmed) {
+    spdlog::warn("compile cache not trimmed: {}", trimmed.message());
+  } else if (trimmed->removed > 0) {
+    spdlog::info("compile cache over {} MB: evicted {} least recently used entries ({:.0f} -> {:.0f} MB)",
+                 cache_max_mb, trimmed->removed, trimmed->bytes_before / 1048576.0,
+                 trimmed->bytes_after / 1048576.0);
+  }
+}
+
 // Everything the event loop touches, so its handlers capture one reference.
 struct Loop {
   asio::io_context io;
@@ -92,6 +106,11 @@ struct Loop {
 }  // namespace
 
 Status run_daemon(const DaemonOptions& options) {
+  // Executables and tool outputs are megabytes each and live for one job. A fixed mmap threshold
+  // gives every such buffer its own mapping, returned to the system when it is freed; glibc's
+  // default raises the threshold after the first large free, so they would land in the heap and
+  // leave it fragmented, and the resident size of a long run would creep up.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   Result<std::unique_ptr<DatabaseLock>> lock = DatabaseLock::acquire(options.db_path);
   if (!lock) return lock.error();
   Result<Database> opened = Database::open(options.db_path);
@@ -226,15 +245,7 @@ Status run_daemon(const DaemonOptions& options) {
       }
     }
     // Reads the cap each time, so a SIGHUP-reloaded value applies at the next tick.
-    const int64_t cache_max_mb = config["verifier"]["cache_max_mb"].get<int64_t>();
-    Result<CacheTrimOutcome> trimmed = cache_trim(db, "compile", cache_max_mb * 1024 * 1024);
-    if (!trimmed) {
-      spdlog::warn("compile cache not trimmed: {}", trimmed.message());
-    } else if (trimmed->removed > 0) {
-      spdlog::info("compile cache over {} MB: evicted {} least recently used entries ({:.0f} -> {:.0f} MB)",
-                   cache_max_mb, trimmed->removed, trimmed->bytes_before / 1048576.0,
-                   trimmed->bytes_after / 1048576.0);
-    }
+    trim_compile_cache(db, config);
     loop.disk_timer.expires_after(std::chrono::seconds(10));
     loop.disk_timer.async_wait([&](const boost::system::error_code& error) {
       if (!error) arm_disk();
@@ -254,6 +265,7 @@ Status run_daemon(const DaemonOptions& options) {
   }
   pool.stop();
   if (http) http->stop();
+  trim_compile_cache(db, config);  // a short run ends under the cap too, not only at the next start
   spdlog::info("daemon stopped after {} cycles", planner.cycles_run());
   return {};
 }
