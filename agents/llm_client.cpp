@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -93,6 +94,14 @@ std::optional<ChatResponse> from_cached_value(const std::string& text) {
 
 }  // namespace
 
+bool endpoint_unavailable(const std::string& category) {
+  for (const char* reason : {"timeout", "connection", "rate_limited", "server_error", "budget_exhausted",
+                             "circuit_open"}) {
+    if (category == std::string("agent.llm.") + reason) return true;
+  }
+  return false;
+}
+
 Result<LlmOptions> llm_options_from_json(const json& section) {
   static const std::map<std::string, std::function<std::string(const json&, LlmOptions&)>> fields = {
       {"base_url", field(&LlmOptions::base_url)},
@@ -171,6 +180,23 @@ std::string LlmClient::admit() {
   return "";
 }
 
+void LlmClient::record_past_usage(int64_t tokens, int64_t requests, std::chrono::system_clock::time_point at) {
+  std::chrono::system_clock::duration age = std::chrono::system_clock::now() - at;
+  if (age >= std::chrono::hours(1)) return;
+  age = std::max(age, std::chrono::system_clock::duration::zero());
+  Clock::time_point when = Clock::now() - std::chrono::duration_cast<Clock::duration>(age);
+  std::lock_guard lock(mutex_);
+  // admit() drops expired entries from the front: both logs stay in time order.
+  for (int64_t i = 0; i < requests; ++i) {
+    request_log_.insert(std::upper_bound(request_log_.begin(), request_log_.end(), when), when);
+  }
+  if (tokens > 0) {
+    auto later = std::upper_bound(token_log_.begin(), token_log_.end(), when,
+                                  [](Clock::time_point t, const auto& entry) { return t < entry.first; });
+    token_log_.insert(later, {when, tokens});
+  }
+}
+
 void LlmClient::record_outcome(bool endpoint_failure, int tokens) {
   std::lock_guard lock(mutex_);
   Clock::time_point now = Clock::now();
@@ -217,6 +243,7 @@ LlmClient::Attempt LlmClient::send_once(const ChatRequest& request) {
   Clock::time_point start = Clock::now();
   httplib::Result result = client.Post(endpoint->path.c_str(), headers, request_body(request).dump(), "application/json");
   int64_t latency = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  attempt.latency_ms = latency;
   if (!result) {
     httplib::Error error = result.error();
     bool timed_out = error == httplib::Error::ConnectionTimeout ||
@@ -290,6 +317,7 @@ ChatResponse LlmClient::complete(const ChatRequest& request, Database* cache) {
   }
   ChatResponse last;
   int attempts = 0;
+  std::vector<SentRequest> sent;
   for (int attempt_number = 1; attempt_number <= options_.max_attempts; ++attempt_number) {
     std::string refused = admit();
     if (!refused.empty()) {
@@ -300,15 +328,20 @@ ChatResponse LlmClient::complete(const ChatRequest& request, Database* cache) {
       if (!last.category.empty()) response.message += "; last failure: " + last.category + ": " + last.message;
       response.attempts = attempts;
       response.cache_key = key;
+      response.sent = std::move(sent);
       return response;
     }
     Attempt attempt = send_once(request);
     ++attempts;
     record_outcome(attempt.endpoint_failure, attempt.response.total_tokens);
+    const ChatResponse& answer = attempt.response;
+    sent.push_back({answer.ok ? "ok" : answer.category, answer.prompt_tokens, answer.completion_tokens,
+                    answer.reasoning_tokens, attempt.latency_ms, answer.finish_reason});
     attempt.response.attempts = attempts;
     attempt.response.cache_key = key;
     if (attempt.response.ok) {
       if (use_cache) (void)cache_store(*cache, "llm", key, cached_value(attempt.response).dump());
+      attempt.response.sent = std::move(sent);
       return attempt.response;
     }
     last = attempt.response;
@@ -317,6 +350,7 @@ ChatResponse LlmClient::complete(const ChatRequest& request, Database* cache) {
       std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms(attempt_number, attempt.retry_after_ms)));
   }
   last.message = "after " + std::to_string(attempts) + " attempt(s): " + last.message;
+  last.sent = std::move(sent);
   return last;
 }
 

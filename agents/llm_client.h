@@ -55,6 +55,14 @@ struct ChatRequest {
   bool require_code = true;  // a reply without a fenced code block is agent.llm.no_code_block
 };
 
+// One HTTP request of a call, as the endpoint answered it (what the store's llm_call row keeps).
+struct SentRequest {
+  std::string status;  // "ok", or the agent.llm.<reason> this request failed with
+  int prompt_tokens = 0, completion_tokens = 0, reasoning_tokens = 0;
+  int64_t latency_ms = 0;
+  std::string finish_reason;
+};
+
 struct ChatResponse {
   bool ok = false;
   std::string category;  // on failure: agent.llm.<timeout|connection|rate_limited|server_error|
@@ -71,7 +79,13 @@ struct ChatResponse {
   int attempts = 0;        // HTTP requests made by this call
   bool from_cache = false;
   std::string cache_key;   // sha256 of endpoint, model, messages, sampling parameters, seed
+  std::vector<SentRequest> sent;  // every HTTP request of this call, in order; none when from cache
 };
+
+// Whether a failure category says the endpoint could not answer now (timeout, connection,
+// rate_limited, server_error, budget_exhausted, circuit_open): asking again later may succeed,
+// so it says nothing about the prompt or the code.
+bool endpoint_unavailable(const std::string& category);
 
 // Thread-safe: several workers may call complete() at once. The cache Database is the caller's
 // own connection (one per thread); pass nullptr to skip the cache for that call.
@@ -80,6 +94,9 @@ class LlmClient {
   explicit LlmClient(LlmOptions options);
 
   ChatResponse complete(const ChatRequest& request, Database* cache);
+  // Counts `requests` requests and `tokens` tokens spent at wall-clock time `at` (by an earlier
+  // run, as the store recorded them) against the hourly budgets; usage older than an hour is ignored.
+  void record_past_usage(int64_t tokens, int64_t requests, std::chrono::system_clock::time_point at);
 
   const LlmOptions& options() const { return options_; }
   std::string cache_key(const ChatRequest& request) const;
@@ -91,6 +108,7 @@ class LlmClient {
     ChatResponse response;
     bool endpoint_failure = false;  // counts toward the breaker
     int retry_after_ms = -1;        // from a 429's Retry-After header
+    int64_t latency_ms = 0;         // of the HTTP request, whatever its outcome
   };
 
   Attempt send_once(const ChatRequest& request);

@@ -12,6 +12,7 @@
 
 #include "agents/generator.h"
 #include "agents/hipify.h"
+#include "daemon/llm_agents.h"
 #include "daemon/planner.h"
 #include "policies/categorizer.h"
 #include "policies/config.h"
@@ -130,6 +131,23 @@ class DefaultPipeline : public Pipeline {
     slots.set_capacity("llm", config["daemon"]["llm_slots"].get<int>());
     workers_ = compile_slots + gpu_slots;
     spdlog::info("resources: {} compile slots, {} GPU slots ({} NVIDIA GPUs)", compile_slots, gpu_slots, gpus);
+    return load_agents(config, db_path, slots);
+  }
+
+  // agents.generator / agents.translator: "builtin", or "llm" for the OpenAI-compatible endpoint.
+  Status load_agents(const nlohmann::json& config, const std::string& db_path, ResourceSlots& slots) {
+    nlohmann::json agents = config.value("agents", nlohmann::json::object());
+    llm_generator_ = agents.value("generator", "builtin") == "llm";
+    llm_translator_ = agents.value("translator", "builtin") == "llm";
+    if (!llm_generator_ && !llm_translator_) return {};
+    Result<Database> db = Database::open(db_path);
+    if (!db) return db.error();
+    Result<std::unique_ptr<LlmAgents>> llm = LlmAgents::create(config["llm"], *db, slots);
+    if (!llm) return llm.error();
+    llm_ = std::move(*llm);
+    translator_agent_ = "llm-translator:" + llm_->model();
+    spdlog::info("agents: {} generator, {} translator; LLM {} at {}", llm_generator_ ? "LLM" : "built-in",
+                 llm_translator_ ? "LLM" : "built-in", llm_->model(), config["llm"]["base_url"].get<std::string>());
     return {};
   }
 
@@ -154,19 +172,16 @@ class DefaultPipeline : public Pipeline {
     int64_t cycle = payload["cycle"].get<int64_t>();
     GenerationRequest request =
         batch_request(payload["seed"].get<uint64_t>(), payload["index"].get<size_t>());
+    // The built-in generator picks persona, template and values from the job's seed and index;
+    // the LLM generator is asked the prompt that choice gives.
     Result<GeneratedProgram> program = generate_program(catalog_, request);
     if (!program) return make_error("generating: " + program.message());
-
-    Sample sample = sample_from_program(*program, "template", cycle);
-    nlohmann::json variables = program->variables;
-    variables["cass_domain"] = classify_domain(domain_rules_, program->source);
-    sample.variables = variables.dump();
-    sample.model = "builtin-generator";
-    sample.features = merged_tags(program->features, feature_tags(feature_rules_, "cuda", program->source));
+    Result<Sample> sample = llm_generator_ ? llm_sample(db, *program, cycle) : builtin_sample(*program, cycle);
+    if (!sample) return make_error("generating: " + sample.message());
 
     Transaction transaction(db);
     if (!transaction.begin_status()) return transaction.begin_status();
-    Result<InsertOutcome> inserted = insert_sample_if_absent(db, sample);
+    Result<InsertOutcome> inserted = insert_sample_if_absent(db, *sample);
     if (!inserted) return inserted.error();
     if (inserted->inserted) {
       NewJob verify{.kind = kVerifyJob,
@@ -176,6 +191,32 @@ class DefaultPipeline : public Pipeline {
     }
     if (Status s = queue.complete(job.id, owner); !s) return s;
     return transaction.commit();
+  }
+
+  Sample builtin_sample(const GeneratedProgram& program, int64_t cycle) const {
+    Sample sample = sample_from_program(program, "template", cycle);
+    nlohmann::json variables = program.variables;
+    variables["cass_domain"] = classify_domain(domain_rules_, program.source);
+    sample.variables = variables.dump();
+    sample.model = "builtin-generator";
+    sample.features = merged_tags(program.features, feature_tags(feature_rules_, "cuda", program.source));
+    return sample;
+  }
+
+  // The LLM's program for the prompt of `choice`: persona, template and placeholder values are
+  // the choice's; text, tags and prompt hash are the LLM program's.
+  Result<Sample> llm_sample(Database& db, const GeneratedProgram& choice, int64_t cycle) {
+    Result<LlmProgram> program = llm_->generate(db, choice.prompt_text);
+    if (!program) return program.error();
+    Sample sample = sample_from_program(choice, "llm", cycle);
+    sample.text = program->source;
+    sample.prompt_hash = program->prompt_hash;
+    sample.model = llm_->model();
+    nlohmann::json variables = {{"placeholders", choice.variables.value("placeholders", nlohmann::json::object())}};
+    variables["cass_domain"] = classify_domain(domain_rules_, sample.text);
+    sample.variables = variables.dump();
+    sample.features = feature_tags(feature_rules_, "cuda", sample.text);
+    return sample;
   }
 
   Status verify(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
@@ -203,7 +244,13 @@ class DefaultPipeline : public Pipeline {
     options.track = sample.track;
     options.cache_db = &db;
     options.gate = &gate_;
-    options.translate = [this](const std::string& cuda) {
+    std::string llm_unavailable;  // why the LLM translator could not answer, when it could not
+    options.translate = [this, &db, &llm_unavailable](const std::string& cuda) {
+      if (llm_translator_) {
+        TranslateOutcome outcome = llm_->translate_cuda_to_hip(db, cuda);
+        if (!outcome.ok && endpoint_unavailable(outcome.category)) llm_unavailable = outcome.message;
+        return outcome;
+      }
       TranslationResult translated = translate_cuda_to_hip(hipify_, cuda);
       TranslateOutcome outcome;
       outcome.ok = translated.ok;
@@ -214,6 +261,9 @@ class DefaultPipeline : public Pipeline {
     };
     ChainResult result = verify_file(file.string(), options);
     fs::remove_all(dir, ec);
+    // An endpoint outage says nothing about the sample: the job retries with backoff instead of
+    // storing a translation failure.
+    if (!llm_unavailable.empty()) return make_error("LLM translator unavailable: " + llm_unavailable);
 
     bool translated = sample.track != "cuda2hip" || (result.stage("translate.hip") && result.stage("translate.hip")->ok());
     bool any_ok = std::any_of(result.stages.begin(), result.stages.end(), [](const StageResult& s) { return s.ok(); });
@@ -265,7 +315,7 @@ class DefaultPipeline : public Pipeline {
                             .track = sample.track,
                             .origin = sample.origin,
                             .domain = sample.domain,
-                            .agent = stage.name.rfind("translate.", 0) == 0 ? std::optional<std::string>("builtin-hipify")
+                            .agent = stage.name.rfind("translate.", 0) == 0 ? std::optional(translator_agent_)
                                                                              : sample.model};
       if (Status s = insert_failure(db, failure); !s) return s;
     }
@@ -326,6 +376,10 @@ class DefaultPipeline : public Pipeline {
   VerifierOptions verifier_;
   std::string work_dir_;
   int workers_ = 1;
+  bool llm_generator_ = false;
+  bool llm_translator_ = false;
+  std::unique_ptr<LlmAgents> llm_;  // when an agent is "llm"
+  std::string translator_agent_ = "builtin-hipify";
 };
 
 }  // namespace

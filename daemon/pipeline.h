@@ -1,7 +1,8 @@
-// The work the daemon's jobs do, one handler per job kind: generate a program, verify a sample
-// through the whole chain and store its categorized results, synthesize long-tail samples,
-// check the retrain trigger. Handlers complete their job in the transaction that stores their
-// results, so a crash at any instant leaves either everything or nothing of a job.
+// The work the daemon's jobs do, one handler per job kind: generate a program (built-in or LLM
+// generator), verify a sample through the whole chain (built-in or LLM translator) and store its
+// categorized results, synthesize long-tail samples, check the retrain trigger. Handlers complete
+// their job in the transaction that stores their results, so a crash at any instant leaves either
+// everything or nothing of a job.
 #pragma once
 
 #include <map>
@@ -25,7 +26,8 @@ class Pipeline {
 };
 
 // Loads everything the handlers need (generator catalog, translation rules, taxonomy, verifier
-// options, toolchains) and sizes the resource slots. Errors name the file or key at fault.
+// options, toolchains, the LLM agents when agents.* is "llm") and sizes the resource slots.
+// Errors name the file or key at fault.
 Result<std::shared_ptr<Pipeline>> make_pipeline(const nlohmann::json& config, const std::string& db_path,
                                                 ResourceSlots& slots);
 

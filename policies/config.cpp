@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <vector>
 
 namespace tailforge {
 
@@ -62,6 +65,27 @@ std::string value_text(const nlohmann::json& value) {
   return text.size() > 60 ? text.substr(0, 57) + "..." : text;
 }
 
+// Keys that take one of a fixed set of strings, by JSON path.
+const std::map<std::string, std::vector<std::string>> kAllowedValues = {
+    {"/agents/generator", {"builtin", "llm"}},
+    {"/agents/translator", {"builtin", "llm"}},
+};
+
+Status check_allowed_value(const std::string& key_path, const nlohmann::json& value, const std::string& file) {
+  auto allowed = kAllowedValues.find(key_path);
+  if (allowed == kAllowedValues.end()) return {};
+  const std::vector<std::string>& choices = allowed->second;
+  if (value.is_string() && std::find(choices.begin(), choices.end(), value.get<std::string>()) != choices.end()) {
+    return {};
+  }
+  std::string expected;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) expected += i + 1 == choices.size() ? " or " : ", ";
+    expected += "\"" + choices[i] + "\"";
+  }
+  return make_error(file + ": key " + key_path + " has value " + value_text(value) + ", expected " + expected);
+}
+
 Status merge_into(nlohmann::json& target, const nlohmann::json& overrides, const std::string& path,
                   const std::string& file) {
   for (auto it = overrides.begin(); it != overrides.end(); ++it) {
@@ -82,6 +106,7 @@ Status merge_into(nlohmann::json& target, const nlohmann::json& overrides, const
     if (slot.is_object()) {
       if (Status s = merge_into(slot, it.value(), key_path, file); !s) return s;
     } else {
+      if (Status s = check_allowed_value(key_path, it.value(), file); !s) return s;
       slot = it.value();
     }
   }

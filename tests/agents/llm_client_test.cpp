@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "fake_openai_server.h"
+#include "test_support/fake_openai_server.h"
 #include "store/cache.h"
 
 using namespace tailforge;
@@ -208,6 +208,63 @@ TEST_CASE("hourly request and token budgets stop requests before they are sent")
   CHECK(by_tokens.complete(simple_request("e"), nullptr).ok);
   CHECK(by_tokens.complete(simple_request("f"), nullptr).category == "agent.llm.budget_exhausted");
   CHECK(server.requests().size() == 4);
+}
+
+TEST_CASE("usage an earlier run spent in the last hour counts against the budgets, older usage does not") {
+  FakeOpenAiServer server;
+  for (int i = 0; i < 3; ++i) server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram, "stop", "", 10, 20)});
+  LlmOptions options = fast_options(server.base_url());
+  options.requests_per_hour = 3;
+  auto now = std::chrono::system_clock::now();
+  LlmClient by_requests(options);
+  by_requests.record_past_usage(0, 2, now - std::chrono::minutes(59));
+  by_requests.record_past_usage(500, 5, now - std::chrono::minutes(61));  // out of the window
+  CHECK(by_requests.complete(simple_request("a"), nullptr).ok);
+  CHECK(by_requests.complete(simple_request("b"), nullptr).category == "agent.llm.budget_exhausted");
+  CHECK(server.requests().size() == 1);
+
+  options.requests_per_hour = 0;
+  options.tokens_per_hour = 100;
+  LlmClient by_tokens(options);
+  by_tokens.record_past_usage(60, 1, now - std::chrono::minutes(10));
+  CHECK(by_tokens.complete(simple_request("c"), nullptr).ok);  // 60 + 30 spent
+  CHECK(by_tokens.complete(simple_request("d"), nullptr).ok);  // 120 spent
+  CHECK(by_tokens.complete(simple_request("e"), nullptr).category == "agent.llm.budget_exhausted");
+  CHECK(server.requests().size() == 3);
+}
+
+TEST_CASE("every HTTP request of a call is reported with its status, usage and latency") {
+  auto db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  FakeOpenAiServer server;
+  server.enqueue({503, {}, "overloaded"});
+  server.enqueue({200, {}, FakeOpenAiServer::completion("no code here", "stop", "", 7, 3)});
+  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram, "stop", "thinking", 11, 40, 9)});
+  LlmClient client(fast_options(server.base_url()));
+  ChatResponse r = client.complete(simple_request(), &*db);
+  REQUIRE(r.ok);
+  REQUIRE(r.sent.size() == 3);
+  CHECK(r.sent[0].status == "agent.llm.server_error");
+  CHECK(r.sent[0].prompt_tokens == 0);
+  CHECK(r.sent[1].status == "agent.llm.no_code_block");
+  CHECK(r.sent[1].prompt_tokens == 7);
+  CHECK(r.sent[1].completion_tokens == 3);
+  CHECK(r.sent[2].status == "ok");
+  CHECK(r.sent[2].prompt_tokens == 11);
+  CHECK(r.sent[2].completion_tokens == 40);
+  CHECK(r.sent[2].reasoning_tokens == 9);
+  CHECK(r.sent[2].finish_reason == "stop");
+  CHECK(r.sent[2].latency_ms == r.latency_ms);
+  ChatResponse cached = client.complete(simple_request(), &*db);
+  CHECK(cached.from_cache);
+  CHECK(cached.sent.empty());
+
+  LlmOptions once = fast_options(server.base_url());
+  once.max_attempts = 2;
+  ChatResponse failed = LlmClient(once).complete(simple_request("unscripted"), nullptr);
+  CHECK_FALSE(failed.ok);
+  REQUIRE(failed.sent.size() == 2);
+  CHECK(failed.sent[1].status == "agent.llm.server_error");
 }
 
 TEST_CASE("a repeated request is served from the store cache, unless the cache is off") {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "fake_openai_server.h"
+#include "test_support/fake_openai_server.h"
 
 using namespace tailforge;
 

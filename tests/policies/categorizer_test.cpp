@@ -121,6 +121,20 @@ TEST_CASE("agent failures are categorized by their reason and by their message")
   CHECK(categorize(shipped_taxonomy(), e).category == "agent.llm.timeout");
 }
 
+TEST_CASE("a translation the LLM translator could not make keeps its agent.llm category") {
+  FailureEvidence e;
+  e.stage = "translate.hip";
+  e.reason = "agent.llm.server_error";
+  e.diagnostics = "agent.llm.server_error: after 4 attempt(s): POST http://h:8000/v1/chat/completions: HTTP 500";
+  CHECK(categorize(shipped_taxonomy(), e).category == "agent.llm.server_error");
+  e.reason = "agent.llm.no_code_block";
+  e.diagnostics = "unsupported: everything";  // the reason decides, not what the endpoint wrote
+  CHECK(categorize(shipped_taxonomy(), e).category == "agent.llm.no_code_block");
+  e.reason = "translate.unsupported.inline_ptx";
+  e.diagnostics = "line 3: inline PTX has no HIP equivalent (translate.unsupported.inline_ptx)";
+  CHECK(categorize(shipped_taxonomy(), e).category == "translate.unsupported.inline_ptx");
+}
+
 TEST_CASE("CUDA errors are named from the cudaError name or from the message") {
   FailureEvidence e;
   e.stage = "nvidia.run";

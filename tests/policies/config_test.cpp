@@ -27,9 +27,30 @@ const nlohmann::json kDefaults = nlohmann::json::parse(R"({
 TEST_CASE("the shipped default configuration loads and holds every section") {
   Result<nlohmann::json> config = load_config("");
   REQUIRE(config.ok());
-  for (const char* section : {"store", "daemon", "http", "verifier", "sandbox", "llm", "taxonomy", "synth", "retrain"}) {
+  for (const char* section :
+       {"store", "daemon", "http", "verifier", "sandbox", "agents", "llm", "taxonomy", "synth", "retrain"}) {
     CHECK_MESSAGE(config->contains(section), section);
   }
+  CHECK((*config)["agents"]["generator"] == "builtin");  // the default run needs no LLM
+  CHECK((*config)["agents"]["translator"] == "builtin");
+}
+
+TEST_CASE("an agent must be builtin or llm; another value fails naming the key path and both values") {
+  Result<nlohmann::json> defaults = load_config("");
+  REQUIRE(defaults.ok());
+  nlohmann::json both = nlohmann::json::parse(R"({"agents": {"generator": "llm", "translator": "llm"}})");
+  Result<nlohmann::json> llm = merge_config(*defaults, both, "u.json");
+  REQUIRE(llm.ok());
+  CHECK((*llm)["agents"]["generator"] == "llm");
+  CHECK((*llm)["agents"]["translator"] == "llm");
+  Result<nlohmann::json> wrong =
+      merge_config(*defaults, nlohmann::json::parse(R"({"agents": {"translator": "gpt-4"}})"), "u.json");
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.message() == "u.json: key /agents/translator has value \"gpt-4\", expected \"builtin\" or \"llm\"");
+  Result<nlohmann::json> not_text =
+      merge_config(*defaults, nlohmann::json::parse(R"({"agents": {"generator": 1}})"), "u.json");
+  REQUIRE_FALSE(not_text.ok());
+  CHECK(not_text.message() == "u.json: key /agents/generator has value 1, expected a string");
 }
 
 TEST_CASE("a user file overrides defaults and keeps the rest") {

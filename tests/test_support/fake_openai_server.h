@@ -1,10 +1,12 @@
 // A small in-process OpenAI-compatible server for LLM tests, on 127.0.0.1 and a random port.
-// Each test scripts a queue of canned replies; the server records every request it receives.
+// Each test scripts a queue of canned replies, or a responder that answers from the request;
+// the server records every request it receives. Used by the agents and daemon tests.
 #pragma once
 
 #include <httplib.h>
 
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,8 +36,10 @@ class FakeOpenAiServer {
 
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
-  // Replies in order; with the queue empty the server answers 500 "unscripted request".
+  // Replies in order; with the queue empty the responder answers, else a 500 "unscripted request".
   void enqueue(CannedResponse response);
+  // Answers each request the script does not (called on the server's threads).
+  void set_responder(std::function<CannedResponse(const ReceivedRequest&)> responder);
   std::vector<ReceivedRequest> requests();
 
   // A chat.completion body with one choice.
@@ -49,6 +53,7 @@ class FakeOpenAiServer {
   std::thread thread_;
   std::mutex mutex_;
   std::deque<CannedResponse> script_;
+  std::function<CannedResponse(const ReceivedRequest&)> responder_;
   std::vector<ReceivedRequest> received_;
 };
 

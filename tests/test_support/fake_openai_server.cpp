@@ -1,4 +1,4 @@
-#include "fake_openai_server.h"
+#include "test_support/fake_openai_server.h"
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -9,16 +9,21 @@ FakeOpenAiServer::FakeOpenAiServer() {
   server_.Post(R"(/.*)", [this](const httplib::Request& request, httplib::Response& response) {
     CannedResponse canned;
     bool scripted = false;
+    ReceivedRequest received{request.path, request.get_header_value("Authorization"), request.body};
+    std::function<CannedResponse(const ReceivedRequest&)> responder;
     {
       std::lock_guard lock(mutex_);
-      received_.push_back({request.path, request.get_header_value("Authorization"), request.body});
+      received_.push_back(received);
       if (!script_.empty()) {
         canned = script_.front();
         script_.pop_front();
         scripted = true;
       }
+      responder = responder_;
     }
-    if (!scripted) canned = CannedResponse{500, {}, R"({"error":"unscripted request"})", 0};
+    if (!scripted) {
+      canned = responder ? responder(received) : CannedResponse{500, {}, R"({"error":"unscripted request"})", 0};
+    }
     if (canned.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(canned.delay_ms));
     response.status = canned.status;
     for (const auto& [name, value] : canned.headers) response.set_header(name, value);
@@ -37,6 +42,11 @@ FakeOpenAiServer::~FakeOpenAiServer() {
 void FakeOpenAiServer::enqueue(CannedResponse response) {
   std::lock_guard lock(mutex_);
   script_.push_back(std::move(response));
+}
+
+void FakeOpenAiServer::set_responder(std::function<CannedResponse(const ReceivedRequest&)> responder) {
+  std::lock_guard lock(mutex_);
+  responder_ = std::move(responder);
 }
 
 std::vector<ReceivedRequest> FakeOpenAiServer::requests() {
