@@ -145,7 +145,6 @@ class DefaultPipeline : public Pipeline {
     Result<std::unique_ptr<LlmAgents>> llm = LlmAgents::create(config["llm"], *db, slots);
     if (!llm) return llm.error();
     llm_ = std::move(*llm);
-    translator_agent_ = "llm-translator:" + llm_->model();
     spdlog::info("agents: {} generator, {} translator; LLM {} at {}", llm_generator_ ? "LLM" : "built-in",
                  llm_translator_ ? "LLM" : "built-in", llm_->model(), config["llm"]["base_url"].get<std::string>());
     return {};
@@ -191,6 +190,11 @@ class DefaultPipeline : public Pipeline {
     }
     if (Status s = queue.complete(job.id, owner); !s) return s;
     return transaction.commit();
+  }
+
+  // Who translated a sample's CUDA, as its translation failures record it.
+  std::string translator_agent() const {
+    return llm_translator_ ? "llm-translator:" + llm_->model() : "builtin-hipify";
   }
 
   Sample builtin_sample(const GeneratedProgram& program, int64_t cycle) const {
@@ -315,7 +319,7 @@ class DefaultPipeline : public Pipeline {
                             .track = sample.track,
                             .origin = sample.origin,
                             .domain = sample.domain,
-                            .agent = stage.name.rfind("translate.", 0) == 0 ? std::optional(translator_agent_)
+                            .agent = stage.name.rfind("translate.", 0) == 0 ? std::optional(translator_agent())
                                                                              : sample.model};
       if (Status s = insert_failure(db, failure); !s) return s;
     }
@@ -379,7 +383,6 @@ class DefaultPipeline : public Pipeline {
   bool llm_generator_ = false;
   bool llm_translator_ = false;
   std::unique_ptr<LlmAgents> llm_;  // when an agent is "llm"
-  std::string translator_agent_ = "builtin-hipify";
 };
 
 }  // namespace

@@ -303,3 +303,31 @@ TEST_CASE("an unreachable LLM translator makes verify jobs retry instead of fail
   CHECK(query_int(*db, "SELECT count(*) FROM llm_call WHERE role = 'translator' AND status = 'agent.llm.server_error'") ==
         12);
 }
+
+TEST_CASE("with only the generator on the LLM, translation failures name the built-in translator") {
+  TempDir dir;
+  FakeOpenAiServer server;
+  server.set_responder([](const ReceivedRequest&) {
+    std::string cuda = cuda_program(0);
+    cuda.insert(cuda.find("  int i = "), "  asm volatile(\"membar.gl;\");\n");  // inline PTX: no HIP rule
+    return CannedResponse{200, {}, FakeOpenAiServer::completion("```cuda\n" + cuda + "```\n", "stop", "", 200, 150)};
+  });
+  std::string db_path = dir.file("generator-only.db");
+  std::string config = write_config(dir, "generator-only.json",
+                                    {{"agents", {{"translator", "builtin"}}},
+                                     {"daemon", {{"samples_per_cycle", 1}}},
+                                     {"llm", llm_section(server)}});
+
+  ProcessResult run = run_daemon_cycle(db_path, config);
+  INFO(run.stderr_text);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.stderr_text.find("agents: LLM generator, built-in translator") != std::string::npos);
+
+  Result<Database> db = Database::open(db_path);
+  REQUIRE(db.ok());
+  CHECK(query_int(*db, "SELECT count(*) FROM sample WHERE origin = 'llm' AND model = 'fake-coder'") == 1);
+  CHECK(query_int(*db,
+                  "SELECT count(*) FROM failure WHERE stage = 'translate.hip' AND agent = 'builtin-hipify'"
+                  " AND category = 'translate.unsupported.inline_ptx'") == 1);
+  CHECK(query_int(*db, "SELECT count(*) FROM llm_call WHERE role = 'translator'") == 0);
+}
