@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/database.h"
+#include "test_support/query.h"
 #include "test_support/temp_dir.h"
 #include "verifier/process.h"
 
@@ -39,13 +40,6 @@ std::string write_config(const TempDir& dir) {
 
 std::vector<std::string> daemon_argv(const std::string& db, const std::string& config, int cycles) {
   return {TAILFORGE_BINARY, "daemon", "--db", db, "--config", config, "--cycles", std::to_string(cycles), "--no-progress"};
-}
-
-int64_t query_int(Database& db, const std::string& sql) {
-  Result<Statement> statement = db.prepare(sql);
-  REQUIRE_MESSAGE(statement.ok(), sql);
-  REQUIRE(statement->step());
-  return statement->int64(0);
 }
 
 std::string query_text(Database& db, const std::string& sql) {

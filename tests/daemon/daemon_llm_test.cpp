@@ -17,6 +17,7 @@
 #include "store/database.h"
 #include "store/metrics.h"
 #include "test_support/fake_openai_server.h"
+#include "test_support/query.h"
 #include "test_support/temp_dir.h"
 #include "verifier/process.h"
 
@@ -133,13 +134,6 @@ ProcessResult run_daemon_cycle(const std::string& db, const std::string& config)
   spec.argv = {TAILFORGE_BINARY, "daemon", "--cycles", "1", "--db", db, "--config", config, "--no-progress"};
   spec.timeout_seconds = 120;
   return run_process(spec);
-}
-
-int64_t query_int(Database& db, const std::string& sql) {
-  Result<Statement> statement = db.prepare(sql);
-  REQUIRE_MESSAGE(statement.ok(), sql);
-  REQUIRE_MESSAGE(statement->step(), sql);
-  return statement->int64(0);
 }
 
 std::vector<std::string> query_texts(Database& db, const std::string& sql) {

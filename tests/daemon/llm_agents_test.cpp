@@ -7,6 +7,7 @@
 
 #include "store/llm_calls.h"
 #include "test_support/fake_openai_server.h"
+#include "test_support/query.h"
 
 using namespace tailforge;
 using nlohmann::json;
@@ -21,13 +22,6 @@ json llm_section(const FakeOpenAiServer& server) {
           {"max_attempts", 2},
           {"backoff_base_ms", 1},
           {"backoff_max_ms", 2}};
-}
-
-int64_t query_int(Database& db, const std::string& sql) {
-  Result<Statement> statement = db.prepare(sql);
-  REQUIRE_MESSAGE(statement.ok(), sql);
-  REQUIRE_MESSAGE(statement->step(), sql);
-  return statement->int64(0);
 }
 
 const std::string kReply = "```cuda\n__global__ void k() {}\nint main() { return 0; }\n```\n";

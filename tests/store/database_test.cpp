@@ -7,6 +7,7 @@
 #include "store/database.h"
 #include "store/samples.h"
 #include "store/schema.h"
+#include "test_support/query.h"
 #include "test_support/temp_dir.h"
 
 using namespace tailforge;
@@ -34,13 +35,6 @@ void exec_raw(const std::string& path, const char* sql) {
   sqlite3_close(raw);
 }
 
-int64_t count(Database& db, const char* sql) {
-  Result<Statement> statement = db.prepare(sql);
-  REQUIRE(statement.ok());
-  REQUIRE(statement->step());
-  return statement->int64(0);
-}
-
 }  // namespace
 
 TEST_CASE("a new database is created at the current schema version with WAL and foreign keys") {
@@ -52,7 +46,7 @@ TEST_CASE("a new database is created at the current schema version with WAL and 
   REQUIRE(mode.ok());
   REQUIRE(mode->step());
   CHECK(mode->text(0) == "wal");
-  CHECK(count(*db, "PRAGMA foreign_keys") == 1);
+  CHECK(query_int(*db, "PRAGMA foreign_keys") == 1);
 }
 
 TEST_CASE("an older database is migrated on open and keeps its rows") {
@@ -64,8 +58,8 @@ TEST_CASE("an older database is migrated on open and keeps its rows") {
   Result<Database> db = Database::open(path);
   REQUIRE(db.ok());
   CHECK(db->schema_version() == current_schema_version());
-  CHECK(count(*db, "SELECT count(*) FROM sample WHERE id = 'abc'") == 1);
-  CHECK(count(*db, "SELECT count(*) FROM sqlite_master WHERE name = 'llm_call'") == 1);
+  CHECK(query_int(*db, "SELECT count(*) FROM sample WHERE id = 'abc'") == 1);
+  CHECK(query_int(*db, "SELECT count(*) FROM sqlite_master WHERE name = 'llm_call'") == 1);
 }
 
 TEST_CASE("migrating a version 2 file keeps its cache entries and gives them sizes") {
@@ -102,7 +96,7 @@ TEST_CASE("a transaction that is not committed leaves nothing behind") {
     Sample sample{.track = "c2x86", .origin = "template", .language = "c", .text = "int f(void){return 1;}"};
     REQUIRE(insert_sample_if_absent(*db, sample).ok());
   }
-  CHECK(count(*db, "SELECT count(*) FROM sample") == 0);
+  CHECK(query_int(*db, "SELECT count(*) FROM sample") == 0);
 }
 
 TEST_CASE("a bad statement is an error value naming the SQL") {

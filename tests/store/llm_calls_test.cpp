@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "store/metrics.h"
+#include "test_support/query.h"
 #include "test_support/temp_dir.h"
 
 using namespace tailforge;
@@ -22,13 +23,6 @@ LlmCallRecord call(const std::string& role, const std::string& status, int64_t p
           .finish_reason = status == "ok" ? std::optional<std::string>("stop") : std::nullopt};
 }
 
-int64_t count_rows(Database& db, const std::string& sql) {
-  Result<Statement> select = db.prepare(sql);
-  REQUIRE(select.ok());
-  REQUIRE(select->step());
-  return select->int64(0);
-}
-
 }  // namespace
 
 TEST_CASE("LLM requests are stored one row each and counted by /metrics, cache hits apart") {
@@ -42,11 +36,11 @@ TEST_CASE("LLM requests are stored one row each and counted by /metrics, cache h
   hit.latency_ms = 0;
   REQUIRE(insert_llm_call(*db, hit).ok());
 
-  CHECK(count_rows(*db, "SELECT count(*) FROM llm_call") == 3);
-  CHECK(count_rows(*db,
+  CHECK(query_int(*db, "SELECT count(*) FROM llm_call") == 3);
+  CHECK(query_int(*db,
                    "SELECT count(*) FROM llm_call WHERE role = 'translator' AND status = 'agent.llm.server_error'"
                    " AND finish_reason IS NULL AND cached = 0") == 1);
-  CHECK(count_rows(*db, "SELECT count(*) FROM llm_call WHERE created_ms > 0 AND latency_ms = 12") == 2);
+  CHECK(query_int(*db, "SELECT count(*) FROM llm_call WHERE created_ms > 0 AND latency_ms = 12") == 2);
 
   Result<StoreMetrics> metrics = query_store_metrics(*db);
   REQUIRE(metrics.ok());
