@@ -3,7 +3,7 @@
 // start (from when the first cycle has finished, or from --start-by seconds if none has) and at
 // the end, the maximum, and end/start against the target (within 10%).
 // RSS at one instant is the retained memory plus whatever the two running jobs hold at that
-// moment (tool output, hex-encoded artifacts, corpus texts), which moves it by up to ~20 MiB
+// moment (tool output, compiled executables, corpus texts), which moves it by up to ~20 MiB
 // from one sample to the next. So start and end are read off the least-squares line through
 // every sample from the start point on, which is what decides PASS; the floor and median of a
 // window at each end, and the first and last single samples, are printed beside it. The whole
