@@ -16,4 +16,6 @@ int main() {
   hipEventSynchronize(b); float ms; hipEventElapsedTime(&ms, a, b);
   hipDeviceProp_t p; hipGetDeviceProperties(&p, 0); float* m; hipMallocManaged(&m, 4); hipMemset(d, 0, 4);
   hipMemcpyAsync(m, d, 4, hipMemcpyDeviceToHost, st); hipStreamSynchronize(st);
+  void* pinned; hipHostMalloc(&pinned, 64); hipHostFree(pinned); float* flagged; hipHostMalloc(&flagged, 64, 0);
+  hipHostFree(flagged);
   printf("%s %d %s\n", p.name, p.warpSize, hipGetErrorString(hipGetLastError())); hipFree(d); hipFree(m); return 0; }

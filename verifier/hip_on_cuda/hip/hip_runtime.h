@@ -38,7 +38,6 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipMalloc cudaMalloc
 #define hipMallocManaged cudaMallocManaged
 #define hipFree cudaFree
-#define hipHostMalloc cudaHostAlloc
 #define hipHostFree cudaFreeHost
 #define hipMallocHost cudaMallocHost
 #define hipFreeHost cudaFreeHost
@@ -75,6 +74,12 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipStreamWaitEvent cudaStreamWaitEvent
 #define hipFuncSetCacheConfig cudaFuncSetCacheConfig
 #define hipOccupancyMaxPotentialBlockSize cudaOccupancyMaxPotentialBlockSize
+
+// hipHostMalloc's flags default to hipHostMallocDefault; cudaHostAlloc's have no default.
+template <typename T>
+inline cudaError_t hipHostMalloc(T** pointer, size_t bytes, unsigned int flags = cudaHostAllocDefault) {
+  return cudaHostAlloc(reinterpret_cast<void**>(pointer), bytes, flags);
+}
 
 // hipLaunchKernelGGL(kernel, grid, block, shared_bytes, stream, args...)
 #define hipLaunchKernelGGL(kernel, grid, block, shared_bytes, stream, ...) \
