@@ -17,17 +17,21 @@ struct FeatureRule {
   double probability;  // chance the knob is turned on when nothing steers it
 };
 
-// Every feature tag, and how often it is chosen unsteered. Untranslatable ones stay rare.
+// Every feature tag, and how often it is chosen unsteered. Untranslatable ones stay rare, and so
+// do the host-API variants (pinned staging buffers, managed memory, a device query): the long
+// tail of runtime calls that real programs make now and then.
 const FeatureRule kFeatures[] = {
     {"static_shared", 0.5},       {"dynamic_shared", 0.35},    {"warp_shuffle", 0.45},
     {"atomics", 0.5},             {"syncthreads", 1.0},        {"switch", 0.4},
     {"float_literals", 0.0},      {"double_literals", 0.0},    {"unroll_pragma", 0.45},
     {"streams_events", 0.3},      {"constant_memory", 0.45},   {"templates", 0.3},
     {"launch_bounds", 0.3},       {"inline_ptx", 0.07},        {"cooperative_groups", 0.12},
-    {"grid_sync", 0.15},          {"hardcoded_warp_size", 0.4}};
+    {"grid_sync", 0.15},          {"hardcoded_warp_size", 0.4},  {"pinned_host_memory", 0.1},
+    {"managed_memory", 0.1},      {"device_query", 0.1}};
 
 // Knobs every domain has because the core writes them (prelude, kernel heads).
-const char* const kCrossCuttingKnobs[] = {"streams_events", "templates", "launch_bounds"};
+const char* const kCrossCuttingKnobs[] = {"streams_events",     "templates",      "launch_bounds",
+                                          "pinned_host_memory", "managed_memory", "device_query"};
 
 double base_probability(const std::string& feature) {
   for (const FeatureRule& rule : kFeatures) {
@@ -99,6 +103,9 @@ std::vector<std::string> detect_features(const std::string& source, const std::s
   add_if(has("this_thread_block()") || has("tiled_partition"), "cooperative_groups");
   add_if(has("grid.sync()"), "grid_sync");
   add_if(context.used_warp_constant && context.has("hardcoded_warp_size"), "hardcoded_warp_size");
+  add_if(has("cudaMallocHost("), "pinned_host_memory");
+  add_if(has("cudaMallocManaged("), "managed_memory");
+  add_if(has("cudaGetDeviceProperties("), "device_query");
   std::sort(found.begin(), found.end());
   return found;
 }

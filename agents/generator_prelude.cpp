@@ -1,5 +1,6 @@
 // The shared head of every generated program: includes, the CHECK error function, the element
-// type, stream/event handling, device allocation, seeded inputs and result printing.
+// type, stream/event handling, an optional device query, device allocation (cudaMalloc or managed
+// memory), host<->device copies (direct or through pinned staging), seeded inputs and printing.
 #include <cstdio>
 #include <string>
 
@@ -11,6 +12,7 @@ std::string program_prelude(const DomainContext& context, const std::string& ker
                             const std::string& domain, const std::string& template_id,
                             uint64_t seed, uint64_t input_seed) {
   bool streams = context.has("streams_events");
+  bool pinned = context.has("pinned_host_memory");
   std::string text;
   text += "// tailforge generated program: domain " + domain + ", template " + template_id +
           ", seed " + std::to_string(seed) + "\n";
@@ -18,6 +20,7 @@ std::string program_prelude(const DomainContext& context, const std::string& ker
       "#include <cstdio>\n"
       "#include <cstdlib>\n"
       "#include <cstdint>\n"
+      "#include <cstring>\n"
       "#include <cmath>\n"
       "#include <vector>\n"
       "#include <algorithm>\n"
@@ -42,6 +45,18 @@ std::string program_prelude(const DomainContext& context, const std::string& ker
   text += "static std::vector<void*> g_device_buffers;\n\n";
 
   text += "inline void device_begin() {\n";
+  if (context.has("device_query")) {
+    text +=
+        "  int device_count = 0;\n"
+        "  CHECK(cudaGetDeviceCount(&device_count));\n"
+        "  cudaDeviceProp properties;\n"
+        "  CHECK(cudaGetDeviceProperties(&properties, 0));\n"
+        "  if (device_count < 1 || properties.maxThreadsPerBlock < 256) {\n"
+        "    fprintf(stderr, \"no usable device\\n\");\n"
+        "    exit(2);\n"
+        "  }\n"
+        "  CHECK(cudaSetDevice(0));\n";
+  }
   if (streams) {
     text +=
         "  CHECK(cudaStreamCreate(&g_stream));\n"
@@ -66,32 +81,42 @@ std::string program_prelude(const DomainContext& context, const std::string& ker
   }
   text += "}\n\n";
 
+  std::string allocate = context.has("managed_memory") ? "cudaMallocManaged" : "cudaMalloc";
   text +=
       "inline void* device_alloc(size_t bytes) {\n"
       "  void* pointer = nullptr;\n"
-      "  CHECK(cudaMalloc(&pointer, bytes));\n"
+      "  CHECK(" + allocate + "(&pointer, bytes));\n"
       "  CHECK(cudaMemset(pointer, 0, bytes));\n"
       "  g_device_buffers.push_back(pointer);\n"
       "  return pointer;\n"
       "}\n\n";
-  if (streams) {
-    text +=
-        "inline void upload(void* device, const void* host, size_t bytes) {\n"
-        "  CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, g_stream));\n"
-        "  CHECK(cudaStreamSynchronize(g_stream));\n"
-        "}\n\n"
-        "inline void download(void* host, const void* device, size_t bytes) {\n"
-        "  CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, g_stream));\n"
-        "  CHECK(cudaStreamSynchronize(g_stream));\n"
-        "}\n\n";
+  // A copy goes through the stream when there is one, and with pinned_host_memory through a
+  // page-locked staging buffer.
+  auto copy = [streams](const std::string& to, const std::string& from, const std::string& kind) {
+    if (!streams) return "  CHECK(cudaMemcpy(" + to + ", " + from + ", bytes, " + kind + "));\n";
+    return "  CHECK(cudaMemcpyAsync(" + to + ", " + from + ", bytes, " + kind + ", g_stream));\n" +
+           "  CHECK(cudaStreamSynchronize(g_stream));\n";
+  };
+  if (pinned) {
+    text += "inline void upload(void* device, const void* host, size_t bytes) {\n"
+            "  void* staging = nullptr;\n"
+            "  CHECK(cudaMallocHost(&staging, bytes));\n"
+            "  memcpy(staging, host, bytes);\n" +
+            copy("device", "staging", "cudaMemcpyHostToDevice") +
+            "  CHECK(cudaFreeHost(staging));\n"
+            "}\n\n";
+    text += "inline void download(void* host, const void* device, size_t bytes) {\n"
+            "  void* staging = nullptr;\n"
+            "  CHECK(cudaMallocHost(&staging, bytes));\n" +
+            copy("staging", "device", "cudaMemcpyDeviceToHost") +
+            "  memcpy(host, staging, bytes);\n"
+            "  CHECK(cudaFreeHost(staging));\n"
+            "}\n\n";
   } else {
-    text +=
-        "inline void upload(void* device, const void* host, size_t bytes) {\n"
-        "  CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));\n"
-        "}\n\n"
-        "inline void download(void* host, const void* device, size_t bytes) {\n"
-        "  CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));\n"
-        "}\n\n";
+    text += "inline void upload(void* device, const void* host, size_t bytes) {\n" +
+            copy("device", "host", "cudaMemcpyHostToDevice") + "}\n\n";
+    text += "inline void download(void* host, const void* device, size_t bytes) {\n" +
+            copy("host", "device", "cudaMemcpyDeviceToHost") + "}\n\n";
   }
   text +=
       "inline void after_launch() {\n"

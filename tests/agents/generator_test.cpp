@@ -129,6 +129,33 @@ TEST_CASE("required and forbidden features steer the program, and impossible req
   CHECK(no_atomics.message().find("forbidden feature 'atomics' present") != std::string::npos);
 }
 
+// Guards the host-API knobs of the prelude: each writes its runtime calls (and is tagged from
+// them), and a program without them calls none of them.
+TEST_CASE("pinned staging, managed memory and a device query are host-API features of any domain") {
+  GenerationRequest request;
+  request.seed = 11;
+  request.domain = "stencil_2d";
+  request.required_features = {"pinned_host_memory", "managed_memory", "device_query"};
+  auto program = generate_program(shipped_catalog(), request);
+  REQUIRE_MESSAGE(program.ok(), program.message());
+  for (const char* call : {"cudaMallocHost(", "cudaFreeHost(", "cudaMallocManaged(", "cudaGetDeviceProperties(",
+                           "cudaGetDeviceCount(", "cudaSetDevice("}) {
+    CHECK_MESSAGE(program->source.find(call) != std::string::npos, call);
+  }
+  for (const char* feature : {"pinned_host_memory", "managed_memory", "device_query"}) {
+    CHECK_MESSAGE(has(program->features, feature), feature);
+  }
+
+  request.required_features = {};
+  request.forbidden_features = {"pinned_host_memory", "managed_memory", "device_query"};
+  auto plain = generate_program(shipped_catalog(), request);
+  REQUIRE_MESSAGE(plain.ok(), plain.message());
+  for (const char* call : {"cudaMallocHost(", "cudaMallocManaged(", "cudaGetDeviceProperties("}) {
+    CHECK_MESSAGE(plain->source.find(call) == std::string::npos, call);
+  }
+  CHECK(plain->source.find("CHECK(cudaMalloc(&pointer, bytes));") != std::string::npos);
+}
+
 TEST_CASE("unknown domains, features, templates and personas are named in the error") {
   GenerationRequest request;
   request.domain = "quantum_chromodynamics";
