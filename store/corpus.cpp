@@ -75,12 +75,14 @@ RetrainEventRecord read_retrain_event(Statement& row) {
   if (!row.is_null(9)) event.seconds = row.real(9);
   event.model_id = row.optional_int64(10);
   event.created_ms = row.int64(11);
+  event.parent_model_id = row.optional_int64(12);
+  event.attempts = row.int64(13);
   return event;
 }
 
 const char* kRetrainColumns =
     "SELECT id, cycle_id, reason, snapshot_hash, snapshot_dir, manifest, command, status, output, seconds,"
-    " model_id, created_ms FROM retrain_event";
+    " model_id, created_ms, parent_model_id, attempts FROM retrain_event";
 
 }  // namespace
 
@@ -181,12 +183,14 @@ Result<std::vector<FailureCategoryCoverage>> failure_category_coverage(Database&
   return out;
 }
 
-Result<std::optional<int64_t>> model_under_test(Database& db, const std::optional<std::string>& name) {
+Result<std::optional<int64_t>> model_under_test(Database& db, const std::optional<std::string>& name,
+                                                const std::string& track) {
   Statement& select =
-      name ? db.cached("SELECT id FROM model WHERE name = ?1")
-           : db.cached("SELECT m.id FROM model m WHERE EXISTS (SELECT 1 FROM evaluation e WHERE e.model_id = m.id)"
+      name ? db.cached("SELECT id FROM model WHERE name = ?1 AND ?2 = ?2")
+           : db.cached("SELECT m.id FROM model m WHERE m.track = ?2 AND m.active = 1"
+                       " AND EXISTS (SELECT 1 FROM evaluation e WHERE e.model_id = m.id)"
                        " ORDER BY m.created_ms DESC, m.id DESC LIMIT 1");
-  if (name) select.bind(1, *name);
+  select.bind(1, name.value_or("")).bind(2, track);
   std::optional<int64_t> id;
   if (select.step()) id = select.int64(0);
   if (Status s = finish(select); !s) return s.error();
@@ -199,13 +203,50 @@ Result<std::map<std::string, EvaluationCounts>> evaluation_counts(Database& db, 
       " JOIN sample_feature sf ON sf.sample_id = e.sample_id WHERE e.model_id = ?1 GROUP BY sf.tag"
       " UNION ALL SELECT 'domain:' || s.domain, COUNT(*), SUM(e.ok = 0) FROM evaluation e"
       " JOIN sample s ON s.id = e.sample_id WHERE e.model_id = ?1 AND s.domain IS NOT NULL GROUP BY s.domain"
-      " UNION ALL SELECT 'category:' || e.category, COUNT(*), SUM(e.ok = 0) FROM evaluation e"
-      " WHERE e.model_id = ?1 AND e.category IS NOT NULL GROUP BY e.category");
+      " UNION ALL SELECT 'category:' || e.category, (SELECT COUNT(*) FROM evaluation WHERE model_id = ?1), COUNT(*)"
+      " FROM evaluation e WHERE e.model_id = ?1 AND e.category IS NOT NULL GROUP BY e.category");
   select.bind(1, model_id);
   std::map<std::string, EvaluationCounts> out;
   while (select.step()) out[select.text(0)] = {select.int64(1), select.int64(2)};
   if (Status s = finish(select); !s) return s.error();
   return out;
+}
+
+Result<std::vector<std::string>> model_failure_seed_ids(Database& db, int64_t model_id, const std::string& dimension,
+                                                        const std::string& name, int limit) {
+  const char* sql = nullptr;
+  if (dimension == "feature") {
+    sql = "SELECT e.sample_id FROM evaluation e WHERE e.model_id = ?1 AND e.ok = 0"
+          " AND EXISTS (SELECT 1 FROM sample_feature f WHERE f.sample_id = e.sample_id AND f.tag = ?2)"
+          " ORDER BY e.sample_id LIMIT ?3";
+  } else if (dimension == "domain") {
+    sql = "SELECT e.sample_id FROM evaluation e JOIN sample s ON s.id = e.sample_id"
+          " WHERE e.model_id = ?1 AND e.ok = 0 AND s.domain = ?2 ORDER BY e.sample_id LIMIT ?3";
+  } else if (dimension == "category") {
+    sql = "SELECT e.sample_id FROM evaluation e WHERE e.model_id = ?1 AND e.ok = 0 AND e.category = ?2"
+          " ORDER BY e.sample_id LIMIT ?3";
+  } else {
+    return make_error("model failure seeds: unknown dimension '" + dimension + "'");
+  }
+  Statement& select = db.cached(sql);
+  select.bind(1, model_id).bind(2, name).bind(3, static_cast<int64_t>(limit));
+  std::vector<std::string> ids;
+  while (select.step()) ids.push_back(select.text(0));
+  if (Status s = finish(select); !s) return s.error();
+  return ids;
+}
+
+Result<int64_t> verified_synthesized_for_tail(Database& db, const std::string& track, const std::string& dimension,
+                                              const std::string& name, int64_t since_ms) {
+  Statement& count = db.cached(
+      "SELECT COUNT(*) FROM sample c WHERE c.track = ?1 AND c.status = 'verified' AND c.origin = 'synthesized'"
+      " AND c.created_ms >= ?4 AND EXISTS (SELECT 1 FROM lineage l WHERE l.child_id = c.id"
+      "   AND l.relation = 'synthesized_from' AND json_valid(l.reason)"
+      "   AND json_extract(l.reason, '$.dimension') = ?2 AND json_extract(l.reason, '$.name') = ?3)");
+  count.bind(1, track).bind(2, dimension).bind(3, name).bind(4, since_ms);
+  int64_t n = count.step() ? count.int64(0) : 0;
+  if (Status s = finish(count); !s) return s.error();
+  return n;
 }
 
 Status replace_tail_report(Database& db, int64_t cycle_id, const std::vector<TailReportRow>& rows) {
@@ -414,11 +455,11 @@ Result<bool> retrain_snapshot_recorded(Database& db, const std::string& snapshot
 
 Result<std::optional<int64_t>> insert_retrain_event_if_new(Database& db, const RetrainEventRecord& event) {
   Statement& insert = db.cached(
-      "INSERT INTO retrain_event (cycle_id, reason, snapshot_hash, snapshot_dir, manifest, command, status, created_ms)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (snapshot_hash) DO NOTHING");
+      "INSERT INTO retrain_event (cycle_id, reason, snapshot_hash, snapshot_dir, manifest, command, status, created_ms,"
+      " parent_model_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (snapshot_hash) DO NOTHING");
   insert.bind(1, event.cycle_id).bind(2, event.reason).bind(3, event.snapshot_hash).bind(4, event.snapshot_dir);
   insert.bind(5, event.manifest).bind(6, event.command).bind(7, event.status);
-  insert.bind(8, event.created_ms ? event.created_ms : now_ms());
+  insert.bind(8, event.created_ms ? event.created_ms : now_ms()).bind(9, event.parent_model_id);
   if (Status s = insert.run(); !s) return make_error("recording retrain event: " + s.message());
   if (db.changes() == 0) return std::optional<int64_t>();
   return std::optional<int64_t>(db.last_insert_rowid());
@@ -430,49 +471,36 @@ Status finish_retrain_event(Database& db, int64_t id, const std::string& status,
       .bind(1, id).bind(2, status).bind(3, output).bind(4, seconds).run();
 }
 
-Result<int64_t> insert_model(Database& db, const std::string& name, const std::optional<std::string>& endpoint,
-                             std::optional<int64_t> retrain_event_id) {
-  Statement& insert = db.cached(
-      "INSERT INTO model (name, endpoint, retrain_event_id, created_ms) VALUES (?1, ?2, ?3, ?4)"
-      " ON CONFLICT (name) DO NOTHING");
-  insert.bind(1, name).bind(2, endpoint).bind(3, retrain_event_id).bind(4, now_ms());
-  if (Status s = insert.run(); !s) return make_error("adding model '" + name + "': " + s.message());
-  if (db.changes() > 0) return db.last_insert_rowid();
-  Statement& existing = db.cached("SELECT id, endpoint FROM model WHERE name = ?1");
-  existing.bind(1, name);
-  if (!existing.step()) {
-    Status s = finish(existing);
-    return make_error("adding model '" + name + "': conflicting row not found" + (s ? "" : ": " + s.message()));
-  }
-  int64_t id = existing.int64(0);
-  std::optional<std::string> stored = existing.optional_text(1);
-  existing.reset();
-  if (stored != endpoint) {
-    return make_error("model '" + name + "' already exists with endpoint '" + stored.value_or("") + "'");
-  }
-  return id;
+Result<std::optional<RetrainEventRecord>> find_retrain_event(Database& db, int64_t id) {
+  Result<Statement> select = db.prepare(std::string(kRetrainColumns) + " WHERE id = ?1");
+  if (!select) return select.error();
+  select->bind(1, id);
+  std::optional<RetrainEventRecord> event;
+  if (select->step()) event = read_retrain_event(*select);
+  if (!select->status()) return select->status().error();
+  return event;
 }
 
-Result<std::vector<ModelRecord>> list_models(Database& db) {
-  Statement& select = db.cached(
-      "SELECT id, name, endpoint, parameters, retrain_event_id, created_ms FROM model ORDER BY id");
-  std::vector<ModelRecord> models;
-  while (select.step()) {
-    models.push_back({select.int64(0), select.text(1), select.optional_text(2), select.text(3),
-                      select.optional_int64(4), select.int64(5)});
-  }
-  if (Status s = finish(select); !s) return s.error();
-  return models;
+Result<int64_t> mark_running_retrain_events_interrupted(Database& db) {
+  Statement& update = db.cached("UPDATE retrain_event SET status = 'interrupted' WHERE status = 'running'");
+  if (Status s = update.run(); !s) return s.error();
+  return static_cast<int64_t>(db.changes());
 }
 
-Result<std::vector<ModelAccuracy>> model_accuracies(Database& db) {
-  Statement& select = db.cached(
-      "SELECT m.id, m.name, COUNT(e.id), COALESCE(SUM(e.ok != 0), 0) FROM model m"
-      " JOIN evaluation e ON e.model_id = m.id GROUP BY m.id ORDER BY m.created_ms, m.id");
-  std::vector<ModelAccuracy> out;
-  while (select.step()) out.push_back({select.int64(0), select.text(1), select.int64(2), select.int64(3)});
-  if (Status s = finish(select); !s) return s.error();
-  return out;
+Result<std::vector<RetrainEventRecord>> interrupted_retrain_events(Database& db) {
+  Result<Statement> select = db.prepare(std::string(kRetrainColumns) + " WHERE status = 'interrupted' ORDER BY id");
+  if (!select) return select.error();
+  std::vector<RetrainEventRecord> events;
+  while (select->step()) events.push_back(read_retrain_event(*select));
+  if (!select->status()) return select->status().error();
+  return events;
+}
+
+Result<bool> restart_retrain_event(Database& db, int64_t id) {
+  Statement& update = db.cached(
+      "UPDATE retrain_event SET status = 'running', attempts = attempts + 1 WHERE id = ?1 AND status = 'interrupted'");
+  if (Status s = update.bind(1, id).run(); !s) return s.error();
+  return db.changes() > 0;
 }
 
 }  // namespace tailforge

@@ -51,10 +51,20 @@ struct EvaluationCounts {
   int64_t evaluated = 0;
   int64_t failed = 0;
 };
-// The model by name, or the newest model with evaluations when `name` is empty.
-Result<std::optional<int64_t>> model_under_test(Database& db, const std::optional<std::string>& name);
-// Keys are "feature:<tag>", "domain:<name>" and "category:<evaluation.category>".
+// The model by name, or else the track's newest active model with evaluations.
+Result<std::optional<int64_t>> model_under_test(Database& db, const std::optional<std::string>& name,
+                                                const std::string& track);
+// The model's evaluations of the track's items, by "feature:<tag>", "domain:<name>" and
+// "category:<category>" (for categories, `evaluated` counts every evaluation of the model).
 Result<std::map<std::string, EvaluationCounts>> evaluation_counts(Database& db, int64_t model_id);
+// Items the model failed that have the feature tag, domain, or failure category (by dimension),
+// by id: the seeds a model-failure tail is synthesized from.
+Result<std::vector<std::string>> model_failure_seed_ids(Database& db, int64_t model_id, const std::string& dimension,
+                                                        const std::string& name, int limit);
+// Verified samples of the track synthesized for the tail (lineage reason dimension/name) and
+// created at or after `since_ms`.
+Result<int64_t> verified_synthesized_for_tail(Database& db, const std::string& track, const std::string& dimension,
+                                              const std::string& name, int64_t since_ms);
 
 // ---- tail reports -------------------------------------------------------------------------
 struct TailReportRow {
@@ -111,7 +121,7 @@ struct ExportRow {
 Result<std::vector<ExportRow>> verified_export_rows(Database& db, const std::vector<std::string>& tracks,
                                                     const std::string& source_kind, const std::string& target_kind);
 
-// ---- retrain events and models -------------------------------------------------------------
+// ---- retrain events -------------------------------------------------------------
 struct RetrainEventRecord {
   int64_t id = 0;
   std::optional<int64_t> cycle_id;
@@ -120,11 +130,13 @@ struct RetrainEventRecord {
   std::optional<std::string> snapshot_dir;
   std::optional<std::string> manifest;
   std::optional<std::string> command;
-  std::string status = "pending";  // pending, running, ok, failed
+  std::string status = "pending";  // pending, running, ok, failed, interrupted
   std::optional<std::string> output;
   std::optional<double> seconds;
-  std::optional<int64_t> model_id;
+  std::optional<int64_t> model_id;         // the version its trainer registered
   int64_t created_ms = 0;
+  std::optional<int64_t> parent_model_id;  // the version it retrains
+  int64_t attempts = 1;                    // runs of the command (a crash-interrupted one is rerun)
 };
 Result<std::optional<RetrainEventRecord>> last_retrain_event(Database& db);
 Result<std::vector<RetrainEventRecord>> list_retrain_events(Database& db, int limit);
@@ -134,27 +146,12 @@ Result<bool> retrain_snapshot_recorded(Database& db, const std::string& snapshot
 Result<std::optional<int64_t>> insert_retrain_event_if_new(Database& db, const RetrainEventRecord& event);
 Status finish_retrain_event(Database& db, int64_t id, const std::string& status, const std::string& output,
                             double seconds);
-
-struct ModelRecord {
-  int64_t id = 0;
-  std::string name;
-  std::optional<std::string> endpoint;
-  std::string parameters = "{}";
-  std::optional<int64_t> retrain_event_id;
-  int64_t created_ms = 0;
-};
-// Inserts the model; an existing name with the same endpoint returns its id, another endpoint
-// is an error naming the model.
-Result<int64_t> insert_model(Database& db, const std::string& name, const std::optional<std::string>& endpoint,
-                             std::optional<int64_t> retrain_event_id);
-Result<std::vector<ModelRecord>> list_models(Database& db);
-// Per model with evaluations, oldest model first.
-struct ModelAccuracy {
-  int64_t model_id = 0;
-  std::string name;
-  int64_t evaluated = 0;
-  int64_t ok = 0;
-};
-Result<std::vector<ModelAccuracy>> model_accuracies(Database& db);
+Result<std::optional<RetrainEventRecord>> find_retrain_event(Database& db, int64_t id);
+// At start: events still 'running' belong to a daemon that died (one daemon per database);
+// they become 'interrupted'. Returns how many.
+Result<int64_t> mark_running_retrain_events_interrupted(Database& db);
+Result<std::vector<RetrainEventRecord>> interrupted_retrain_events(Database& db);
+// An interrupted event runs again: 'running', one more attempt. False when it was not interrupted.
+Result<bool> restart_retrain_event(Database& db, int64_t id);
 
 }  // namespace tailforge

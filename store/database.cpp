@@ -235,6 +235,10 @@ Status Database::migrate() {
     if (migration.version <= version) continue;
     Transaction transaction(*this);
     if (!transaction.begin_status()) return transaction.begin_status();
+    // Another process opening the same file may have migrated it while this one waited for
+    // the write lock: read the version again under the lock.
+    version = schema_version();
+    if (migration.version <= version) continue;
     if (Status s = exec(migration.sql); !s) {
       return make_error("migration to schema version " + std::to_string(migration.version) + " failed: " + s.message());
     }

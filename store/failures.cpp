@@ -1,11 +1,20 @@
+// Storing categorized failures (the `failure` and `category` tables) and the taxonomy report:
+// the corpus's counts, and the steps every report shares (tree, trend, examples, the comparison
+// of two windows, message clusters). A model's rows, its evaluated items and the comparison of
+// two models are in model_taxonomy.cpp; the printable forms in failures_format.cpp.
 #include "store/failures.h"
 
 #include <algorithm>
+#include <limits>
 #include <regex>
+#include <set>
 #include <unordered_map>
-#include <variant>
+
+#include "store/taxonomy_internal.h"
 
 namespace tailforge {
+
+using namespace taxonomy_internal;
 
 namespace {
 
@@ -16,74 +25,103 @@ std::string parent_of(const std::string& path) {
   return dot == std::string::npos ? "" : path.substr(0, dot);
 }
 
-// A WHERE clause built from a query's filters, with its bind values in order.
-struct Filter {
-  std::string sql;  // " WHERE ..." or ""
-  std::vector<std::variant<std::string, int64_t>> values;
-  bool beyond_time = false;  // filters on more than the time window
+}  // namespace
 
-  void add(const std::string& condition) { sql += (sql.empty() ? " WHERE " : " AND ") + condition; }
-  void add_text(const std::string& condition, const std::string& value) {
-    add(condition);
-    values.emplace_back(value);
-  }
-  void add_int(const std::string& condition, int64_t value) {
-    add(condition);
-    values.emplace_back(value);
-  }
-  void bind(Statement& statement) const {
-    for (size_t i = 0; i < values.size(); ++i) {
-      int index = static_cast<int>(i) + 1;
-      if (const auto* text = std::get_if<std::string>(&values[i])) {
-        statement.bind(index, *text);
-      } else {
-        statement.bind(index, std::get<int64_t>(values[i]));
-      }
-    }
-  }
-};
+namespace taxonomy_internal {
 
-Filter make_filter(const TaxonomyQuery& q, std::optional<int64_t> since, std::optional<int64_t> until,
-                   const std::string& model) {
-  Filter f;
+void add_item_filters(Filter& f, const TaxonomyQuery& q, std::optional<int64_t> since, std::optional<int64_t> until,
+                      bool sample_columns) {
   if (since) f.add_int("created_ms >= ?", *since);
   if (until) f.add_int("created_ms < ?", *until);
-  f.beyond_time = !q.stage_prefix.empty() || !q.track.empty() || !q.origin.empty() || !q.domain.empty() ||
-                  !model.empty() || !q.feature.empty();
-  if (!q.stage_prefix.empty()) {
-    f.add_text("stage >= ?", q.stage_prefix);
-    f.add_text("stage < ?", q.stage_prefix + "\xff");
-  }
+  f.by_sample = f.by_sample || !q.track.empty() || !q.origin.empty() || !q.domain.empty() || !q.feature.empty();
   if (!q.track.empty()) f.add_text("track = ?", q.track);
-  if (!q.origin.empty()) f.add_text("origin = ?", q.origin);
-  if (!q.domain.empty()) f.add_text("domain = ?", q.domain);
-  if (!model.empty()) f.add_text("model_id = (SELECT id FROM model WHERE name = ?)", model);
+  for (const auto& [name, value] : {std::pair{"origin", q.origin}, std::pair{"domain", q.domain}}) {
+    if (value.empty()) continue;
+    f.add_text(sample_columns ? std::string(name) + " = ?"
+                              : std::string("sample_id IN (SELECT id FROM sample WHERE ") + name + " = ?)",
+               value);
+  }
   if (!q.feature.empty()) f.add_text("sample_id IN (SELECT sample_id FROM sample_feature WHERE tag = ?)", q.feature);
-  return f;
 }
 
-Filter main_filter(const TaxonomyQuery& q) { return make_filter(q, q.since_ms, q.until_ms, q.model); }
-
-Result<std::map<std::string, int64_t>> counts_by_category(Database& db, const Filter& filter) {
-  // With filters beyond time, "+category" keeps the planner off the (category, created_ms) index,
-  // whose skip-scan would look up every row; the filter's own index is then used.
-  Result<Statement> statement = db.prepare("SELECT category, COUNT(*) FROM failure" + filter.sql +
-                                           (filter.beyond_time ? " GROUP BY +category" : " GROUP BY category"));
-  if (!statement) return statement.error();
-  filter.bind(*statement);
-  std::map<std::string, int64_t> counts;
-  while (statement->step()) counts[statement->text(0)] = statement->int64(1);
-  if (!statement->status()) return statement->status().error();
-  return counts;
+void add_stage_filter(Filter& f, const TaxonomyQuery& q) {
+  if (q.stage_prefix.empty()) return;
+  f.add_text("stage >= ?", q.stage_prefix);
+  f.add_text("stage < ?", q.stage_prefix + "\xff");
 }
 
-// Leaf counts rolled up into every parent path.
 std::map<std::string, int64_t> rolled_up(const std::map<std::string, int64_t>& leaves) {
   std::map<std::string, int64_t> all;
   for (const auto& [path, count] : leaves) {
     for (std::string p = path; !p.empty(); p = parent_of(p)) all[p] += count;
   }
   return all;
+}
+
+int64_t sum(const std::map<std::string, int64_t>& counts) {
+  int64_t total = 0;
+  for (const auto& [key, count] : counts) total += count;
+  return total;
+}
+
+double ratio(int64_t count, int64_t of) { return of ? double(count) / double(of) : 0; }
+
+}  // namespace taxonomy_internal
+
+namespace {
+
+Rows corpus_rows(const TaxonomyQuery& q, std::optional<int64_t> since, std::optional<int64_t> until) {
+  Rows rows{.table = "failure",
+            .covered_table = "failure INDEXED BY failure_track_time_novelty",
+            .category = "category",
+            .stage = "stage",
+            .novelty = "novelty",
+            .top = "top_category"};
+  add_item_filters(rows.all, q, since, until, true);
+  add_stage_filter(rows.all, q);
+  rows.failures = rows.all;
+  rows.failures.add("novelty >= 1");
+  return rows;
+}
+
+struct Counts {
+  std::map<std::string, int64_t> leaves;                         // failures by category
+  std::map<std::string, std::map<std::string, int64_t>> stages;  // rows by category and stage
+  int64_t new_samples = 0;                                       // rows of novelty 2
+};
+
+Result<Counts> count_rows(Database& db, const Rows& rows) {
+  // With filters on the sample, "+category" keeps the planner off the (category, stage, ...)
+  // index, which would look up every row for them; the filter's own index is then used. A time
+  // window or a stage prefix alone is read from that index (a skip-scan over its prefixes).
+  std::string plus = rows.all.by_sample ? "+" : "";
+  std::string columns = rows.category + ", " + rows.stage + ", " + rows.novelty;
+  Result<Statement> statement =
+      db.prepare("SELECT " + columns + ", COUNT(*) FROM " + rows.table + rows.all.where() + " GROUP BY " + plus +
+                 rows.category + ", " + plus + rows.stage + ", " + plus + rows.novelty);
+  if (!statement) return statement.error();
+  rows.all.bind(*statement);
+  Counts counts;
+  while (statement->step()) {
+    std::string category = statement->text(0);
+    int64_t novelty = statement->int64(2), count = statement->int64(3);
+    counts.stages[category][statement->text(1)] += count;
+    if (novelty >= 1) counts.leaves[category] += count;
+    if (novelty == 2) counts.new_samples += count;
+  }
+  if (!statement->status()) return statement->status().error();
+  return counts;
+}
+
+Result<int64_t> count_failed_samples(Database& db, const TaxonomyQuery& q, const Rows& rows, const Counts& counts) {
+  // Without a stage or time filter every failed sample's first failure row is counted, once.
+  if (rows.sample_per_failure || (q.stage_prefix.empty() && !q.since_ms && !q.until_ms)) return counts.new_samples;
+  Result<Statement> statement = db.prepare("SELECT COUNT(DISTINCT sample_id) FROM " + rows.covered_table + rows.failures.where());
+  if (!statement) return statement.error();
+  rows.failures.bind(*statement);
+  int64_t samples = statement->step() ? statement->int64(0) : 0;
+  if (!statement->status()) return statement->status().error();
+  return samples;
 }
 
 Result<std::map<std::string, std::string>> category_descriptions(Database& db) {
@@ -94,8 +132,8 @@ Result<std::map<std::string, std::string>> category_descriptions(Database& db) {
   return out;
 }
 
-void build_tree(TaxonomyReport& report, const std::map<std::string, int64_t>& all,
-                const std::map<std::string, std::string>& descriptions) {
+void build_tree(TaxonomyReport& report, const Counts& counts, const std::map<std::string, std::string>& descriptions) {
+  std::map<std::string, int64_t> all = rolled_up(counts.leaves);
   std::map<std::string, std::vector<std::string>> children;
   for (const auto& [path, count] : all) children[parent_of(path)].push_back(path);
   auto visit = [&](auto&& self, const std::string& parent, int depth) -> void {
@@ -112,9 +150,10 @@ void build_tree(TaxonomyReport& report, const std::map<std::string, int64_t>& al
       if (d != descriptions.end()) node.description = d->second;
       node.depth = depth;
       node.count = all.at(path);
-      node.share_of_all = report.total ? double(node.count) / double(report.total) : 0;
-      int64_t parent_count = parent.empty() ? report.total : all.at(parent);
-      node.share_of_parent = parent_count ? double(node.count) / double(parent_count) : 0;
+      node.share_of_all = ratio(node.count, report.total);
+      node.share_of_parent = ratio(node.count, parent.empty() ? report.total : all.at(parent));
+      if (!report.query.model.empty()) node.rate = ratio(node.count, report.evaluated);
+      if (counts.leaves.count(path)) node.stages = counts.stages.at(path);
       report.tree.push_back(node);
       self(self, path, depth + 1);
     }
@@ -122,24 +161,25 @@ void build_tree(TaxonomyReport& report, const std::map<std::string, int64_t>& al
   visit(visit, "", 0);
 }
 
-Status add_trend(Database& db, TaxonomyReport& report, const Filter& filter) {
+Status add_trend(Database& db, TaxonomyReport& report, const Rows& rows) {
   int64_t bucket = report.query.trend == "day" ? 86400000LL : 3600000LL;
-  std::string sql = "SELECT (created_ms / " + std::to_string(bucket) + ") * " + std::to_string(bucket) +
-                    " AS bucket, top_category, COUNT(*) FROM failure" + filter.sql + " GROUP BY bucket, top_category ORDER BY bucket, top_category";
+  std::string sql = "SELECT (created_ms / " + std::to_string(bucket) + ") * " + std::to_string(bucket) + " AS bucket, " +
+                    rows.top + ", COUNT(*) FROM " + rows.covered_table + rows.failures.where() +
+                    " GROUP BY bucket, 2 ORDER BY bucket, 2";
   Result<Statement> statement = db.prepare(sql);
   if (!statement) return statement.error();
-  filter.bind(*statement);
+  rows.failures.bind(*statement);
   while (statement->step()) report.trend.push_back({statement->int64(0), statement->text(1), statement->int64(2)});
   return statement->status();
 }
 
-Status add_examples(Database& db, TaxonomyReport& report, const Filter& filter,
-                    const std::map<std::string, int64_t>& leaves) {
-  Filter by_category = filter;
-  by_category.add_text("category = ?", "");
+Status add_examples(Database& db, TaxonomyReport& report, const Rows& rows, const std::map<std::string, int64_t>& leaves) {
+  Filter by_category = rows.all;
+  by_category.add_text(rows.category + " = ?", "");
   int category_index = static_cast<int>(by_category.values.size());
-  Result<Statement> statement = db.prepare("SELECT sample_id, stage, message, created_ms FROM failure" + by_category.sql +
-                                           " ORDER BY created_ms DESC LIMIT " + std::to_string(report.query.examples));
+  Result<Statement> statement =
+      db.prepare("SELECT sample_id, " + rows.stage + ", coalesce(message, ''), created_ms FROM " + rows.table +
+                 by_category.where() + " ORDER BY created_ms DESC LIMIT " + std::to_string(report.query.examples));
   if (!statement) return statement.error();
   for (const auto& [category, count] : leaves) {
     statement->reset();
@@ -154,48 +194,25 @@ Status add_examples(Database& db, TaxonomyReport& report, const Filter& filter,
   return {};
 }
 
-Status add_comparison(Database& db, TaxonomyReport& report) {
-  const TaxonomyQuery& q = report.query;
-  Filter a, b;
-  if (q.compare_models.size() == 2) {
-    a = make_filter(q, q.since_ms, q.until_ms, q.compare_models[0]);
-    b = make_filter(q, q.since_ms, q.until_ms, q.compare_models[1]);
-    report.compare_label_a = "model " + q.compare_models[0];
-    report.compare_label_b = "model " + q.compare_models[1];
-  } else {
-    a = main_filter(q);
-    b = make_filter(q, q.compare_since_ms, q.compare_until_ms, q.model);
-    report.compare_label_a = "main window";
-    report.compare_label_b = "compare window";
-  }
-  Result<std::map<std::string, int64_t>> leaves_a = counts_by_category(db, a);
-  if (!leaves_a) return leaves_a.error();
-  Result<std::map<std::string, int64_t>> leaves_b = counts_by_category(db, b);
-  if (!leaves_b) return leaves_b.error();
-  std::map<std::string, int64_t> all_a = rolled_up(*leaves_a), all_b = rolled_up(*leaves_b);
-  for (const auto& [path, count] : *leaves_a) report.compare_total_a += count;
-  for (const auto& [path, count] : *leaves_b) report.compare_total_b += count;
-  std::map<std::string, ComparisonRow> rows;
-  for (const auto& [path, count] : all_a) rows[path].count_a = count;
-  for (const auto& [path, count] : all_b) rows[path].count_b = count;
-  for (auto& [path, row] : rows) {
-    row.path = path;
-    row.share_a = report.compare_total_a ? double(row.count_a) / double(report.compare_total_a) : 0;
-    row.share_b = report.compare_total_b ? double(row.count_b) / double(report.compare_total_b) : 0;
-    row.delta = row.count_b - row.count_a;
-    report.comparison.push_back(row);
-  }
-  std::sort(report.comparison.begin(), report.comparison.end(), [](const ComparisonRow& x, const ComparisonRow& y) {
-    return x.delta != y.delta ? x.delta > y.delta : x.path < y.path;
-  });
+Status add_window_comparison(Database& db, TaxonomyReport& report, const Rows& a, const Rows& b) {
+  report.compare_label_a = "main window";
+  report.compare_label_b = "compare window";
+  Result<Counts> counts_a = count_rows(db, a);
+  if (!counts_a) return counts_a.error();
+  Result<Counts> counts_b = count_rows(db, b);
+  if (!counts_b) return counts_b.error();
+  report.compare_total_a = sum(counts_a->leaves);
+  report.compare_total_b = sum(counts_b->leaves);
+  report.comparison = compare_counts(counts_a->leaves, counts_b->leaves, report.compare_total_a,
+                                     report.compare_total_b, &ComparisonRow::share_a, &ComparisonRow::share_b);
   return {};
 }
 
-Status add_clusters(Database& db, TaxonomyReport& report, const Filter& filter) {
-  Filter uncategorized = filter;
-  uncategorized.add("category LIKE '%.uncategorized'");
-  Result<Statement> statement = db.prepare("SELECT message, sample_id, category FROM failure" + uncategorized.sql +
-                                           " ORDER BY created_ms DESC LIMIT 20000");
+Status add_clusters(Database& db, TaxonomyReport& report, const Rows& rows) {
+  Filter uncategorized = rows.failures;
+  uncategorized.add(rows.category + " LIKE '%.uncategorized'");
+  Result<Statement> statement = db.prepare("SELECT coalesce(message, ''), sample_id, " + rows.category + " FROM " +
+                                           rows.table + uncategorized.where() + " ORDER BY created_ms DESC LIMIT 20000");
   if (!statement) return statement.error();
   uncategorized.bind(*statement);
   std::unordered_map<std::string, MessageCluster> clusters;
@@ -222,22 +239,76 @@ Status add_clusters(Database& db, TaxonomyReport& report, const Filter& filter) 
   return {};
 }
 
+// One stored stage row of a sample, for deciding what each row adds to the counts.
+struct StageRow {
+  int64_t id = 0;
+  std::string stage, category;
+  int64_t created_ms = 0;
+  int64_t stored_novelty = -1;  // -1: not stored yet
+  int64_t novelty = 0;
+};
+
+constexpr int64_t kNewRow = std::numeric_limits<int64_t>::max();  // a new row's id is above every stored one
+
+// In the order the rows happened (time, then id): the first is the sample's first failure (2),
+// the first of each other category a new failure (1), the rest repeats at later stages (0).
+// The same rule as the backfill of schema version 5.
+void assign_novelty(std::vector<StageRow>& rows) {
+  std::sort(rows.begin(), rows.end(), [](const StageRow& a, const StageRow& b) {
+    return a.created_ms != b.created_ms ? a.created_ms < b.created_ms : a.id < b.id;
+  });
+  std::set<std::string> seen;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].novelty = i == 0 ? 2 : seen.count(rows[i].category) ? 0 : 1;
+    seen.insert(rows[i].category);
+  }
+}
+
 }  // namespace
 
 Status insert_failure(Database& db, const FailureRecord& f) {
+  int64_t created_ms = f.created_ms ? f.created_ms : now_ms();
+  Statement& select = db.cached("SELECT id, stage, category, created_ms, novelty FROM failure WHERE sample_id = ?1");
+  select.bind(1, f.sample_id);
+  std::vector<StageRow> rows;
+  bool replaces = false;
+  while (select.step()) {
+    StageRow row{select.int64(0), select.text(1), select.text(2), select.int64(3), select.int64(4)};
+    if (row.stage == f.stage) {
+      row.category = f.category;  // the upsert below keeps the row's id and time
+      replaces = true;
+    }
+    rows.push_back(row);
+  }
+  if (Status s = select.status(); !s) return make_error("insert_failure(" + f.sample_id + "): " + s.message());
+  select.reset();
+  if (!replaces) rows.push_back({kNewRow, f.stage, f.category, created_ms, -1});
+  assign_novelty(rows);
+  int64_t novelty = 0;
+  for (const StageRow& row : rows) {
+    if (row.stage == f.stage) novelty = row.novelty;
+  }
+
   Statement& statement = db.cached(
       "INSERT INTO failure (sample_id, verification_id, stage, category, top_category, message, evidence_file, "
-      "evidence_line, track, origin, domain, agent, model_id, created_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+      "evidence_line, track, origin, domain, agent, model_id, created_ms, novelty) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
       "ON CONFLICT (sample_id, stage) DO UPDATE SET verification_id = excluded.verification_id, "
       "category = excluded.category, top_category = excluded.top_category, message = excluded.message, "
       "evidence_file = excluded.evidence_file, evidence_line = excluded.evidence_line, agent = excluded.agent, "
-      "model_id = excluded.model_id");
+      "model_id = excluded.model_id, novelty = excluded.novelty");
   statement.bind(1, f.sample_id).bind(2, f.verification_id).bind(3, f.stage).bind(4, f.category);
   statement.bind(5, top_of(f.category)).bind(6, f.message).bind(7, f.evidence_file).bind(8, f.evidence_line);
   statement.bind(9, f.track).bind(10, f.origin).bind(11, f.domain).bind(12, f.agent).bind(13, f.model_id);
-  statement.bind(14, f.created_ms ? f.created_ms : now_ms());
+  statement.bind(14, created_ms).bind(15, novelty);
   Status s = statement.run();
   if (!s) return make_error("insert_failure(" + f.sample_id + ", " + f.stage + "): " + s.message());
+  // A row stored out of order or re-categorized can change what the sample's other rows add.
+  for (const StageRow& row : rows) {
+    if (row.stage == f.stage || row.novelty == row.stored_novelty) continue;
+    Statement& update = db.cached("UPDATE failure SET novelty = ?2 WHERE id = ?1");
+    update.bind(1, row.id).bind(2, row.novelty);
+    if (Status u = update.run(); !u) return make_error("insert_failure(" + f.sample_id + "): " + u.message());
+  }
   return {};
 }
 
@@ -287,24 +358,50 @@ std::string normalize_failure_message(std::string message) {
 Result<TaxonomyReport> taxonomy_report(Database& db, const TaxonomyQuery& query) {
   TaxonomyReport report;
   report.query = query;
-  Filter filter = main_filter(query);
-  Result<std::map<std::string, int64_t>> leaves = counts_by_category(db, filter);
-  if (!leaves) return make_error("taxonomy counts: " + leaves.message());
-  for (const auto& [path, count] : *leaves) report.total += count;
+  if (!query.compare_model.empty() && query.model.empty()) {
+    return make_error("taxonomy: compare_model=" + query.compare_model + " needs model=A to compare with");
+  }
+  std::optional<int64_t> model_id;
+  if (!query.model.empty()) {
+    Result<int64_t> id = model_id_named(db, query.model);
+    if (!id) return id.error();
+    model_id = *id;
+  }
+  auto rows_for = [&](std::optional<int64_t> since, std::optional<int64_t> until) {
+    return model_id ? model_rows(query, *model_id, since, until) : corpus_rows(query, since, until);
+  };
+  Rows rows = rows_for(query.since_ms, query.until_ms);
+  Result<Counts> counts = count_rows(db, rows);
+  if (!counts) return make_error("taxonomy counts: " + counts.message());
+  report.total = sum(counts->leaves);
+  Result<int64_t> failed_samples = count_failed_samples(db, query, rows, *counts);
+  if (!failed_samples) return make_error("taxonomy failed samples: " + failed_samples.message());
+  report.failed_samples = *failed_samples;
+  if (model_id) {
+    if (Status s = count_evaluated(db, report, *model_id); !s) return make_error("taxonomy evaluated: " + s.message());
+  }
   Result<std::map<std::string, std::string>> descriptions = category_descriptions(db);
   if (!descriptions) return descriptions.error();
-  build_tree(report, rolled_up(*leaves), *descriptions);
+  build_tree(report, *counts, *descriptions);
   if (query.trend == "hour" || query.trend == "day") {
-    if (Status s = add_trend(db, report, filter); !s) return make_error("taxonomy trend: " + s.message());
+    if (Status s = add_trend(db, report, rows); !s) return make_error("taxonomy trend: " + s.message());
   }
   if (query.examples > 0) {
-    if (Status s = add_examples(db, report, filter, *leaves); !s) return make_error("taxonomy examples: " + s.message());
+    if (Status s = add_examples(db, report, rows, counts->leaves); !s) return make_error("taxonomy examples: " + s.message());
   }
-  if (query.compare_models.size() == 2 || query.compare_since_ms || query.compare_until_ms) {
-    if (Status s = add_comparison(db, report); !s) return make_error("taxonomy comparison: " + s.message());
+  if (query.compare_since_ms || query.compare_until_ms) {
+    Status s = add_window_comparison(db, report, rows, rows_for(query.compare_since_ms, query.compare_until_ms));
+    if (!s) return make_error("taxonomy comparison: " + s.message());
+  }
+  if (!query.compare_model.empty()) {
+    Result<int64_t> other = model_id_named(db, query.compare_model);
+    if (!other) return other.error();
+    if (Status s = add_model_comparison(db, report, *model_id, *other); !s) {
+      return make_error("taxonomy model comparison: " + s.message());
+    }
   }
   if (query.clusters > 0) {
-    if (Status s = add_clusters(db, report, filter); !s) return make_error("taxonomy clusters: " + s.message());
+    if (Status s = add_clusters(db, report, rows); !s) return make_error("taxonomy clusters: " + s.message());
   }
   return report;
 }

@@ -7,7 +7,10 @@ namespace {
 // Children before parents, so foreign keys hold at every step.
 const char* kClearDataset = R"sql(
 DELETE FROM failure;
+DELETE FROM evaluation_stage;
 DELETE FROM evaluation;
+DELETE FROM eval_item;
+DELETE FROM trained_sample;
 DELETE FROM lineage;
 DELETE FROM sample_artifact;
 DELETE FROM artifact;
@@ -15,6 +18,7 @@ DELETE FROM verification;
 DELETE FROM sample_feature;
 DELETE FROM sample;
 DELETE FROM tail_report;
+UPDATE model SET retrain_event_id = NULL;
 DELETE FROM retrain_event;
 DELETE FROM job;
 DELETE FROM cycle;

@@ -247,6 +247,120 @@ ALTER TABLE cache_entry_v3 RENAME TO cache_entry;
 CREATE INDEX cache_entry_lru ON cache_entry(namespace, used_ms, bytes);
 )sql";
 
+
+// Version 4: the self-refinement loop. Models under test get a kind, a track, a parent version
+// and an active flag; the frozen evaluation set (eval_item) with its versions; one evaluation row
+// per model and item with its first failing stage and category (stage rows as detail); the
+// samples that went into a training split (never eligible for evaluation); and retrain events
+// that a crash interrupted, with their attempts and the parent model they retrain.
+const char* kVersion4 = R"sql(
+ALTER TABLE model ADD COLUMN kind TEXT NOT NULL DEFAULT 'openai';   -- openai, command, builtin
+ALTER TABLE model ADD COLUMN track TEXT NOT NULL DEFAULT 'cuda2hip';
+ALTER TABLE model ADD COLUMN parent_id INTEGER REFERENCES model(id);
+ALTER TABLE model ADD COLUMN active INTEGER NOT NULL DEFAULT 1;
+
+CREATE TABLE eval_item (
+  track               TEXT NOT NULL,
+  sample_id           TEXT NOT NULL REFERENCES sample(id),
+  version             INTEGER NOT NULL,          -- the eval set version that added it
+  reference_target_id TEXT REFERENCES artifact(id),  -- the oracle's answer (e.g. its HIP)
+  reference_stdout_id TEXT REFERENCES artifact(id),  -- the source program's stdout, where it ran
+  added_ms            INTEGER NOT NULL,
+  PRIMARY KEY (track, sample_id)
+) WITHOUT ROWID;
+CREATE INDEX eval_item_version ON eval_item(track, version);
+
+CREATE TABLE evaluation_v4 (
+  id            INTEGER PRIMARY KEY,
+  model_id      INTEGER NOT NULL REFERENCES model(id),
+  sample_id     TEXT NOT NULL REFERENCES sample(id),
+  track         TEXT NOT NULL,
+  ok            INTEGER NOT NULL,
+  status        TEXT NOT NULL CHECK (status IN ('ok','fail','timeout','error')),
+  stage         TEXT,                            -- the first failing stage
+  category      TEXT,                            -- its categorized failure; NULL when ok
+  top_category  TEXT,
+  message       TEXT,                            -- the evidence line
+  checked       TEXT NOT NULL DEFAULT '',        -- the deepest check that ran: answer, compile, run, compare
+  output_id     TEXT REFERENCES artifact(id),    -- the model's answer
+  metric        REAL,
+  seconds       REAL NOT NULL DEFAULT 0,
+  details       TEXT,
+  created_ms    INTEGER NOT NULL,
+  UNIQUE (model_id, sample_id)
+);
+INSERT INTO evaluation_v4 (id, model_id, sample_id, track, ok, status, category, top_category, metric, details,
+                           created_ms)
+  SELECT e.id, e.model_id, e.sample_id, s.track, e.ok, CASE WHEN e.ok THEN 'ok' ELSE 'fail' END, e.category,
+         substr(e.category, 1, instr(e.category || '.', '.') - 1), e.metric, e.details, e.created_ms
+  FROM evaluation e JOIN sample s ON s.id = e.sample_id;
+DROP TABLE evaluation;
+ALTER TABLE evaluation_v4 RENAME TO evaluation;
+CREATE INDEX evaluation_model_category ON evaluation(model_id, category);
+
+CREATE TABLE evaluation_stage (
+  evaluation_id INTEGER NOT NULL REFERENCES evaluation(id) ON DELETE CASCADE,
+  position      INTEGER NOT NULL,                -- the stage's place in the chain, from 0
+  stage         TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  category      TEXT,
+  message       TEXT,
+  seconds       REAL NOT NULL DEFAULT 0,
+  cached        INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (evaluation_id, position)
+) WITHOUT ROWID;
+
+CREATE TABLE trained_sample (
+  sample_id     TEXT PRIMARY KEY REFERENCES sample(id),
+  snapshot_hash TEXT NOT NULL,                   -- the first export whose training split held it
+  created_ms    INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE retrain_event_v4 (
+  id              INTEGER PRIMARY KEY,
+  cycle_id        INTEGER REFERENCES cycle(id),
+  reason          TEXT NOT NULL,
+  snapshot_hash   TEXT NOT NULL UNIQUE,
+  snapshot_dir    TEXT,
+  manifest        TEXT,
+  command         TEXT,
+  status          TEXT NOT NULL DEFAULT 'pending'
+                  CHECK (status IN ('pending','running','ok','failed','interrupted')),
+  output          TEXT,
+  seconds         REAL,
+  model_id        INTEGER REFERENCES model(id),  -- the version the trainer registered
+  parent_model_id INTEGER REFERENCES model(id),  -- the version it retrains
+  attempts        INTEGER NOT NULL DEFAULT 1,
+  created_ms      INTEGER NOT NULL
+);
+INSERT INTO retrain_event_v4 (id, cycle_id, reason, snapshot_hash, snapshot_dir, manifest, command, status, output,
+                              seconds, model_id, created_ms)
+  SELECT id, cycle_id, reason, snapshot_hash, snapshot_dir, manifest, command, status, output, seconds, model_id,
+         created_ms FROM retrain_event;
+DROP TABLE retrain_event;
+ALTER TABLE retrain_event_v4 RENAME TO retrain_event;
+)sql";
+
+// Version 5: the taxonomy counts a corpus failure once per (sample, category), at its first stage
+// row. `novelty` says what a stage row adds: 2 the sample's first failure, 1 the first row of
+// another category of the sample, 0 a repeat at a later stage (insert_failure keeps it). The
+// (category, stage, novelty) index answers the whole tree in one pass; the track index becomes
+// covering for the filtered counts, trend and distinct failed samples. evaluation_model_item
+// holds what a model's taxonomy and the comparison of two models read, in item order.
+const char* kVersion5 = R"sql(
+ALTER TABLE failure ADD COLUMN novelty INTEGER NOT NULL DEFAULT 2;
+UPDATE failure SET novelty = ranked.novelty FROM (
+  SELECT id, CASE WHEN row_number() OVER (PARTITION BY sample_id ORDER BY created_ms, id) = 1 THEN 2
+                  WHEN row_number() OVER (PARTITION BY sample_id, category ORDER BY created_ms, id) = 1 THEN 1
+                  ELSE 0 END AS novelty
+  FROM failure) AS ranked
+WHERE failure.id = ranked.id AND failure.novelty <> ranked.novelty;
+CREATE INDEX failure_category_stage ON failure(category, stage, novelty, created_ms);
+DROP INDEX failure_track_time;
+CREATE INDEX failure_track_time_novelty ON failure(track, created_ms, category, top_category, stage, novelty, sample_id);
+CREATE INDEX evaluation_model_item ON evaluation(model_id, sample_id, ok, category, stage, created_ms, top_category, track);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -254,6 +368,8 @@ const std::vector<Migration>& schema_migrations() {
       {1, kVersion1},
       {2, kVersion2},
       {3, kVersion3},
+      {4, kVersion4},
+      {5, kVersion5},
   };
   return migrations;
 }

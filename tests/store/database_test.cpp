@@ -75,6 +75,31 @@ TEST_CASE("migrating a version 2 file keeps its cache entries and gives them siz
   CHECK(cache_lookup(*db, "compile", "old") == std::optional<std::string>("twelve bytes"));
 }
 
+TEST_CASE("migrating a version 3 file keeps models, evaluations and retrain events, and adds what the loop needs") {
+  TempDir dir;
+  std::string path = dir.file("v3.db");
+  write_database_at_version(path, 3);
+  exec_raw(path,
+           "INSERT INTO sample (id, track, origin, language, text, created_ms)"
+           "  VALUES ('s1', 'cuda2hip', 'template', 'cuda', 'int main(){}', 1);"
+           "INSERT INTO model (id, name, endpoint, created_ms) VALUES (7, 'cass-7b', 'http://127.0.0.1:8000', 2);"
+           "INSERT INTO evaluation (model_id, sample_id, category, ok, created_ms)"
+           "  VALUES (7, 's1', 'amd.asm.vgpr_bank', 0, 3);"
+           "INSERT INTO retrain_event (cycle_id, reason, snapshot_hash, status, model_id, created_ms)"
+           "  VALUES (NULL, '{}', 'hash', 'running', 7, 4);");
+  Result<Database> db = Database::open(path);
+  REQUIRE_MESSAGE(db.ok(), db.message());
+  CHECK(db->schema_version() == current_schema_version());
+  CHECK(query_int(*db, "SELECT count(*) FROM model WHERE name = 'cass-7b' AND kind = 'openai' AND active = 1") == 1);
+  CHECK(query_int(*db, "SELECT count(*) FROM evaluation WHERE status = 'fail' AND top_category = 'amd'"
+                       " AND track = 'cuda2hip'") == 1);
+  CHECK(query_int(*db, "SELECT count(*) FROM retrain_event WHERE status = 'running' AND attempts = 1"
+                       " AND model_id = 7") == 1);
+  CHECK(db->exec("UPDATE retrain_event SET status = 'interrupted'").ok());
+  CHECK(query_int(*db, "SELECT count(*) FROM sqlite_master WHERE name IN ('eval_item', 'evaluation_stage',"
+                       " 'trained_sample')") == 3);
+}
+
 TEST_CASE("a database from a newer tailforge is refused with a clear message") {
   TempDir dir;
   std::string path = dir.file("newer.db");

@@ -2,7 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <sqlite3.h>
+
 #include "store/samples.h"
+#include "store/schema.h"
+#include "test_support/query.h"
 #include "test_support/temp_dir.h"
 
 namespace tailforge {
@@ -29,8 +33,7 @@ struct FailureFixture {
   }
 
   void fail(const std::string& sample_id, const std::string& stage, const std::string& category, int64_t ago_hours,
-            const std::string& track = "cuda2hip", std::optional<int64_t> model = std::nullopt,
-            const std::string& message = "error") {
+            const std::string& track = "cuda2hip", const std::string& message = "error") {
     FailureRecord f;
     f.sample_id = sample_id;
     f.stage = stage;
@@ -39,7 +42,6 @@ struct FailureFixture {
     f.track = track;
     f.origin = "template";
     f.domain = "simulation";
-    f.model_id = model;
     f.created_ms = kNow - ago_hours * kHour;
     Status s = insert_failure(db, f);
     REQUIRE_MESSAGE(s.ok(), s.message());
@@ -102,17 +104,17 @@ TEST_CASE_FIXTURE(FailureFixture, "a second failure of the same sample and stage
   CHECK(node(r, "amd.assemble") == nullptr);
 }
 
-TEST_CASE_FIXTURE(FailureFixture, "filters by stage prefix, track, model, feature and the since window") {
-  REQUIRE(db.exec("INSERT INTO model (id, name, created_ms) VALUES (1, 'm1', 0), (2, 'm2', 0)").ok());
+TEST_CASE_FIXTURE(FailureFixture, "filters by stage prefix, track, feature and the since window") {
   std::string a = sample("a", "cuda2hip", {"shared_memory"}), b = sample("b", "cuda2hip"), c = sample("c", "c2x86");
-  fail(a, "amd.assemble.gfx1100", "amd.asm.vgpr_bank", 1, "cuda2hip", 1);
-  fail(a, "nvidia.ptx", "nvidia.compile.syntax", 30, "cuda2hip", 2);
-  fail(b, "amd.assemble.gfx1100", "amd.asm.vgpr_bank", 50, "cuda2hip", 2);
+  fail(a, "amd.assemble.gfx1100", "amd.asm.vgpr_bank", 1);
+  fail(a, "nvidia.ptx", "nvidia.compile.syntax", 30);
+  fail(b, "amd.assemble.gfx1100", "amd.asm.vgpr_bank", 50);
   fail(c, "x86.run", "run.timeout", 2, "c2x86");
   CHECK(report({{"stage", "amd."}}).total == 2);
+  CHECK(report({{"stage", "amd."}}).failed_samples == 2);
   CHECK(report({{"track", "c2x86"}}).total == 1);
-  CHECK(report({{"model", "m2"}}).total == 2);
   CHECK(report({{"feature", "shared_memory"}}).total == 2);
+  CHECK(report({{"feature", "shared_memory"}}).failed_samples == 1);
   CHECK(report({{"since", "24h"}}).total == 2);
   CHECK(report({{"since", "48h"}}).total == 3);
   CHECK(report({{"since", "48h"}, {"until", "24h"}}).total == 1);
@@ -141,23 +143,23 @@ TEST_CASE_FIXTURE(FailureFixture, "the trend counts per hour and per day by top 
 TEST_CASE_FIXTURE(FailureFixture, "examples are the most recent failures of each category") {
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(sample("s" + std::to_string(i), "cuda2hip"));
-  for (int i = 0; i < 5; ++i) fail(ids[i], "amd.assemble.gfx1100", "amd.asm.undefined_label", i + 1, "cuda2hip", std::nullopt, "msg " + std::to_string(i));
+  for (int i = 0; i < 5; ++i) fail(ids[i], "amd.assemble.gfx1100", "amd.asm.undefined_label", i + 1, "cuda2hip", "msg " + std::to_string(i));
   TaxonomyReport r = report({{"examples", "2"}});
   REQUIRE(r.examples["amd.asm.undefined_label"].size() == 2);
   CHECK(r.examples["amd.asm.undefined_label"][0].sample_id == ids[0]);
   CHECK(r.examples["amd.asm.undefined_label"][1].message == "msg 1");
 }
 
-TEST_CASE_FIXTURE(FailureFixture, "comparing two windows and two models shows what grew and what shrank") {
-  REQUIRE(db.exec("INSERT INTO model (id, name, created_ms) VALUES (1, 'm1', 0), (2, 'm2', 0)").ok());
+TEST_CASE_FIXTURE(FailureFixture, "comparing two windows shows what grew and what shrank") {
   std::vector<std::string> ids;
   for (int i = 0; i < 6; ++i) ids.push_back(sample("s" + std::to_string(i), "cuda2hip"));
-  fail(ids[0], "amd.assemble.gfx1100", "amd.asm.vgpr_bank", 50, "cuda2hip", 1);  // old window, model 1
-  fail(ids[1], "amd.assemble.gfx1100", "amd.asm.vgpr_bank", 50, "cuda2hip", 1);
-  fail(ids[2], "nvidia.run", "run.timeout", 50, "cuda2hip", 1);
-  fail(ids[3], "nvidia.run", "run.timeout", 2, "cuda2hip", 2);  // new window, model 2
-  fail(ids[4], "nvidia.run", "run.timeout", 2, "cuda2hip", 2);
-  fail(ids[5], "nvidia.run", "run.timeout", 2, "cuda2hip", 2);
+  fail(ids[0], "amd.assemble.gfx1100", "amd.asm.vgpr_bank", 50);  // old window
+  fail(ids[1], "amd.assemble.gfx1100", "amd.asm.vgpr_bank", 50);
+  fail(ids[2], "nvidia.run", "run.timeout", 50);
+  fail(ids[3], "nvidia.run", "run.timeout", 2);  // new window
+  fail(ids[4], "nvidia.run", "run.timeout", 2);
+  fail(ids[5], "nvidia.run", "run.timeout", 2);
+  fail(ids[5], "amd.run", "run.timeout", 2);  // the same failure at a second stage: not a second failure
   TaxonomyReport windows = report({{"since", "72h"}, {"until", "24h"}, {"compare_since", "24h"}});
   CHECK(windows.compare_total_a == 3);
   CHECK(windows.compare_total_b == 3);
@@ -165,19 +167,16 @@ TEST_CASE_FIXTURE(FailureFixture, "comparing two windows and two models shows wh
   CHECK(windows.comparison.front().path == "run");  // grew the most
   CHECK(windows.comparison.front().delta == 2);
   CHECK(windows.comparison.back().delta == -2);  // amd / amd.asm / vgpr_bank shrank
-  TaxonomyReport models = report({{"compare_models", "m1,m2"}});
-  CHECK(models.compare_total_a == 3);
-  CHECK(models.compare_total_b == 3);
-  CHECK(taxonomy_report_to_json(models)["comparison"]["rows"][0]["path"] == "run");
-  CHECK(format_taxonomy_table(models).find("comparison: A = model m1") != std::string::npos);
+  CHECK(taxonomy_report_to_json(windows)["comparison"]["rows"][0]["path"] == "run");
+  CHECK(format_taxonomy_table(windows).find("comparison: A = main window (3)") != std::string::npos);
 }
 
 TEST_CASE_FIXTURE(FailureFixture, "uncategorized messages are clustered by their normalized text") {
   std::vector<std::string> ids;
   for (int i = 0; i < 4; ++i) ids.push_back(sample("s" + std::to_string(i), "cuda2hip"));
-  fail(ids[0], "amd.assemble.gfx1100", "amd.assemble.gfx1100.uncategorized", 1, "cuda2hip", std::nullopt, "/tmp/a/k.s:3:1: error: weird 'x1'");
-  fail(ids[1], "amd.assemble.gfx1100", "amd.assemble.gfx1100.uncategorized", 1, "cuda2hip", std::nullopt, "/tmp/b/q.s:9:4: error: weird 'y'");
-  fail(ids[2], "nvidia.ptx", "nvidia.ptx.uncategorized", 1, "cuda2hip", std::nullopt, "other thing 42");
+  fail(ids[0], "amd.assemble.gfx1100", "amd.assemble.gfx1100.uncategorized", 1, "cuda2hip", "/tmp/a/k.s:3:1: error: weird 'x1'");
+  fail(ids[1], "amd.assemble.gfx1100", "amd.assemble.gfx1100.uncategorized", 1, "cuda2hip", "/tmp/b/q.s:9:4: error: weird 'y'");
+  fail(ids[2], "nvidia.ptx", "nvidia.ptx.uncategorized", 1, "cuda2hip", "other thing 42");
   fail(ids[3], "nvidia.ptx", "nvidia.compile.syntax", 1);
   TaxonomyReport r = report({});
   REQUIRE(r.uncategorized_clusters.size() == 2);
@@ -201,9 +200,121 @@ TEST_CASE("query options parse durations and refuse bad values with the key name
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.message().find("since=48x") != std::string::npos);
   CHECK_FALSE(taxonomy_query_from_args({{"trend", "week"}}, kNow).ok());
-  CHECK_FALSE(taxonomy_query_from_args({{"compare_models", "m1"}}, kNow).ok());
   CHECK_FALSE(taxonomy_query_from_args({{"bogus", "1"}}, kNow).ok());
-  CHECK(taxonomy_query_from_args({{"compare_models", "a,b"}}, kNow)->compare_models.size() == 2);
+}
+
+TEST_CASE_FIXTURE(FailureFixture, "a sample failing two stages with one category is one failure, with both stage rows as detail") {
+  REQUIRE(upsert_categories(db, {{"amd.compile", "HIP compile"}}).ok());
+  std::string a = sample("a", "cuda2hip"), b = sample("b", "cuda2hip");
+  fail(a, "amd.compile.device", "amd.compile.undeclared_identifier", 3);  // device and host compile: one failure
+  fail(a, "amd.compile.host", "amd.compile.undeclared_identifier", 3);
+  fail(a, "amd.assemble.gfx1100", "amd.asm.vgpr_bank", 2);  // a second category of the same sample
+  fail(b, "amd.compile.device", "amd.compile.undeclared_identifier", 1);
+  TaxonomyReport r = report({});
+  CHECK(r.total == 3);  // (a, undeclared_identifier), (a, vgpr_bank), (b, undeclared_identifier)
+  CHECK(r.failed_samples == 2);
+  REQUIRE(node(r, "amd.compile.undeclared_identifier") != nullptr);
+  CHECK(node(r, "amd.compile.undeclared_identifier")->count == 2);
+  CHECK(node(r, "amd.compile")->count == 2);
+  CHECK(node(r, "amd.asm")->count == 1);
+  CHECK(node(r, "amd")->count == 3);  // parents roll up their children's failures
+  CHECK(node(r, "amd")->share_of_all == doctest::Approx(1.0));
+  CHECK(node(r, "amd.compile")->share_of_parent == doctest::Approx(2.0 / 3.0));
+  std::map<std::string, int64_t> stages = {{"amd.compile.device", 2}, {"amd.compile.host", 1}};
+  CHECK(node(r, "amd.compile.undeclared_identifier")->stages == stages);
+  CHECK(node(r, "amd.compile")->stages.empty());  // no failures of its own
+
+  nlohmann::json j = taxonomy_report_to_json(r);
+  CHECK(j["source"] == "corpus");
+  CHECK(j["total"] == 3);
+  CHECK(j["failed_samples"] == 2);
+  for (const nlohmann::json& category : j["categories"]) {
+    CHECK(category.contains("share_of_failures"));
+    CHECK_FALSE(category.contains("share"));
+    if (category["path"] == "amd.compile.undeclared_identifier") {
+      CHECK(category["stages"]["amd.compile.host"] == 1);
+      CHECK(category["count"] == 2);
+    }
+  }
+  std::string table = format_taxonomy_table(r);
+  CHECK(table.find("failures: 3 (distinct sample x category) in 2 failed samples") != std::string::npos);
+  CHECK(table.find("% failures") != std::string::npos);
+
+  TaxonomyReport examples = report({{"examples", "5"}});  // examples stay stage rows, with their stage
+  CHECK(examples.examples["amd.compile.undeclared_identifier"].size() == 3);
+  TaxonomyReport hourly = report({{"trend", "hour"}});
+  int64_t trend_sum = 0;
+  for (const TrendPoint& p : hourly.trend) trend_sum += p.count;
+  CHECK(trend_sum == 3);  // the trend counts failures too, each at its first stage row
+}
+
+TEST_CASE_FIXTURE(FailureFixture, "filters select a failure by its first stage row; failed samples are distinct under them") {
+  std::string a = sample("a", "cuda2hip"), b = sample("b", "cuda2hip");
+  fail(a, "amd.compile.device", "amd.compile.undeclared_identifier", 30);
+  fail(a, "amd.compile.host", "amd.compile.undeclared_identifier", 30);
+  fail(a, "nvidia.run", "run.timeout", 2);  // a's second category, recorded later
+  fail(b, "amd.compile.device", "amd.compile.undeclared_identifier", 2);
+  fail(b, "nvidia.run", "run.timeout", 2);
+  TaxonomyReport device = report({{"stage", "amd.compile.device"}});
+  CHECK(device.total == 2);
+  CHECK(device.failed_samples == 2);
+  TaxonomyReport host = report({{"stage", "amd.compile.host"}});
+  CHECK(host.total == 0);  // a's host row repeats the failure first seen at the device compile
+  TaxonomyReport recent = report({{"since", "24h"}});
+  CHECK(recent.total == 3);  // (a, run.timeout), (b, undeclared_identifier), (b, run.timeout)
+  CHECK(recent.failed_samples == 2);
+  TaxonomyReport older = report({{"until", "24h"}});
+  CHECK(older.total == 1);
+  CHECK(older.failed_samples == 1);
+  CHECK(report({{"stage", "nvidia."}}).failed_samples == 2);
+}
+
+TEST_CASE_FIXTURE(FailureFixture, "re-categorizing a stage row moves which row counts the failure") {
+  std::string a = sample("a", "cuda2hip");
+  fail(a, "amd.compile.device", "amd.compile.undeclared_identifier", 2);
+  fail(a, "amd.compile.host", "amd.compile.undeclared_identifier", 1);
+  CHECK(report({}).total == 1);
+  fail(a, "amd.compile.host", "amd.compile.no_matching_function", 1);
+  TaxonomyReport two = report({});
+  CHECK(two.total == 2);
+  CHECK(two.failed_samples == 1);
+  fail(a, "amd.compile.device", "amd.compile.no_matching_function", 2);
+  TaxonomyReport one = report({});
+  CHECK(one.total == 1);
+  CHECK(node(one, "amd.compile.undeclared_identifier") == nullptr);
+  CHECK(node(one, "amd.compile.no_matching_function")->stages.size() == 2);
+  CHECK(report({{"stage", "amd.compile.device"}}).total == 1);
+}
+
+TEST_CASE("failures stored before schema version 5 are counted once per sample and category after the upgrade") {
+  TempDir dir;
+  std::string path = dir.file("v4.db");
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  for (const Migration& migration : schema_migrations()) {
+    if (migration.version > 4) break;
+    REQUIRE(sqlite3_exec(raw, migration.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+  }
+  const char* rows = R"sql(
+    PRAGMA user_version = 4;
+    INSERT INTO sample (id, track, origin, language, text, created_ms) VALUES
+      ('a', 'cuda2hip', 'template', 'cuda', 'a', 1), ('b', 'cuda2hip', 'template', 'cuda', 'b', 1);
+    INSERT INTO failure (sample_id, stage, category, top_category, track, origin, created_ms) VALUES
+      ('a', 'amd.compile.device', 'amd.compile.undeclared_identifier', 'amd', 'cuda2hip', 'template', 10),
+      ('a', 'amd.compile.host', 'amd.compile.undeclared_identifier', 'amd', 'cuda2hip', 'template', 11),
+      ('a', 'nvidia.run', 'run.timeout', 'run', 'cuda2hip', 'template', 12),
+      ('b', 'amd.compile.host', 'amd.compile.undeclared_identifier', 'amd', 'cuda2hip', 'template', 13);
+  )sql";
+  REQUIRE(sqlite3_exec(raw, rows, nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+  Result<Database> db = Database::open(path);
+  REQUIRE_MESSAGE(db.ok(), db.message());
+  Result<TaxonomyReport> r = taxonomy_report(*db, TaxonomyQuery{});
+  REQUIRE_MESSAGE(r.ok(), r.message());
+  CHECK(r->total == 3);
+  CHECK(r->failed_samples == 2);
+  CHECK(query_int(*db, "SELECT novelty FROM failure WHERE sample_id = 'a' AND stage = 'amd.compile.host'") == 0);
+  CHECK(query_int(*db, "SELECT novelty FROM failure WHERE sample_id = 'a' AND stage = 'nvidia.run'") == 1);
 }
 
 }  // namespace tailforge

@@ -1,0 +1,256 @@
+#include "store/evaluations.h"
+
+namespace tailforge {
+namespace {
+
+Status finish(Statement& statement) {
+  Status status = statement.status();
+  statement.reset();
+  return status;
+}
+
+Result<int64_t> single_int(Statement& statement) {
+  int64_t value = statement.step() && !statement.is_null(0) ? statement.int64(0) : 0;
+  if (Status s = finish(statement); !s) return s.error();
+  return value;
+}
+
+Result<std::vector<std::string>> first_column(Statement& select) {
+  std::vector<std::string> out;
+  while (select.step()) out.push_back(select.text(0));
+  if (Status s = finish(select); !s) return s.error();
+  return out;
+}
+
+Result<std::set<std::string>> first_column_set(Statement& select) {
+  Result<std::vector<std::string>> rows = first_column(select);
+  if (!rows) return rows.error();
+  return std::set<std::string>(rows->begin(), rows->end());
+}
+
+}  // namespace
+
+Result<int64_t> eval_set_version(Database& db, const std::string& track) {
+  return single_int(db.cached("SELECT max(version) FROM eval_item WHERE track = ?1").bind(1, track));
+}
+
+Result<int64_t> eval_set_size(Database& db, const std::string& track) {
+  return single_int(db.cached("SELECT count(*) FROM eval_item WHERE track = ?1").bind(1, track));
+}
+
+Result<std::vector<std::string>> eval_candidate_ids(Database& db, const std::string& track) {
+  Statement& select = db.cached(
+      "SELECT s.id FROM sample s WHERE s.track = ?1 AND s.status = 'verified'"
+      " AND NOT EXISTS (SELECT 1 FROM eval_item e WHERE e.track = ?1 AND e.sample_id = s.id)"
+      " AND NOT EXISTS (SELECT 1 FROM trained_sample t WHERE t.sample_id = s.id) ORDER BY s.id");
+  select.bind(1, track);
+  return first_column(select);
+}
+
+Status add_eval_items(Database& db, const std::vector<EvalItem>& items) {
+  Statement& insert = db.cached(
+      "INSERT INTO eval_item (track, sample_id, version, reference_target_id, reference_stdout_id, added_ms)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING");
+  for (const EvalItem& item : items) {
+    insert.bind(1, item.track).bind(2, item.sample_id).bind(3, item.version).bind(4, item.reference_target_id);
+    insert.bind(5, item.reference_stdout_id).bind(6, item.added_ms ? item.added_ms : now_ms());
+    if (Status s = insert.run(); !s) return make_error("adding evaluation item " + item.sample_id + ": " + s.message());
+  }
+  return {};
+}
+
+Result<std::vector<EvalItem>> list_eval_items(Database& db, const std::string& track) {
+  Statement& select = db.cached(
+      "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms FROM eval_item"
+      " WHERE track = ?1 ORDER BY version, sample_id");
+  select.bind(1, track);
+  std::vector<EvalItem> items;
+  while (select.step()) {
+    items.push_back({select.text(0), select.text(1), select.int64(2), select.optional_text(3),
+                     select.optional_text(4), select.int64(5)});
+  }
+  if (Status s = finish(select); !s) return s.error();
+  return items;
+}
+
+Result<std::set<std::string>> eval_item_ids(Database& db, const std::string& track) {
+  return first_column_set(db.cached("SELECT sample_id FROM eval_item WHERE track = ?1").bind(1, track));
+}
+
+Result<std::optional<EvalItem>> find_eval_item(Database& db, const std::string& track, const std::string& sample_id) {
+  Statement& select = db.cached(
+      "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms FROM eval_item"
+      " WHERE track = ?1 AND sample_id = ?2");
+  select.bind(1, track).bind(2, sample_id);
+  std::optional<EvalItem> item;
+  if (select.step()) {
+    item = EvalItem{select.text(0), select.text(1), select.int64(2), select.optional_text(3), select.optional_text(4),
+                    select.int64(5)};
+  }
+  if (Status s = finish(select); !s) return s.error();
+  return item;
+}
+
+Result<std::optional<std::string>> sample_artifact_id(Database& db, const std::string& sample_id,
+                                                      const std::string& stage_prefix, const std::string& kind) {
+  Statement& select = db.cached(
+      "SELECT sa.artifact_id FROM sample_artifact sa JOIN artifact a ON a.id = sa.artifact_id"
+      " WHERE sa.sample_id = ?1 AND substr(sa.stage, 1, length(?2)) = ?2 AND a.kind = ?3"
+      " ORDER BY sa.stage, sa.name LIMIT 1");
+  select.bind(1, sample_id).bind(2, stage_prefix).bind(3, kind);
+  std::optional<std::string> id;
+  if (select.step()) id = select.text(0);
+  if (Status s = finish(select); !s) return s.error();
+  return id;
+}
+
+Result<std::optional<std::string>> artifact_text(Database& db, const std::string& artifact_id) {
+  Statement& select = db.cached("SELECT content FROM artifact WHERE id = ?1");
+  select.bind(1, artifact_id);
+  std::optional<std::string> text;
+  if (select.step()) text = select.text(0);
+  if (Status s = finish(select); !s) return s.error();
+  return text;
+}
+
+Status record_trained_samples(Database& db, const std::string& snapshot_hash, const std::vector<std::string>& ids) {
+  Statement& insert = db.cached(
+      "INSERT INTO trained_sample (sample_id, snapshot_hash, created_ms) VALUES (?1, ?2, ?3)"
+      " ON CONFLICT DO NOTHING");
+  int64_t now = now_ms();
+  for (const std::string& id : ids) {
+    if (Status s = insert.bind(1, id).bind(2, snapshot_hash).bind(3, now).run(); !s) return s;
+  }
+  return {};
+}
+
+Status for_each_trained_sample_text(Database& db, const std::string& track,
+                                    const std::function<void(const std::string&, const std::string&)>& visit) {
+  Statement& select = db.cached(
+      "SELECT s.id, s.text FROM trained_sample t JOIN sample s ON s.id = t.sample_id WHERE s.track = ?1"
+      " ORDER BY s.id");
+  select.bind(1, track);
+  while (select.step()) visit(select.text(0), select.text(1));
+  return finish(select);
+}
+
+Result<bool> insert_evaluation(Database& db, const EvaluationRecord& e) {
+  Statement& insert = db.cached(
+      "INSERT INTO evaluation (model_id, sample_id, track, ok, status, stage, category, top_category, message,"
+      " checked, output_id, metric, seconds, details, created_ms)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+      " ON CONFLICT (model_id, sample_id) DO NOTHING");
+  std::optional<std::string> top;
+  if (e.category) top = e.category->substr(0, e.category->find('.'));
+  insert.bind(1, e.model_id).bind(2, e.sample_id).bind(3, e.track).bind(4, int64_t{e.ok ? 1 : 0});
+  insert.bind(5, e.status).bind(6, e.stage).bind(7, e.category).bind(8, top).bind(9, e.message);
+  insert.bind(10, e.checked).bind(11, e.output_id);
+  if (e.metric) {
+    insert.bind(12, *e.metric);
+  } else {
+    insert.bind_null(12);
+  }
+  insert.bind(13, e.seconds).bind(14, e.details).bind(15, e.created_ms ? e.created_ms : now_ms());
+  if (Status s = insert.run(); !s) return make_error("storing the evaluation of " + e.sample_id + ": " + s.message());
+  if (db.changes() == 0) return false;
+  int64_t id = db.last_insert_rowid();
+  Statement& stage = db.cached(
+      "INSERT INTO evaluation_stage (evaluation_id, stage, status, category, message, seconds, cached, position)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  for (size_t position = 0; position < e.stages.size(); ++position) {
+    const EvaluationStageRecord& row = e.stages[position];
+    stage.bind(8, static_cast<int64_t>(position));
+    stage.bind(1, id).bind(2, row.stage).bind(3, row.status).bind(4, row.category).bind(5, row.message);
+    stage.bind(6, row.seconds).bind(7, int64_t{row.cached ? 1 : 0});
+    if (Status s = stage.run(); !s) return make_error("storing stage " + row.stage + " of an evaluation: " + s.message());
+  }
+  return true;
+}
+
+Result<std::optional<EvaluationRecord>> find_evaluation(Database& db, int64_t model_id, const std::string& sample_id) {
+  Statement& select = db.cached(
+      "SELECT id, track, ok, status, stage, category, message, checked, output_id, metric, seconds, details,"
+      " created_ms FROM evaluation WHERE model_id = ?1 AND sample_id = ?2");
+  select.bind(1, model_id).bind(2, sample_id);
+  if (!select.step()) {
+    if (Status s = finish(select); !s) return s.error();
+    return std::optional<EvaluationRecord>();
+  }
+  EvaluationRecord e;
+  e.id = select.int64(0);
+  e.model_id = model_id;
+  e.sample_id = sample_id;
+  e.track = select.text(1);
+  e.ok = select.int64(2) != 0;
+  e.status = select.text(3);
+  e.stage = select.optional_text(4);
+  e.category = select.optional_text(5);
+  e.message = select.optional_text(6);
+  e.checked = select.text(7);
+  e.output_id = select.optional_text(8);
+  if (!select.is_null(9)) e.metric = select.real(9);
+  e.seconds = select.real(10);
+  e.details = select.text(11);
+  e.created_ms = select.int64(12);
+  select.reset();
+  Statement& stages = db.cached(
+      "SELECT stage, status, category, message, seconds, cached FROM evaluation_stage WHERE evaluation_id = ?1"
+      " ORDER BY position");
+  stages.bind(1, e.id);
+  while (stages.step()) {
+    e.stages.push_back({stages.text(0), stages.text(1), stages.optional_text(2), stages.optional_text(3),
+                        stages.real(4), stages.int64(5) != 0});
+  }
+  if (Status s = finish(stages); !s) return s.error();
+  return std::optional<EvaluationRecord>(std::move(e));
+}
+
+Result<std::vector<std::string>> items_without_evaluation(Database& db, int64_t model_id, const std::string& track) {
+  Statement& select = db.cached(
+      "SELECT i.sample_id FROM eval_item i WHERE i.track = ?2"
+      " AND NOT EXISTS (SELECT 1 FROM evaluation e WHERE e.model_id = ?1 AND e.sample_id = i.sample_id)"
+      " ORDER BY i.version, i.sample_id");
+  select.bind(1, model_id).bind(2, track);
+  return first_column(select);
+}
+
+Result<std::vector<EvaluationOutcome>> evaluation_outcomes(Database& db, int64_t model_id) {
+  Statement& select = db.cached(
+      "SELECT e.sample_id, i.version, e.ok, e.category, e.checked FROM evaluation e"
+      " JOIN model m ON m.id = e.model_id"
+      " JOIN eval_item i ON i.track = m.track AND i.sample_id = e.sample_id"
+      " WHERE e.model_id = ?1 ORDER BY i.version, e.sample_id");
+  select.bind(1, model_id);
+  std::vector<EvaluationOutcome> out;
+  while (select.step()) {
+    out.push_back({select.text(0), select.int64(1), select.int64(2) != 0, select.optional_text(3), select.text(4)});
+  }
+  if (Status s = finish(select); !s) return s.error();
+  return out;
+}
+
+Result<std::set<std::string>> eval_items_with(Database& db, const std::string& track, const std::string& dimension,
+                                              const std::string& name) {
+  if (dimension == "feature") {
+    return first_column_set(db.cached("SELECT i.sample_id FROM eval_item i JOIN sample_feature f"
+                                      " ON f.sample_id = i.sample_id WHERE i.track = ?1 AND f.tag = ?2")
+                                .bind(1, track)
+                                .bind(2, name));
+  }
+  if (dimension == "domain") {
+    return first_column_set(db.cached("SELECT i.sample_id FROM eval_item i JOIN sample s ON s.id = i.sample_id"
+                                      " WHERE i.track = ?1 AND s.domain = ?2")
+                                .bind(1, track)
+                                .bind(2, name));
+  }
+  return make_error("evaluation items: unknown dimension '" + dimension + "' (feature or domain)");
+}
+
+Result<std::set<std::string>> items_failed_with(Database& db, int64_t model_id, const std::string& category) {
+  return first_column_set(db.cached("SELECT sample_id FROM evaluation WHERE model_id = ?1 AND ok = 0"
+                                    " AND (category = ?2 OR substr(category, 1, length(?2) + 1) = ?2 || '.')")
+                              .bind(1, model_id)
+                              .bind(2, category));
+}
+
+}  // namespace tailforge

@@ -1,0 +1,125 @@
+#include "store/models.h"
+
+namespace tailforge {
+namespace {
+
+const char* kColumns =
+    "id, name, kind, track, endpoint, parameters, parent_id, retrain_event_id, active, created_ms";
+
+ModelRecord model_from_row(const Statement& row) {
+  ModelRecord model;
+  model.id = row.int64(0);
+  model.name = row.text(1);
+  model.kind = row.text(2);
+  model.track = row.text(3);
+  model.endpoint = row.optional_text(4);
+  model.parameters = row.text(5);
+  model.parent_id = row.optional_int64(6);
+  model.retrain_event_id = row.optional_int64(7);
+  model.active = row.int64(8) != 0;
+  model.created_ms = row.int64(9);
+  return model;
+}
+
+Result<std::vector<ModelRecord>> select_models(Statement& select) {
+  std::vector<ModelRecord> models;
+  while (select.step()) models.push_back(model_from_row(select));
+  Status status = select.status();
+  select.reset();
+  if (!status) return status.error();
+  return models;
+}
+
+Result<std::optional<ModelRecord>> first(Result<std::vector<ModelRecord>> models) {
+  if (!models) return models.error();
+  if (models->empty()) return std::optional<ModelRecord>();
+  return std::optional<ModelRecord>(std::move(models->front()));
+}
+
+bool same_definition(const ModelRecord& a, const ModelRecord& b) {
+  return a.kind == b.kind && a.track == b.track && a.endpoint == b.endpoint && a.parameters == b.parameters &&
+         a.parent_id == b.parent_id && a.retrain_event_id == b.retrain_event_id;
+}
+
+}  // namespace
+
+Result<int64_t> insert_model(Database& db, const ModelRecord& model) {
+  Transaction transaction(db);
+  if (!transaction.begin_status()) return transaction.begin_status().error();
+  Result<std::optional<ModelRecord>> existing = find_model(db, model.name);
+  if (!existing) return existing.error();
+  if (*existing) {
+    if (!same_definition(**existing, model)) {
+      return make_error("model '" + model.name + "' already exists with another definition (kind " +
+                        (*existing)->kind + ", endpoint '" + (*existing)->endpoint.value_or("") + "', parameters " +
+                        (*existing)->parameters + ")");
+    }
+    return (*existing)->id;
+  }
+  Statement& insert = db.cached(
+      "INSERT INTO model (name, kind, track, endpoint, parameters, parent_id, retrain_event_id, active, created_ms)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+  insert.bind(1, model.name).bind(2, model.kind).bind(3, model.track).bind(4, model.endpoint);
+  insert.bind(5, model.parameters).bind(6, model.parent_id).bind(7, model.retrain_event_id);
+  insert.bind(8, int64_t{model.active ? 1 : 0}).bind(9, model.created_ms ? model.created_ms : now_ms());
+  if (Status s = insert.run(); !s) return make_error("adding model '" + model.name + "': " + s.message());
+  int64_t id = db.last_insert_rowid();
+  if (model.retrain_event_id) {
+    Statement& link = db.cached("UPDATE retrain_event SET model_id = ?2 WHERE id = ?1");
+    if (Status s = link.bind(1, *model.retrain_event_id).bind(2, id).run(); !s) return s.error();
+    if (db.changes() == 0) {
+      return make_error("adding model '" + model.name + "': no retrain event " +
+                        std::to_string(*model.retrain_event_id));
+    }
+  }
+  if (Status s = transaction.commit(); !s) return s.error();
+  return id;
+}
+
+Result<std::optional<ModelRecord>> find_model(Database& db, const std::string& name) {
+  static const std::string sql = std::string("SELECT ") + kColumns + " FROM model WHERE name = ?1";
+  Statement& select = db.cached(sql.c_str());
+  select.bind(1, name);
+  return first(select_models(select));
+}
+
+Result<std::optional<ModelRecord>> find_model_by_id(Database& db, int64_t id) {
+  static const std::string sql = std::string("SELECT ") + kColumns + " FROM model WHERE id = ?1";
+  Statement& select = db.cached(sql.c_str());
+  select.bind(1, id);
+  return first(select_models(select));
+}
+
+Result<std::optional<ModelRecord>> model_of_retrain_event(Database& db, int64_t retrain_event_id) {
+  static const std::string sql =
+      std::string("SELECT ") + kColumns + " FROM model WHERE retrain_event_id = ?1 ORDER BY id LIMIT 1";
+  Statement& select = db.cached(sql.c_str());
+  select.bind(1, retrain_event_id);
+  return first(select_models(select));
+}
+
+Result<std::vector<ModelRecord>> list_models(Database& db, const std::string& track) {
+  static const std::string sql =
+      std::string("SELECT ") + kColumns + " FROM model WHERE ?1 = '' OR track = ?1 ORDER BY created_ms, id";
+  Statement& select = db.cached(sql.c_str());
+  select.bind(1, track);
+  return select_models(select);
+}
+
+Result<bool> set_model_active(Database& db, const std::string& name, bool active) {
+  Statement& update = db.cached("UPDATE model SET active = ?2 WHERE name = ?1");
+  if (Status s = update.bind(1, name).bind(2, int64_t{active ? 1 : 0}).run(); !s) return s.error();
+  return db.changes() > 0;
+}
+
+Result<int64_t> count_models_named(Database& db, const std::string& prefix) {
+  Statement& count = db.cached("SELECT count(*) FROM model WHERE substr(name, 1, length(?1)) = ?1");
+  count.bind(1, prefix);
+  int64_t n = count.step() ? count.int64(0) : 0;
+  Status status = count.status();
+  count.reset();
+  if (!status) return status.error();
+  return n;
+}
+
+}  // namespace tailforge
