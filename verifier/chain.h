@@ -34,7 +34,9 @@ struct ChainOptions {
   ResourceGate* gate = nullptr;             // nullptr = no slot limits
   Translator translate;                     // empty: translate.hip is skipped
   std::string asm_target = "gfx1100";       // for .s input
-  std::optional<std::string> expected_stdout;  // for .c input; default: the file "<path>.expected" if present
+  // What the program must print: for .c input (default: the file "<path>.expected" if present),
+  // and for .hip input, compared with its run on NVIDIA (stage "compare").
+  std::optional<std::string> expected_stdout;
   std::string x86_driver;                   // a .c file linked with the assembly (c2x86)
   const Toolchains* toolchains = nullptr;   // nullptr: detected_toolchains()
 };

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 
 extern char** environ;
@@ -259,6 +260,17 @@ ProcessResult run_process(const ProcessSpec& spec) {
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   return result;
+}
+
+std::string current_executable() {
+  std::error_code ec;
+  std::string path = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec || path.empty()) return "tailforge";
+  const std::string deleted = " (deleted)";
+  if (path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0) {
+    path.resize(path.size() - deleted.size());
+  }
+  return path;
 }
 
 }  // namespace tailforge

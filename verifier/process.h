@@ -53,6 +53,10 @@ struct ProcessResult {
 // Runs the child to completion. Thread-safe; never throws.
 ProcessResult run_process(const ProcessSpec& spec);
 
+// The path of the running executable (/proc/self/exe). When the file was replaced while this
+// process runs (a rebuild), the path of its replacement; "tailforge" when it cannot be read.
+std::string current_executable();
+
 // Joins argv into one printable command line (for records; never executed by a shell).
 std::string command_line(const std::vector<std::string>& argv);
 

@@ -42,7 +42,7 @@ struct StageResult {
 
 StageResult skipped_stage(const std::string& name, const std::string& reason);
 
-enum class ResourceKind { cpu, gpu };
+enum class ResourceKind { cpu, gpu, llm };
 
 // Bounds concurrent child processes. The daemon implements it; the default admits everything.
 // acquire() blocks until a slot of that kind is free; release() returns it.
