@@ -3,6 +3,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include <spdlog/spdlog.h>
+
+#include "store/llm_calls.h"
 #include "store/sha256.h"
 
 namespace tailforge {
@@ -108,10 +111,52 @@ AgentOutput llm_translate(LlmClient& client, const LlmPrompts& prompts, const st
   return run_role(client, prompt->second, {{"source", source}}, cache);
 }
 
-AgentOutput llm_synthesize_similar(LlmClient& client, const LlmPrompts& prompts, const std::string& failing_sample,
-                                   const std::string& category, int count, Database* cache) {
+AgentOutput llm_synthesize_similar(LlmClient& client, const LlmPrompts& prompts, const SimilarRequest& request,
+                                   Database* cache) {
   return run_role(client, prompts.synthesizer,
-                  {{"sample", failing_sample}, {"category", category}, {"count", std::to_string(count)}}, cache);
+                  {{"sample", request.failing_sample},
+                   {"category", request.category},
+                   {"evidence", request.evidence},
+                   {"count", std::to_string(request.count)},
+                   {"batch", request.batch}},
+                  cache);
+}
+
+std::string preferred_code_block(const ChatResponse& response, std::initializer_list<const char*> languages) {
+  for (const CodeBlock& block : response.code_blocks) {
+    for (const char* language : languages) {
+      if (block.language == language) return block.code;
+    }
+  }
+  return response.code_blocks.empty() ? "" : response.code_blocks.front().code;
+}
+
+void record_llm_requests(Database& db, const LlmOptions& options, const std::string& role, const AgentOutput& output) {
+  const ChatResponse& response = output.response;
+  auto row = [&](const std::string& status, int prompt, int completion, int reasoning, int64_t latency,
+                 const std::string& finish_reason, bool cached) {
+    LlmCallRecord record{.endpoint = options.base_url,
+                         .model = options.model,
+                         .role = role,
+                         .prompt_hash = output.prompt_hash,
+                         .status = status,
+                         .prompt_tokens = prompt,
+                         .completion_tokens = completion,
+                         .reasoning_tokens = reasoning,
+                         .latency_ms = latency,
+                         .finish_reason = finish_reason.empty() ? std::nullopt : std::optional(finish_reason),
+                         .cached = cached};
+    // A lost row only makes /metrics and the restored budget low; the job goes on.
+    if (Status s = insert_llm_call(db, record); !s) spdlog::warn("{}", s.message());
+  };
+  if (response.from_cache) {
+    row("ok", response.prompt_tokens, response.completion_tokens, response.reasoning_tokens, 0, response.finish_reason,
+        true);
+  }
+  for (const SentRequest& sent : response.sent) {
+    row(sent.status, sent.prompt_tokens, sent.completion_tokens, sent.reasoning_tokens, sent.latency_ms,
+        sent.finish_reason, false);
+  }
 }
 
 }  // namespace tailforge

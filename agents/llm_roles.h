@@ -3,6 +3,7 @@
 // Prompt texts are data (config/llm_prompts.json); this module does not store samples.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,7 +20,7 @@ struct PromptPair {
 struct LlmPrompts {
   PromptPair generator;                       // {persona_prompt}
   std::map<std::string, PromptPair> translators;  // direction -> prompts with {source}
-  PromptPair synthesizer;                     // {sample}, {category}, {count}
+  PromptPair synthesizer;                     // {sample}, {category}, {evidence}, {count}, {batch}
 };
 
 // Loads the prompt file; errors name the file and the JSON path ("translators.c2x86.user").
@@ -40,8 +41,24 @@ AgentOutput llm_generate_program(LlmClient& client, const LlmPrompts& prompts, c
 // direction: a key of prompts.translators; an unknown one fails with agent.llm.unknown_direction.
 AgentOutput llm_translate(LlmClient& client, const LlmPrompts& prompts, const std::string& direction,
                           const std::string& source, Database* cache);
-// Asks for `count` samples like `failing_sample`; fewer blocks than asked is not a failure.
-AgentOutput llm_synthesize_similar(LlmClient& client, const LlmPrompts& prompts, const std::string& failing_sample,
-                                   const std::string& category, int count, Database* cache);
+// What the synthesizer is asked: `count` new samples like a failing one.
+struct SimilarRequest {
+  std::string failing_sample;
+  std::string category;           // its failure category, or the tail it stands for
+  std::string evidence = "none";  // the failure's evidence line
+  int count = 10;
+  std::string batch = "1";  // varies the request (and its cache entry) between runs
+};
+
+// Asks for `request.count` samples like the failing one; fewer blocks than asked is not a failure.
+AgentOutput llm_synthesize_similar(LlmClient& client, const LlmPrompts& prompts, const SimilarRequest& request,
+                                   Database* cache);
+
+// The reply's first block tagged with one of `languages`, else its first block ("" when none).
+std::string preferred_code_block(const ChatResponse& response, std::initializer_list<const char*> languages);
+
+// One llm_call row per request the call sent, or one cached row when the cache answered, in
+// `db` (the caller's connection). A row that cannot be stored is logged, never fatal.
+void record_llm_requests(Database& db, const LlmOptions& options, const std::string& role, const AgentOutput& output);
 
 }  // namespace tailforge

@@ -67,7 +67,7 @@ TEST_CASE("the translator role sends its prompt with the source and returns the 
   CHECK(unknown.response.category == "agent.llm.unknown_direction");
 }
 
-TEST_CASE("the generator and synthesizer roles fill persona, sample, category and count") {
+TEST_CASE("the generator and synthesizer roles fill persona, sample, category, evidence and count") {
   FakeOpenAiServer server;
   server.enqueue({200, {}, FakeOpenAiServer::completion("```cuda\nint main() {}\n```")});
   server.enqueue({200, {}, FakeOpenAiServer::completion("Analysis.\n```cuda\nA\n```\n```cuda\nB\n```\n```cuda\nC\n```")});
@@ -75,8 +75,11 @@ TEST_CASE("the generator and synthesizer roles fill persona, sample, category an
   LlmPrompts prompts = shipped_prompts();
   AgentOutput generated = llm_generate_program(client, prompts, "Generate a CUDA kernel for cloth simulation", nullptr);
   CHECK(generated.programs.size() == 1);
-  AgentOutput synthesized = llm_synthesize_similar(client, prompts, "__shfl_down_sync(0xff, v, 1)",
-                                                   "translate.unsupported.partial_warp_mask", 10, nullptr);
+  SimilarRequest request{.failing_sample = "__shfl_down_sync(0xff, v, 1)",
+                         .category = "translate.unsupported.partial_warp_mask",
+                         .evidence = "line 3: a partial warp mask",
+                         .count = 10};
+  AgentOutput synthesized = llm_synthesize_similar(client, prompts, request, nullptr);
   REQUIRE(synthesized.response.ok);
   CHECK(synthesized.programs == std::vector<std::string>{"A\n", "B\n", "C\n"});
   auto requests = server.requests();
@@ -85,6 +88,7 @@ TEST_CASE("the generator and synthesizer roles fill persona, sample, category an
   CHECK(synth.find("translate.unsupported.partial_warp_mask") != std::string::npos);
   CHECK(synth.find("generate 10 new") != std::string::npos);
   CHECK(synth.find("__shfl_down_sync(0xff, v, 1)") != std::string::npos);
+  CHECK(synth.find("line 3: a partial warp mask") != std::string::npos);
 }
 
 TEST_CASE("a prompt file missing a role is refused naming the file and path") {

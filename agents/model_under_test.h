@@ -1,0 +1,54 @@
+// A model under test answers a track's source with its translation: an OpenAI-compatible
+// endpoint (chat completions with the track's prompt from config/llm_prompts.json), a command
+// (the source on stdin, the translation on stdout, under a timeout), or the built-in rule
+// translator, so all three are compared alike. It only answers; judging the answer is
+// synth/evaluate.h's.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "agents/hipify.h"
+#include "agents/llm_client.h"
+#include "agents/llm_roles.h"
+#include "store/models.h"
+#include "verifier/stage.h"
+
+namespace tailforge {
+
+struct ModelAnswer {
+  bool ok = false;
+  std::string output;    // the translation
+  std::string category;  // when !ok: model.command.*, agent.llm.*, translate.unsupported.*
+  std::string message;   // when !ok: what happened, one line or a little more
+  // The model could not answer now (endpoint down, rate limited, budget spent): asking again
+  // later may succeed, so the answer says nothing about the item.
+  bool unavailable = false;
+  std::string prompt_hash;  // openai: the messages sent
+  double seconds = 0;
+};
+
+// What every model kind may need, shared by all models of a pipeline. It must outlive them.
+struct ModelRuntime {
+  const HipifyRules* hipify_rules = nullptr;  // builtin
+  LlmOptions llm;                             // openai: retries, timeouts, budgets (base_url/model replaced)
+  const LlmPrompts* prompts = nullptr;        // openai: translators.<track>
+  double command_timeout_seconds = 300;       // command, unless the model sets timeout_seconds
+  ResourceGate* gate = nullptr;               // command: a cpu slot; openai: an llm slot
+};
+
+class ModelUnderTest {
+ public:
+  virtual ~ModelUnderTest() = default;
+  // Answers one source. Thread-safe. `db` is the caller's connection (LLM cache and llm_call rows).
+  virtual ModelAnswer answer(Database& db, const std::string& source) = 0;
+};
+
+// Builds the caller for a registered model; errors name the model and what is missing
+// (an openai model without an endpoint, a command model without argv, an unknown kind).
+Result<std::unique_ptr<ModelUnderTest>> make_model_under_test(const ModelRecord& model, const ModelRuntime& runtime);
+
+// Checks a model definition before it is stored: kind, track, and the fields its kind needs.
+Status validate_model_definition(const ModelRecord& model);
+
+}  // namespace tailforge
