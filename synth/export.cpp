@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "store/corpus.h"
+#include "store/evaluations.h"
+#include "store/samples.h"
 #include "store/sha256.h"
 #include "synth/minhash.h"
 
@@ -34,7 +36,10 @@ double unit_hash(const std::string& text) {
   return static_cast<double>(std::stoull(sha256_hex(text).substr(0, 13), nullptr, 16)) / static_cast<double>(1ull << 52);
 }
 
-Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& options, const ExportPair** pair) {
+// The track's verified pairs, less the evaluation set's items and their near-duplicates (a model
+// must never train on what it is evaluated on); `held_back` counts what was left out.
+Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& options, const ExportPair** pair,
+                                        int64_t* held_back = nullptr) {
   auto found = options.policy.export_pairs.find(options.track);
   if (found == options.policy.export_pairs.end()) {
     return make_error("export: track '" + options.track + "' has no pair in the synth policy's export.pairs");
@@ -46,7 +51,22 @@ Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& optio
   if (found->second.source_normalization == "assembly") {
     for (ExportRow& row : *rows) row.source = normalize_assembly(row.source);
   }
-  return rows;
+  Result<std::set<std::string>> items = eval_item_ids(db, options.track);
+  if (!items) return make_error("export: " + items.message());
+  if (items->empty()) return rows;
+  NearDuplicateIndex evaluated(options.policy.dedup);
+  for (const std::string& id : *items) {
+    Result<std::optional<Sample>> sample = find_sample(db, id);
+    if (!sample) return make_error("export: " + sample.message());
+    if (*sample) evaluated.add((*sample)->text);
+  }
+  std::vector<ExportRow> kept;
+  for (ExportRow& row : *rows) {
+    if (items->count(row.sample_id) || evaluated.find_near_duplicate(row.source)) continue;
+    kept.push_back(std::move(row));
+  }
+  if (held_back) *held_back = static_cast<int64_t>(rows->size() - kept.size());
+  return kept;
 }
 
 std::string hash_of_ids(std::vector<std::string> ids) {
@@ -179,7 +199,8 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
     return make_error("export: unknown format '" + options.format + "' (alpaca, sharegpt or jsonl)");
   }
   const ExportPair* pair = nullptr;
-  Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair);
+  int64_t held_back = 0;
+  Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair, &held_back);
   if (!rows) return rows.error();
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
@@ -203,6 +224,16 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
     ++origin_counts[row.origin];
   }
   ResamplingWeights weights = resampling_weights(feature_counts, domain_counts, options.policy.resampling);
+  json boosted = json::array();
+  for (const BoostedTail& tail : options.boosted) {
+    std::map<std::string, double>* map = tail.dimension == "feature" ? &weights.feature
+                                          : tail.dimension == "domain" ? &weights.domain
+                                                                        : nullptr;
+    if (!map) continue;
+    double& weight = (*map)[tail.name];
+    weight = std::max(weight, options.policy.resampling.model_failure_weight);
+    boosted.push_back(tail.dimension + "/" + tail.name);
+  }
 
   ExportSummary summary;
   summary.out_dir = options.out_dir;
@@ -259,7 +290,9 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
       {"filters", {{"status", "verified"}, {"sample_tracks", pair->sample_tracks}, {"source_kind", pair->source_kind},
                    {"target_kind", pair->target_kind}, {"source_normalization", pair->source_normalization},
                    {"eval_fraction", options.policy.eval_fraction}, {"dedup_threshold", options.policy.dedup.threshold},
-                   {"split", "by MinHash/LSH near-duplicate cluster"}}},
+                   {"split", "by MinHash/LSH near-duplicate cluster"},
+                   {"evaluation_set", "held back: its items and their near-duplicates"},
+                   {"held_back_for_evaluation", held_back}}},
       {"counts", {{"samples", summary.samples}, {"train_samples", summary.train_samples},
                   {"train_rows", summary.train_rows}, {"eval_samples", summary.eval_samples},
                   {"clusters", summary.clusters}, {"by_feature", feature_counts}, {"by_domain", domain_counts},
@@ -268,12 +301,22 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
                             {"feature_head", weights.feature_head}, {"domain_head", weights.domain_head},
                             {"target_fraction_of_head", options.policy.resampling.target_fraction_of_head},
                             {"max_weight", options.policy.resampling.max_weight},
+                            {"model_failure_tails", boosted},
+                            {"model_failure_weight", options.policy.resampling.model_failure_weight},
                             {"replicated", options.policy.resampling.replicate}}},
       {"files", {{"train", train_file}, {"eval", eval_file}, {"dataset_info", "dataset_info.json"}}},
       {"samples", sample_list}};
   summary.manifest_path = options.out_dir + "/manifest.json";
   if (Status s = write_json(summary.manifest_path, manifest); !s) return s.error();
   summary.files = {train_file, eval_file, "dataset_info.json", "manifest.json"};
+  summary.held_back_for_evaluation = held_back;
+  // What a training split held never becomes an evaluation item (synth/eval_set.h).
+  Transaction transaction(db);
+  if (!transaction.begin_status()) return transaction.begin_status().error();
+  if (Status s = record_trained_samples(db, summary.snapshot_hash, summary.train_ids); !s) {
+    return make_error("export: recording the training split: " + s.message());
+  }
+  if (Status s = transaction.commit(); !s) return s.error();
   return summary;
 }
 

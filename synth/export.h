@@ -1,6 +1,8 @@
 // Dataset export: verified pairs of one track as LLaMA-Factory files (alpaca, sharegpt or jsonl)
 // with dataset_info.json, a manifest (counts, resampling weights, filters, sample hashes) and a
-// held-out evaluation split that shares no near-duplicate cluster with training. Reads only.
+// held-out validation split that shares no near-duplicate cluster with training. The frozen
+// evaluation set (synth/eval_set.h) and its near-duplicates are never exported, and the samples
+// of the training split are recorded so that they never become evaluation items.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +15,19 @@
 
 namespace tailforge {
 
+// A feature or domain the model under test fails: its training samples weigh
+// policy.resampling.model_failure_weight at least.
+struct BoostedTail {
+  std::string dimension;  // feature or domain
+  std::string name;
+};
+
 struct ExportOptions {
   std::string track = "cuda2hip";
   std::string format = "alpaca";  // alpaca, sharegpt, jsonl
   std::string out_dir;
   SynthPolicy policy;  // pairs, eval fraction, dedup, resampling
+  std::vector<BoostedTail> boosted;
 };
 
 // Weights that up-sample tails: per tracked feature/domain, target x head / count, in [1, max].
@@ -43,6 +53,7 @@ struct ExportSummary {
   int64_t train_rows = 0;  // after replication by weight
   int64_t eval_samples = 0;
   int64_t clusters = 0;
+  int64_t held_back_for_evaluation = 0;  // evaluation items and their near-duplicates left out
   std::vector<std::string> train_ids;
   std::vector<std::string> eval_ids;
   std::vector<std::string> files;
@@ -51,7 +62,8 @@ struct ExportSummary {
 // The ids (sorted) and snapshot hash an export with these options would write, without writing.
 Result<std::string> export_snapshot_hash(Database& db, const ExportOptions& options);
 
-// Writes <out_dir>/{train,eval}.{json|jsonl}, dataset_info.json and manifest.json.
+// Writes <out_dir>/{train,eval}.{json|jsonl}, dataset_info.json and manifest.json, and records
+// the training split's samples in the store.
 Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options);
 
 // SASS normalization (CASS): // and /* */ comments removed, whitespace runs collapsed, blank lines dropped.

@@ -140,9 +140,10 @@ Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& 
   yield.read("min_failure_rate", policy.tails.yield_min_failure_rate);
   yield.read("excess_ratio", policy.tails.yield_excess_ratio);
   ObjectReader model(tails.child("model"), tails.child_path("model"), &error);
-  model.allow_only({"min_evaluated", "min_failure_rate"});
+  model.allow_only({"min_evaluated", "min_failure_rate", "excess_ratio"});
   model.read("min_evaluated", policy.tails.model_min_evaluated);
   model.read("min_failure_rate", policy.tails.model_min_failure_rate);
+  model.read("excess_ratio", policy.tails.model_excess_ratio);
   tails.read("signal_weights", policy.tails.signal_weights);
   tails.read("dimension_weights", policy.tails.dimension_weights);
   tails.read("max_entries", policy.tails.max_entries);
@@ -156,10 +157,11 @@ Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& 
   synthesis.read("agent", policy.synthesis.agent);
 
   ObjectReader resampling(top.child("resampling"), top.child_path("resampling"), &error);
-  resampling.allow_only({"target_fraction_of_head", "max_weight", "replicate"});
+  resampling.allow_only({"target_fraction_of_head", "max_weight", "replicate", "model_failure_weight"});
   resampling.read("target_fraction_of_head", policy.resampling.target_fraction_of_head);
   resampling.read("max_weight", policy.resampling.max_weight);
   resampling.read("replicate", policy.resampling.replicate);
+  resampling.read("model_failure_weight", policy.resampling.model_failure_weight);
 
   ObjectReader export_section(top.child("export"), top.child_path("export"), &error);
   export_section.allow_only({"eval_fraction", "pairs"});
@@ -174,6 +176,9 @@ Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& 
   }
   if (error.empty() && (policy.dedup.permutations < 1 || policy.dedup.shingle_tokens < 1)) {
     error = source + ": dedup.permutations and dedup.shingle_tokens must be at least 1";
+  }
+  if (error.empty() && policy.resampling.model_failure_weight < 1) {
+    error = source + ": resampling.model_failure_weight must be at least 1";
   }
   if (error.empty() && policy.resampling.max_weight < 1) {
     error = source + ": resampling.max_weight must be at least 1";

@@ -40,8 +40,12 @@ struct TailThresholds {
   double yield_excess_ratio = 1.5;        // failure rate over the track's overall rate
   int64_t model_min_evaluated = 5;
   double model_min_failure_rate = 0.3;
+  // A feature or domain is a model-failure tail only when the model fails its items this many
+  // times more often than all items: what goes with the failures, not what is merely common.
+  double model_excess_ratio = 1.5;
+  // A model's failures outrank the corpus's gaps: they are what the loop retrains for.
   std::map<std::string, double> signal_weights = {
-      {"corpus_share", 1.0}, {"pipeline_yield", 0.8}, {"model_failure", 1.2}};
+      {"corpus_share", 1.0}, {"pipeline_yield", 0.8}, {"model_failure", 3.0}};
   std::map<std::string, double> dimension_weights = {{"feature", 1.0}, {"domain", 0.9}, {"category", 0.7}};
   size_t max_entries = 50;
 };
@@ -58,6 +62,9 @@ struct ResamplingSettings {
   double target_fraction_of_head = 0.25;  // no tracked value's weighted count below this x head
   double max_weight = 8.0;
   bool replicate = true;  // training files repeat samples by weight (LLaMA-Factory has no weights)
+  // The weight of samples with a feature or domain that the model under test fails (a
+  // model-failure tail of the cycle that exports the snapshot); 1: no boost.
+  double model_failure_weight = 4.0;
 };
 
 // How one track's pairs are read: a source and a target, each the sample text ("text") or an

@@ -1,12 +1,15 @@
 #include "synth/retrain.h"
 
 #include <httplib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 
 #include "store/corpus.h"
+#include "store/models.h"
 #include "synth/export.h"
+#include "synth/model_report.h"
 #include "verifier/process.h"
 
 namespace tailforge {
@@ -21,6 +24,14 @@ std::string capped(std::string text) {
   return text;
 }
 
+std::vector<std::string> expanded_command(const std::vector<std::string>& command) {
+  std::vector<std::string> argv = command;
+  for (std::string& word : argv) {
+    if (word == "{tailforge}") word = current_executable();
+  }
+  return argv;
+}
+
 // Verified counts per "feature:<tag>" and "domain:<name>".
 Result<std::map<std::string, int64_t>> category_counts(Database& db, const std::string& track) {
   Result<std::map<std::string, int64_t>> features = verified_count_by_feature(db, track);
@@ -33,15 +44,74 @@ Result<std::map<std::string, int64_t>> category_counts(Database& db, const std::
   return out;
 }
 
+// The features and domains of the cycle's tail list that `model_id` fails.
+std::vector<BoostedTail> model_failure_tails(const std::vector<TailReportRow>& tails, int64_t model_id) {
+  std::vector<BoostedTail> out;
+  for (const TailReportRow& row : tails) {
+    if (row.signal != "model_failure" || (row.dimension != "feature" && row.dimension != "domain")) continue;
+    json numbers = json::parse(row.numbers, nullptr, false);
+    if (numbers.is_object() && numbers.value("model_id", int64_t{-1}) == model_id) {
+      out.push_back({row.dimension, row.name});
+    }
+  }
+  return out;
+}
+
+// The model under test's failure tails of this cycle that synthesis has since filled.
+Result<json> model_tail_condition(Database& db, const RetrainPolicy& policy, const ModelRecord& model,
+                                  const std::vector<TailReportRow>& tails) {
+  json filled = json::array();
+  for (const TailReportRow& row : tails) {
+    if (row.signal != "model_failure") continue;
+    json numbers = json::parse(row.numbers, nullptr, false);
+    if (!numbers.is_object() || numbers.value("model_id", int64_t{-1}) != model.id) continue;
+    Result<int64_t> gain = verified_synthesized_for_tail(db, policy.track, row.dimension, row.name, model.created_ms);
+    if (!gain) return gain.error();
+    if (*gain >= policy.min_model_tail_samples) {
+      filled.push_back({{"dimension", row.dimension}, {"name", row.name}, {"signal", row.signal},
+                        {"failure_rate", numbers.value("failure_rate", 0.0)}, {"gain", *gain}});
+    }
+  }
+  if (filled.empty()) return json();
+  return json{{"condition", "model_tail"}, {"model", model.name}, {"tails", filled},
+              {"threshold", policy.min_model_tail_samples}};
+}
+
+// The newest active model's accuracy against the best earlier model's, on the same set version.
+Result<json> accuracy_drop_condition(Database& db, const RetrainPolicy& policy) {
+  Result<TrackScores> scores = track_scores(db, policy.track);
+  if (!scores) return scores.error();
+  const ModelScore* newest = nullptr;
+  for (const ModelScore& score : scores->models) {
+    if (score.model.active && score.complete_version > 0) newest = &score;
+  }
+  if (!newest) return json();
+  int64_t version = newest->complete_version;
+  double now = accuracy(newest->ok_at(version), newest->items_at(version));
+  double best = 0;
+  std::string best_name;
+  for (const ModelScore& score : scores->models) {
+    if (&score == newest || score.complete_version < version) continue;
+    double earlier = accuracy(score.ok_at(version), score.items_at(version));
+    if (earlier > best) best = earlier, best_name = score.model.name;
+  }
+  if (best_name.empty() || best - now < policy.accuracy_drop) return json();
+  return json{{"condition", "accuracy_drop"}, {"model", newest->model.name}, {"accuracy", now},
+              {"best_earlier", best}, {"best_earlier_model", best_name}, {"version", version},
+              {"threshold", policy.accuracy_drop}};
+}
+
 // The conditions that hold now, each with its figures; empty when none does.
-Result<json> fired_conditions(Database& db, const RetrainPolicy& policy, int64_t cycle_id, json& state) {
+Result<json> fired_conditions(Database& db, const RetrainPolicy& policy, int64_t cycle_id,
+                              const std::optional<ModelRecord>& model_under_test, json& state) {
   Result<int64_t> total = verified_count(db, policy.track);
   Result<std::map<std::string, int64_t>> counts = category_counts(db, policy.track);
   Result<std::optional<RetrainEventRecord>> last = last_retrain_event(db);
   Result<std::vector<TailReportRow>> tails = tail_report_rows(db, cycle_id);
-  if (!total || !counts || !last || !tails) {
+  Result<std::vector<ModelRecord>> models = list_models(db, policy.track);
+  if (!total || !counts || !last || !tails || !models) {
     return make_error("retrain: " + (!total ? total.message() : !counts ? counts.message()
-                                                : !last ? last.message() : tails.message()));
+                                     : !last ? last.message() : !tails ? tails.message() : models.message()));
   }
   state = {{"verified_total", *total}, {"category_counts", *counts}};
   json previous = json::object();
@@ -50,6 +120,16 @@ Result<json> fired_conditions(Database& db, const RetrainPolicy& policy, int64_t
     if (reason.is_object() && reason.contains("state") && reason["state"].is_object()) previous = reason["state"];
   }
   json conditions = json::array();
+  bool trains = !policy.command.empty() || !policy.webhook.empty();
+  if (trains && policy.min_initial_verified > 0 && models->empty() && *total >= policy.min_initial_verified) {
+    conditions.push_back({{"condition", "initial_model"}, {"verified", *total},
+                          {"threshold", policy.min_initial_verified}});
+  }
+  if (model_under_test && policy.min_model_tail_samples > 0) {
+    Result<json> condition = model_tail_condition(db, policy, *model_under_test, *tails);
+    if (!condition) return condition.error();
+    if (!condition->is_null()) conditions.push_back(*condition);
+  }
   int64_t before = previous.value("verified_total", int64_t{0});
   if (policy.min_new_verified > 0 && *total - before >= policy.min_new_verified) {
     conditions.push_back({{"condition", "min_new_verified"}, {"new_verified", *total - before},
@@ -75,22 +155,14 @@ Result<json> fired_conditions(Database& db, const RetrainPolicy& policy, int64_t
     }
   }
   if (policy.accuracy_drop > 0) {
-    Result<std::vector<ModelAccuracy>> models = model_accuracies(db);
-    if (!models) return make_error("retrain: " + models.message());
-    if (models->size() >= 2) {
-      auto accuracy = [](const ModelAccuracy& m) { return m.evaluated ? double(m.ok) / double(m.evaluated) : 0.0; };
-      double newest = accuracy(models->back()), best = 0;
-      for (size_t i = 0; i + 1 < models->size(); ++i) best = std::max(best, accuracy((*models)[i]));
-      if (best - newest >= policy.accuracy_drop) {
-        conditions.push_back({{"condition", "accuracy_drop"}, {"model", models->back().name},
-                              {"accuracy", newest}, {"best_earlier", best}, {"threshold", policy.accuracy_drop}});
-      }
-    }
+    Result<json> condition = accuracy_drop_condition(db, policy);
+    if (!condition) return make_error("retrain: " + condition.message());
+    if (!condition->is_null()) conditions.push_back(*condition);
   }
   return conditions;
 }
 
-std::string post_webhook(const std::string& url, const json& body, double timeout_seconds, bool& ok) {
+std::string post_webhook(const std::string& url, const std::string& body, double timeout_seconds, bool& ok) {
   ok = false;
   size_t scheme_end = url.find("://");
   if (scheme_end == std::string::npos) return "webhook: '" + url + "' is not an http:// URL";
@@ -102,10 +174,62 @@ std::string post_webhook(const std::string& url, const json& body, double timeou
   client.set_connection_timeout(seconds, 0);
   client.set_read_timeout(seconds, 0);
   client.set_write_timeout(seconds, 0);
-  httplib::Result reply = client.Post(path, body.dump(), "application/json");
+  httplib::Result reply = client.Post(path, body, "application/json");
   if (!reply) return "webhook " + url + ": " + httplib::to_string(reply.error());
   ok = reply->status >= 200 && reply->status < 300;
   return "webhook " + url + ": HTTP " + std::to_string(reply->status) + " " + capped(reply->body);
+}
+
+// Runs the command and the webhook for a recorded event and records how it ended.
+Status run_and_finish(Database& db, const RetrainPolicy& policy, RetrainOutcome& outcome) {
+  bool ok = true;
+  if (!policy.command.empty()) {
+    ProcessSpec spec;
+    spec.argv = expanded_command(policy.command);
+    spec.timeout_seconds = policy.timeout_seconds;
+    spec.extra_env = {{"TAILFORGE_SNAPSHOT_DIR", outcome.snapshot_dir},
+                      {"TAILFORGE_MANIFEST", outcome.manifest_path},
+                      {"TAILFORGE_RETRAIN_EVENT", std::to_string(outcome.event_id)},
+                      {"TAILFORGE_PARENT_MODEL", outcome.parent_model.value_or("")},
+                      {"TAILFORGE_TRACK", policy.track},
+                      {"TAILFORGE_DB", std::filesystem::absolute(db.path()).string()}};
+    ProcessResult result = run_process(spec);
+    ok = result.succeeded();
+    outcome.seconds += result.wall_seconds;
+    outcome.output += "$ " + command_line(spec.argv) + "\n";
+    if (!result.spawned) outcome.output += "not started: " + result.spawn_error + "\n";
+    if (result.timed_out) outcome.output += "timed out after " + std::to_string(policy.timeout_seconds) + " s\n";
+    if (result.signal) outcome.output += "killed by signal " + std::to_string(result.signal) + "\n";
+    outcome.output += "exit " + std::to_string(result.exit_code) + "\n" + capped(result.stdout_text) +
+                      capped(result.stderr_text);
+  }
+  if (!policy.webhook.empty()) {
+    int64_t started = now_ms();
+    bool delivered = false;
+    json body = {{"event_id", outcome.event_id}, {"snapshot_hash", outcome.snapshot_hash},
+                 {"snapshot_dir", outcome.snapshot_dir}, {"manifest", outcome.manifest_path},
+                 {"parent_model", outcome.parent_model ? json(*outcome.parent_model) : json()},
+                 {"reason", json::parse(outcome.reason, nullptr, false)}};
+    outcome.output += post_webhook(policy.webhook, body.dump(), policy.timeout_seconds, delivered) + "\n";
+    outcome.seconds += static_cast<double>(now_ms() - started) / 1000.0;
+    ok = ok && delivered;
+  }
+  outcome.status = ok ? "ok" : "failed";
+  outcome.output = capped(outcome.output);
+  Result<std::optional<ModelRecord>> registered = model_of_retrain_event(db, outcome.event_id);
+  if (!registered) return registered.error();
+  if (*registered) outcome.model = (*registered)->name;
+  if (Status s = finish_retrain_event(db, outcome.event_id, outcome.status, outcome.output, outcome.seconds); !s) {
+    return make_error("retrain: recording the outcome of event " + std::to_string(outcome.event_id) + ": " + s.message());
+  }
+  return {};
+}
+
+Result<std::optional<std::string>> model_name(Database& db, std::optional<int64_t> id) {
+  if (!id) return std::optional<std::string>();
+  Result<std::optional<ModelRecord>> model = find_model_by_id(db, *id);
+  if (!model) return model.error();
+  return *model ? std::optional<std::string>((*model)->name) : std::nullopt;
 }
 
 }  // namespace
@@ -115,9 +239,10 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
   policy.synth = std::move(synth);
   policy.track = policy.synth.track;
   if (!section.is_object()) return make_error("retrain: the section must be an object");
-  static const std::vector<std::string> known = {"enabled", "track", "min_new_verified", "min_tail_gain",
-                                                 "accuracy_drop", "command", "webhook", "timeout_seconds",
-                                                 "export_format", "snapshot_dir"};
+  static const std::vector<std::string> known = {
+      "enabled",       "track",   "min_initial_verified", "min_model_tail_samples", "min_new_verified",
+      "min_tail_gain", "accuracy_drop", "command",        "webhook",                "timeout_seconds",
+      "on_interrupted", "max_attempts", "export_format",  "snapshot_dir"};
   for (const auto& item : section.items()) {
     if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
       return make_error("retrain." + item.key() + " is not a known key");
@@ -127,12 +252,16 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
   try {
     key = "enabled", policy.enabled = section.value(key, policy.enabled);
     key = "track", policy.track = section.value(key, policy.track);
+    key = "min_initial_verified", policy.min_initial_verified = section.value(key, policy.min_initial_verified);
+    key = "min_model_tail_samples", policy.min_model_tail_samples = section.value(key, policy.min_model_tail_samples);
     key = "min_new_verified", policy.min_new_verified = section.value(key, policy.min_new_verified);
     key = "min_tail_gain", policy.min_tail_gain = section.value(key, policy.min_tail_gain);
     key = "accuracy_drop", policy.accuracy_drop = section.value(key, policy.accuracy_drop);
     key = "command", policy.command = section.value(key, policy.command);
     key = "webhook", policy.webhook = section.value(key, policy.webhook);
     key = "timeout_seconds", policy.timeout_seconds = section.value(key, policy.timeout_seconds);
+    key = "on_interrupted", policy.on_interrupted = section.value(key, policy.on_interrupted);
+    key = "max_attempts", policy.max_attempts = section.value(key, policy.max_attempts);
     key = "export_format", policy.export_format = section.value(key, policy.export_format);
     key = "snapshot_dir", policy.snapshot_dir = section.value(key, policy.snapshot_dir);
   } catch (const json::exception& e) {
@@ -141,19 +270,50 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
   if (policy.export_format != "alpaca" && policy.export_format != "sharegpt" && policy.export_format != "jsonl") {
     return make_error("retrain.export_format: '" + policy.export_format + "' is not alpaca, sharegpt or jsonl");
   }
+  if (policy.on_interrupted != "rerun" && policy.on_interrupted != "fail") {
+    return make_error("retrain.on_interrupted: '" + policy.on_interrupted + "' is not rerun or fail");
+  }
   if (policy.timeout_seconds <= 0) return make_error("retrain.timeout_seconds must be positive");
+  if (policy.max_attempts < 1) return make_error("retrain.max_attempts must be at least 1");
   return policy;
 }
 
 Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const RetrainPolicy& policy,
                                                             int64_t cycle_id) {
   if (!policy.enabled) return std::optional<RetrainOutcome>();
+  Result<std::optional<int64_t>> tested = model_under_test(db, policy.synth.model_under_test, policy.track);
+  if (!tested) return tested.error();
+  std::optional<ModelRecord> model;
+  if (*tested) {
+    Result<std::optional<ModelRecord>> found = find_model_by_id(db, **tested);
+    if (!found) return found.error();
+    model = *found;
+  }
   json state;
-  Result<json> conditions = fired_conditions(db, policy, cycle_id, state);
+  Result<json> conditions = fired_conditions(db, policy, cycle_id, model, state);
   if (!conditions) return conditions.error();
   if (conditions->empty()) return std::optional<RetrainOutcome>();
 
-  ExportOptions options{policy.track, policy.export_format, "", policy.synth};
+  // The parent: the model under test, else the track's newest version.
+  if (!model) {
+    Result<std::vector<ModelRecord>> models = list_models(db, policy.track);
+    if (!models) return models.error();
+    if (!models->empty()) model = models->back();
+  }
+  // Newly verified samples may become evaluation items before the snapshot could train on them.
+  EvalSetRefresh refreshed;
+  if (policy.eval.enabled) {
+    Result<EvalSetRefresh> refresh = refresh_eval_set(db, policy.eval, policy.synth, policy.track);
+    if (!refresh) return make_error("retrain: " + refresh.message());
+    refreshed = *refresh;
+  }
+
+  ExportOptions options{policy.track, policy.export_format, "", policy.synth, {}};
+  if (model) {
+    Result<std::vector<TailReportRow>> tails = tail_report_rows(db, cycle_id);
+    if (!tails) return tails.error();
+    options.boosted = model_failure_tails(*tails, model->id);
+  }
   Result<std::string> hash = export_snapshot_hash(db, options);
   if (!hash) return make_error("retrain: " + hash.message());
   Result<bool> recorded = retrain_snapshot_recorded(db, *hash);
@@ -166,7 +326,17 @@ Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const 
   if (snapshot->samples == 0) return std::optional<RetrainOutcome>();
 
   RetrainOutcome outcome;
-  outcome.reason = json{{"conditions", *conditions}, {"state", state}, {"cycle_id", cycle_id}}.dump();
+  if (model) outcome.parent_model = model->name;
+  json reason = {{"conditions", *conditions},
+                 {"state", state},
+                 {"cycle_id", cycle_id},
+                 {"parent_model", model ? json(model->name) : json()},
+                 {"snapshot", {{"train_samples", snapshot->train_samples},
+                               {"train_rows", snapshot->train_rows},
+                               {"samples", snapshot->samples},
+                               {"held_back_for_evaluation", snapshot->held_back_for_evaluation},
+                               {"evaluation_set_version", refreshed.version}}}};
+  outcome.reason = reason.dump();
   outcome.snapshot_hash = snapshot->snapshot_hash;
   outcome.snapshot_dir = std::filesystem::absolute(options.out_dir).string();
   outcome.manifest_path = std::filesystem::absolute(snapshot->manifest_path).string();
@@ -178,54 +348,54 @@ Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const 
   event.manifest = outcome.manifest_path;
   if (!policy.command.empty()) event.command = json(policy.command).dump();
   event.status = "running";
+  if (model) event.parent_model_id = model->id;
   Result<std::optional<int64_t>> id = insert_retrain_event_if_new(db, event);
   if (!id) return id.error();
   if (!*id) return std::optional<RetrainOutcome>();  // another run recorded this snapshot first
   outcome.event_id = **id;
-
-  bool ok = true;
-  if (!policy.command.empty()) {
-    ProcessSpec spec;
-    spec.argv = policy.command;
-    spec.timeout_seconds = policy.timeout_seconds;
-    spec.extra_env = {{"TAILFORGE_SNAPSHOT_DIR", outcome.snapshot_dir},
-                      {"TAILFORGE_MANIFEST", outcome.manifest_path},
-                      {"TAILFORGE_RETRAIN_EVENT", std::to_string(outcome.event_id)}};
-    ProcessResult result = run_process(spec);
-    ok = result.succeeded();
-    outcome.seconds += result.wall_seconds;
-    outcome.output = "$ " + command_line(policy.command) + "\n";
-    if (!result.spawned) outcome.output += "not started: " + result.spawn_error + "\n";
-    if (result.timed_out) outcome.output += "timed out after " + std::to_string(policy.timeout_seconds) + " s\n";
-    if (result.signal) outcome.output += "killed by signal " + std::to_string(result.signal) + "\n";
-    outcome.output += "exit " + std::to_string(result.exit_code) + "\n" + capped(result.stdout_text) +
-                      capped(result.stderr_text);
-  }
-  if (!policy.webhook.empty()) {
-    int64_t started = now_ms();
-    bool delivered = false;
-    json body = {{"event_id", outcome.event_id}, {"snapshot_hash", outcome.snapshot_hash},
-                 {"snapshot_dir", outcome.snapshot_dir}, {"manifest", outcome.manifest_path},
-                 {"reason", json::parse(outcome.reason)}};
-    outcome.output += post_webhook(policy.webhook, body, policy.timeout_seconds, delivered) + "\n";
-    outcome.seconds += static_cast<double>(now_ms() - started) / 1000.0;
-    ok = ok && delivered;
-  }
-  outcome.status = ok ? "ok" : "failed";
-  outcome.output = capped(outcome.output);
-  if (Status s = finish_retrain_event(db, outcome.event_id, outcome.status, outcome.output, outcome.seconds); !s) {
-    return make_error("retrain: recording the outcome of event " + std::to_string(outcome.event_id) + ": " + s.message());
-  }
+  if (Status s = run_and_finish(db, policy, outcome); !s) return s.error();
   return std::optional<RetrainOutcome>(std::move(outcome));
 }
 
-Result<int64_t> add_model(Database& db, const std::string& name, const std::string& endpoint) {
-  if (name.empty()) return make_error("model add: --name must not be empty");
-  Result<std::optional<RetrainEventRecord>> last = last_retrain_event(db);
-  if (!last) return last.error();
-  std::optional<int64_t> event_id;
-  if (*last) event_id = (*last)->id;
-  return insert_model(db, name, endpoint.empty() ? std::nullopt : std::optional<std::string>(endpoint), event_id);
+Result<std::vector<RetrainOutcome>> resume_interrupted_retrains(Database& db, const RetrainPolicy& policy) {
+  Result<std::vector<RetrainEventRecord>> events = interrupted_retrain_events(db);
+  if (!events) return events.error();
+  std::vector<RetrainOutcome> outcomes;
+  for (const RetrainEventRecord& event : *events) {
+    RetrainOutcome outcome;
+    outcome.event_id = event.id;
+    outcome.reason = event.reason;
+    outcome.snapshot_hash = event.snapshot_hash;
+    outcome.snapshot_dir = event.snapshot_dir.value_or("");
+    outcome.manifest_path = event.manifest.value_or("");
+    outcome.attempts = event.attempts;
+    Result<std::optional<std::string>> parent = model_name(db, event.parent_model_id);
+    if (!parent) return parent.error();
+    outcome.parent_model = *parent;
+    std::string previous = event.output.value_or("");
+    bool rerun = policy.on_interrupted == "rerun" && event.attempts < policy.max_attempts &&
+                 std::filesystem::exists(outcome.manifest_path);
+    if (!rerun) {
+      outcome.status = "failed";
+      outcome.output = previous + "interrupted by a crash after " + std::to_string(event.attempts) +
+                       " attempt(s); retrain.on_interrupted is " + policy.on_interrupted + ", retrain.max_attempts " +
+                       std::to_string(policy.max_attempts) +
+                       (std::filesystem::exists(outcome.manifest_path) ? "" : "; the snapshot is gone") + "\n";
+      if (Status s = finish_retrain_event(db, event.id, outcome.status, outcome.output, event.seconds.value_or(0)); !s) {
+        return s.error();
+      }
+      outcomes.push_back(std::move(outcome));
+      continue;
+    }
+    Result<bool> restarted = restart_retrain_event(db, event.id);
+    if (!restarted) return restarted.error();
+    if (!*restarted) continue;
+    outcome.attempts = event.attempts + 1;
+    outcome.output = "attempt " + std::to_string(outcome.attempts) + " after an interruption by a crash\n";
+    if (Status s = run_and_finish(db, policy, outcome); !s) return s.error();
+    outcomes.push_back(std::move(outcome));
+  }
+  return outcomes;
 }
 
 }  // namespace tailforge

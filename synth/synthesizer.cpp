@@ -4,7 +4,9 @@
 
 #include "agents/generator.h"
 #include "store/corpus.h"
+#include "store/evaluations.h"
 #include "store/queue.h"
+#include "store/sample_failures.h"
 #include "store/sha256.h"
 #include "synth/minhash.h"
 
@@ -91,8 +93,24 @@ std::vector<Sample> choose_seeds(Database& db, const std::vector<std::string>& i
   return seeds;
 }
 
+// A model-failure tail grows from the items the model failed; any other tail from the corpus.
+Result<std::vector<std::string>> seed_ids_for(Database& db, const SynthPolicy& policy, const TailEntry& entry,
+                                              int64_t cycle_id) {
+  if (entry.signal == "model_failure" && entry.numbers.contains("model_id")) {
+    return model_failure_seed_ids(db, entry.numbers["model_id"].get<int64_t>(), entry.dimension, entry.name, 200);
+  }
+  return tail_seed_ids(db, policy.track, entry.dimension, entry.name, cycle_id, 200);
+}
+
+// The lineage reason of a seed's candidates: the tail's, plus the seed's failure category.
+std::string lineage_reason(const TailEntry& entry, const SeedEvidence& evidence) {
+  json reason = json::parse(tail_reason(entry));
+  if (evidence.category) reason["category"] = *evidence.category;
+  return reason.dump();
+}
+
 // Sample, lineage edge and verify job in one transaction.
-Status store_candidate(Database& db, JobQueue& queue, const SynthPolicy& policy, const TailEntry& entry,
+Status store_candidate(Database& db, JobQueue& queue, const SynthPolicy& policy, const std::string& reason,
                        const Sample& seed, const CandidateProgram& candidate, int64_t cycle_id,
                        const std::string& agent, const std::string& id) {
   Transaction transaction(db);
@@ -108,13 +126,14 @@ Status store_candidate(Database& db, JobQueue& queue, const SynthPolicy& policy,
   sample.variables = candidate.variables;
   sample.seed = candidate.seed;
   sample.model = candidate.model;
-  if (candidate.prompt_text) sample.prompt_hash = sha256_hex(*candidate.prompt_text);
+  sample.prompt_hash = candidate.prompt_hash;
+  if (!sample.prompt_hash && candidate.prompt_text) sample.prompt_hash = sha256_hex(*candidate.prompt_text);
   sample.domain = candidate.domain;
   sample.features = candidate.features;
   sample.cycle_id = cycle_id;
   Result<InsertOutcome> inserted = insert_sample_if_absent(db, sample);
   if (!inserted) return inserted.error();
-  LineageEdge edge{seed.id, id, "synthesized_from", agent, candidate.model, sample.prompt_hash, tail_reason(entry), 0};
+  LineageEdge edge{seed.id, id, "synthesized_from", agent, candidate.model, sample.prompt_hash, reason, 0};
   if (Status s = insert_lineage_edge(db, edge); !s) return make_error("lineage of " + id + ": " + s.message());
   NewJob job{"verify", json{{"sample_id", id}, {"cycle", cycle_id}}.dump(), "verify:" + id};
   if (Result<EnqueueOutcome> queued = queue.enqueue(job); !queued) return queued.error();
@@ -123,8 +142,33 @@ Status store_candidate(Database& db, JobQueue& queue, const SynthPolicy& policy,
 
 }  // namespace
 
+Result<SeedEvidence> seed_evidence(Database& db, const TailEntry& entry, const Sample& seed) {
+  if (entry.signal == "model_failure" && entry.numbers.contains("model_id") &&
+      entry.numbers["model_id"].is_number_integer()) {
+    Result<std::optional<EvaluationRecord>> evaluation =
+        find_evaluation(db, entry.numbers["model_id"].get<int64_t>(), seed.id);
+    if (!evaluation) return make_error("evidence for seed " + seed.id + ": " + evaluation.message());
+    if (*evaluation && !(*evaluation)->ok && (*evaluation)->category) {
+      return SeedEvidence{(*evaluation)->category, (*evaluation)->message.value_or("")};
+    }
+  }
+  Result<std::vector<FailureRecord>> failures = failures_of_sample(db, seed.id);
+  if (!failures) return failures.error();
+  if (failures->empty()) return SeedEvidence{};
+  const FailureRecord* chosen = &failures->front();
+  if (entry.dimension == "category") {
+    for (const FailureRecord& failure : *failures) {
+      if (failure.category == entry.name || failure.category.rfind(entry.name + ".", 0) == 0) {
+        chosen = &failure;
+        break;
+      }
+    }
+  }
+  return SeedEvidence{chosen->category, chosen->message};
+}
+
 CandidateSource builtin_candidate_source(const GeneratorCatalog& catalog) {
-  return [&catalog](const TailEntry& entry, const Sample& seed, int count,
+  return [&catalog](const TailEntry& entry, const Sample& seed, const SeedEvidence&, int count,
                     uint64_t seed_value) -> Result<std::vector<CandidateProgram>> {
     std::vector<CandidateProgram> out;
     for (int i = 0; i < count; ++i) {
@@ -163,7 +207,7 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
   for (const TailEntry& entry : tails.entries) {
     if (filled >= policy.synthesis.top_k || chosen.size() >= 3 * policy.synthesis.top_k) break;
     if (std::find(chosen.begin(), chosen.end(), std::pair{entry.dimension, entry.name}) != chosen.end()) continue;
-    Result<std::vector<std::string>> ids = tail_seed_ids(db, policy.track, entry.dimension, entry.name, cycle_id, 200);
+    Result<std::vector<std::string>> ids = seed_ids_for(db, policy, entry, cycle_id);
     if (!ids) return ids.error();
     if (ids->empty() && entry.dimension == "feature") {
       // No sample has the feature yet: any sample seeds it, and the request requires the feature.
@@ -178,12 +222,15 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
     TailSynthesis tail{entry, {}};
     for (const Sample& seed_sample : seeds) {
       tail.seed_ids.push_back(seed_sample.id);
+      Result<SeedEvidence> evidence = seed_evidence(db, entry, seed_sample);
+      if (!evidence) return evidence.error();
+      std::string reason = lineage_reason(entry, *evidence);
       int wanted = policy.synthesis.multiplier;
       int asked = wanted * std::max(1, policy.synthesis.proposal_factor);
       Result<std::vector<CandidateProgram>> candidates =
-          source(entry, seed_sample, asked, derive_seed(salt + ":" + seed_sample.id));
+          source(entry, seed_sample, *evidence, asked, derive_seed(salt + ":" + seed_sample.id));
       if (!candidates) return make_error("synthesis for " + entry.dimension + "/" + entry.name + ": " + candidates.message());
-      tail.generation_failures += asked - static_cast<int>(candidates->size());
+      tail.generation_failures += std::max(0, asked - static_cast<int>(candidates->size()));
       int kept = 0;  // stored now or by an earlier run of this cycle
       for (const CandidateProgram& candidate : *candidates) {
         if (kept >= wanted) break;
@@ -207,7 +254,7 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
           ++tail.near_duplicates;
           continue;
         }
-        if (Status s = store_candidate(db, queue, policy, entry, seed_sample, candidate, cycle_id, agent, id); !s) {
+        if (Status s = store_candidate(db, queue, policy, reason, seed_sample, candidate, cycle_id, agent, id); !s) {
           return make_error("synthesis: storing candidate " + id + ": " + s.message());
         }
         index.add_signature(std::move(signature));

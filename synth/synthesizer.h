@@ -27,14 +27,29 @@ struct CandidateProgram {
   std::vector<std::string> features;
   std::optional<int64_t> seed;
   std::optional<std::string> prompt_text;
-  std::optional<std::string> model;  // the LLM that wrote it, if any
+  std::optional<std::string> model;        // the LLM that wrote it, if any
+  std::optional<std::string> prompt_hash;  // of the request that wrote it; else sha256 of prompt_text
 };
 
+// What a seed shows of its tail: the failure that makes it hard, for the lineage reason and the
+// LLM synthesizer's prompt.
+struct SeedEvidence {
+  std::optional<std::string> category;  // the failure's category; none when the seed did not fail
+  std::string message;                  // its evidence line; empty when there is none
+};
+
+// For a model_failure tail, the model's failed evaluation of the seed; otherwise (or when the
+// model has none) the seed's own verification failure, the one in the tail's category when it
+// has several. Empty when the seed did not fail.
+Result<SeedEvidence> seed_evidence(Database& db, const TailEntry& entry, const Sample& seed);
+
 // Makes up to `count` candidates similar to `seed` for `entry`; deterministic in `seed_value`.
-// The built-in source is the procedural generator; an LLM source (the "analyze, categorize, and
-// generate ten times more similar samples" prompt) plugs in here with its own agent name.
+// The built-in source is the procedural generator; the LLM source (daemon/llm_synthesis.h, the
+// "analyze, categorize, and generate ten times more similar samples" prompt) plugs in here with
+// its own agent name. An error fails the whole synthesis (a re-run of the cycle resumes it); a
+// candidate the source could not make is simply missing from the list.
 using CandidateSource = std::function<Result<std::vector<CandidateProgram>>(
-    const TailEntry& entry, const Sample& seed, int count, uint64_t seed_value)>;
+    const TailEntry& entry, const Sample& seed, const SeedEvidence& evidence, int count, uint64_t seed_value)>;
 
 // The built-in source: generate_program biased to the seed's template, domain and persona and
 // to the tail feature, with derived seeds, rotated personas and relaxed requests as fallbacks.
@@ -64,7 +79,9 @@ struct SynthesisSummary {
 
 // Synthesizes with `source` for the top K of the cycle's tails that still take new samples (a
 // tail whose candidates are all duplicates gives its slot to the next one, up to 3K tried).
-// Re-running for the same cycle inserts nothing twice and enqueues nothing twice.
+// Each sample's lineage edge names `agent` and gives the tail's reason plus the seed's failure
+// category ("category", when it failed). Re-running for the same cycle inserts nothing twice and
+// enqueues nothing twice, provided the source answers a re-run with the same candidates.
 Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& policy, const TailReport& tails,
                                           int64_t cycle_id, uint64_t seed, const CandidateSource& source,
                                           const std::string& agent);

@@ -77,20 +77,31 @@ void add_yield_tails(const SynthPolicy& policy, const std::string& dimension,
   }
 }
 
+// Signal (c): what the model under test fails. A feature or domain counts when its items fail
+// well above the model's overall rate; a category always stands for itself.
 Status add_model_tails(Database& db, const SynthPolicy& policy, std::vector<TailEntry>& out) {
-  Result<std::optional<int64_t>> model = model_under_test(db, policy.model_under_test);
+  Result<std::optional<int64_t>> model = model_under_test(db, policy.model_under_test, policy.track);
   if (!model) return model.error();
   if (!*model) return {};
   Result<std::map<std::string, EvaluationCounts>> counts = evaluation_counts(db, **model);
   if (!counts) return counts.error();
+  int64_t evaluated = 0, failed = 0;
+  for (const auto& [key, c] : *counts) {
+    if (key.rfind("category:", 0) != 0) continue;
+    evaluated = c.evaluated;  // every category row carries the model's evaluation count
+    failed += c.failed;
+  }
+  double overall = ratio(failed, evaluated);
   for (const auto& [key, c] : *counts) {
     if (c.evaluated < policy.tails.model_min_evaluated) continue;
     double rate = ratio(c.failed, c.evaluated);
     if (rate < policy.tails.model_min_failure_rate) continue;
     size_t colon = key.find(':');
-    out.push_back(make_entry(policy, key.substr(0, colon), key.substr(colon + 1), "model_failure", rate,
+    std::string dimension = key.substr(0, colon);
+    if (dimension != "category" && rate < overall * policy.tails.model_excess_ratio) continue;
+    out.push_back(make_entry(policy, dimension, key.substr(colon + 1), "model_failure", rate,
                              {{"model_id", **model}, {"evaluated", c.evaluated}, {"failed", c.failed},
-                              {"failure_rate", rate}}));
+                              {"failure_rate", rate}, {"model_failure_rate", overall}}));
   }
   return {};
 }

@@ -124,17 +124,6 @@ TEST_CASE("a failing command and a webhook are recorded in the event") {
   CHECK(list_retrain_events(db, 1).value()[0].status == "failed");
 }
 
-TEST_CASE("models are registered once per name and linked to the last retrain event") {
-  TempDir dir;
-  Database db = std::move(Database::open(dir.file("tailforge.db")).value());
-  Result<int64_t> id = add_model(db, "cass-7b-r1", "http://127.0.0.1:8000");
-  REQUIRE(id.ok());
-  CHECK(add_model(db, "cass-7b-r1", "http://127.0.0.1:8000").value() == *id);
-  CHECK_FALSE(add_model(db, "cass-7b-r1", "http://127.0.0.1:9000").ok());
-  CHECK_FALSE(add_model(db, "", "x").ok());
-  CHECK(list_models(db).value().size() == 1);
-}
-
 TEST_CASE("unknown retrain keys and wrong types are errors naming the key") {
   SynthPolicy synth;
   Result<RetrainPolicy> unknown = retrain_policy_from_json(nlohmann::json::parse(R"({"min_new": 3})"), synth);

@@ -1,0 +1,108 @@
+#include "synth/eval_set.h"
+
+#include "store/evaluations.h"
+#include "store/samples.h"
+#include "store/sha256.h"
+#include "synth/minhash.h"
+
+namespace tailforge {
+
+using nlohmann::json;
+
+Result<EvalPolicy> eval_policy_from_json(const json& section) {
+  EvalPolicy policy;
+  if (!section.is_object()) return make_error("eval: the section must be an object");
+  std::string key;
+  try {
+    for (const auto& item : section.items()) {
+      key = item.key();
+      if (key == "enabled") {
+        policy.enabled = item.value().get<bool>();
+      } else if (key == "fraction") {
+        policy.fraction = item.value().get<double>();
+      } else if (key == "max_items") {
+        policy.max_items = item.value().get<int64_t>();
+      } else if (key == "command_timeout_seconds") {
+        policy.command_timeout_seconds = item.value().get<double>();
+      } else {
+        return make_error("eval." + key + " is not a known key");
+      }
+    }
+  } catch (const json::exception& e) {
+    return make_error("eval." + key + ": wrong type (" + e.what() + ")");
+  }
+  if (policy.fraction < 0 || policy.fraction > 1) return make_error("eval.fraction must be between 0 and 1");
+  if (policy.max_items < 0) return make_error("eval.max_items must not be negative");
+  if (policy.command_timeout_seconds <= 0) return make_error("eval.command_timeout_seconds must be positive");
+  return policy;
+}
+
+bool selected_for_evaluation(const std::string& sample_id, double fraction) {
+  double unit = static_cast<double>(std::stoull(sha256_hex("eval:" + sample_id).substr(0, 13), nullptr, 16)) /
+                static_cast<double>(1ull << 52);
+  return unit < fraction;
+}
+
+Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, const SynthPolicy& synth,
+                                        const std::string& track) {
+  EvalSetRefresh refresh;
+  Result<int64_t> version = eval_set_version(db, track);
+  Result<int64_t> size = eval_set_size(db, track);
+  Result<std::vector<std::string>> candidates = eval_candidate_ids(db, track);
+  if (!version || !size || !candidates) {
+    return make_error("evaluation set: " + (!version ? version.message() : !size ? size.message() : candidates.message()));
+  }
+  refresh.version = *version;
+  refresh.size = *size;
+  std::vector<std::string> chosen;
+  for (const std::string& id : *candidates) {
+    if (selected_for_evaluation(id, eval.fraction)) chosen.push_back(id);
+  }
+  if (chosen.empty() || refresh.size >= eval.max_items) return refresh;
+
+  auto pair = synth.export_pairs.find(track);
+  if (pair == synth.export_pairs.end()) {
+    return make_error("evaluation set: track '" + track + "' has no pair in the synth policy's export.pairs");
+  }
+  NearDuplicateIndex trained(synth.dedup);
+  if (Status s = for_each_trained_sample_text(db, track, [&](const std::string&, const std::string& text) {
+        trained.add(text);
+      });
+      !s) {
+    return make_error("evaluation set: reading trained samples: " + s.message());
+  }
+
+  std::vector<EvalItem> items;
+  for (const std::string& id : chosen) {
+    if (refresh.size + static_cast<int64_t>(items.size()) >= eval.max_items) break;
+    Result<std::optional<Sample>> sample = find_sample(db, id);
+    if (!sample) return sample.error();
+    if (!*sample) continue;
+    if (trained.find_near_duplicate((*sample)->text)) {
+      ++refresh.near_duplicates;
+      continue;
+    }
+    EvalItem item{track, id, refresh.version + 1, std::nullopt, std::nullopt, 0};
+    if (pair->second.target_kind != "text") {
+      Result<std::optional<std::string>> target = sample_artifact_id(db, id, "", pair->second.target_kind);
+      if (!target) return target.error();
+      if (!*target) continue;  // verified without a reference answer: nothing to compare with
+      item.reference_target_id = *target;
+    }
+    Result<std::optional<std::string>> stdout_id = sample_artifact_id(db, id, "nvidia.run", "stdout");
+    if (!stdout_id) return stdout_id.error();
+    item.reference_stdout_id = *stdout_id;
+    items.push_back(std::move(item));
+  }
+  if (items.empty()) return refresh;
+  Transaction transaction(db);
+  if (!transaction.begin_status()) return transaction.begin_status().error();
+  if (Status s = add_eval_items(db, items); !s) return s.error();
+  if (Status s = transaction.commit(); !s) return s.error();
+  refresh.version += 1;
+  refresh.added = static_cast<int64_t>(items.size());
+  refresh.size += refresh.added;
+  return refresh;
+}
+
+}  // namespace tailforge

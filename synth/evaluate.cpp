@@ -1,0 +1,159 @@
+#include "synth/evaluate.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "store/samples.h"
+
+namespace tailforge {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool failed(const std::string& status) { return status == "fail" || status == "timeout" || status == "error"; }
+
+// The deepest check that ran: compare, run, compile, or only the answer.
+std::string deepest_check(const std::vector<StageResult>& stages) {
+  std::string deepest = "answer";
+  for (const StageResult& stage : stages) {
+    if (stage.status == "skipped") continue;
+    if (stage.name == "compare") return "compare";
+    if (stage.name.size() > 4 && stage.name.compare(stage.name.size() - 4, 4, ".run") == 0) {
+      deepest = "run";
+    } else if (deepest == "answer") {
+      deepest = "compile";
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
+Categorization categorize_stage(const Taxonomy& taxonomy, const StageResult& stage,
+                                const std::vector<std::string>& features) {
+  FailureEvidence evidence{.stage = stage.name,
+                           .diagnostics = stage.diagnostics,
+                           .exit_code = stage.exit_code,
+                           .signal = stage.signal ? std::optional<int>(stage.signal) : std::nullopt,
+                           .timed_out = stage.status == "timeout",
+                           .features = features,
+                           .reason = stage.reason};
+  Categorization category = categorize(taxonomy, evidence);
+  if (stage.category && category.category.find("uncategorized") != std::string::npos) {
+    category.category = *stage.category;
+  }
+  return category;
+}
+
+Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const ModelRecord& record,
+                                   const EvalItem& item, const EvaluationSetup& setup) {
+  Result<std::optional<Sample>> sample = find_sample(db, item.sample_id);
+  if (!sample) return sample.error();
+  if (!*sample) return make_error("evaluation item " + item.sample_id + " has no sample");
+  std::optional<std::string> expected;
+  if (item.reference_stdout_id) {
+    Result<std::optional<std::string>> text = artifact_text(db, *item.reference_stdout_id);
+    if (!text) return text.error();
+    expected = *text;
+  }
+
+  ModelAnswer answer = model.answer(db, (*sample)->text);
+  if (answer.unavailable) return make_error("model " + record.name + " unavailable: " + answer.message);
+
+  JudgedAnswer judged;
+  EvaluationRecord& e = judged.evaluation;
+  e.model_id = record.id;
+  e.sample_id = item.sample_id;
+  e.track = item.track;
+  nlohmann::json details = {{"answer_seconds", answer.seconds}, {"item_version", item.version}};
+  if (!answer.prompt_hash.empty()) details["prompt_hash"] = answer.prompt_hash;
+  if (!answer.ok) {
+    e.ok = false;
+    e.status = "fail";
+    e.stage = "answer";
+    e.category = answer.category;
+    e.message = answer.message.substr(0, 2000);
+    e.checked = "answer";
+    e.seconds = answer.seconds;
+    e.stages.push_back({"answer", "fail", answer.category, e.message, answer.seconds, false});
+    e.details = details.dump();
+    return judged;
+  }
+  judged.answer = answer.output;
+
+  fs::path dir = fs::path(setup.work_dir) / ("eval-" + std::to_string(record.id) + "-" + item.sample_id.substr(0, 16));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::path file = dir / "answer.hip";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << answer.output;
+    if (!out) return make_error("cannot write " + file.string() + " (disk full?)");
+  }
+  ChainOptions options;
+  options.verifier = setup.verifier;
+  options.track = item.track;
+  options.cache_db = &db;
+  options.gate = setup.gate;
+  options.expected_stdout = expected;
+  options.toolchains = setup.toolchains;
+  ChainResult result = verify_file(file.string(), options);
+  fs::remove_all(dir, ec);
+
+  e.stages.push_back({"answer", "ok", std::nullopt, std::nullopt, answer.seconds, false});
+  e.seconds = answer.seconds;
+  bool any_ok = false;
+  for (const StageResult& stage : result.stages) {
+    EvaluationStageRecord row{stage.name, stage.status, std::nullopt, std::nullopt, stage.seconds, stage.cached};
+    e.seconds += stage.seconds;
+    any_ok = any_ok || stage.ok();
+    if (failed(stage.status)) {
+      Categorization category = setup.taxonomy ? categorize_stage(*setup.taxonomy, stage, (*sample)->features)
+                                               : Categorization{stage.name + ".uncategorized", stage.reason};
+      row.category = category.category;
+      row.message = category.message_line.substr(0, 2000);
+      if (!e.stage) {
+        e.stage = stage.name;
+        e.status = stage.status == "timeout" ? "timeout" : stage.status == "error" ? "error" : "fail";
+        e.category = row.category;
+        e.message = row.message;
+      }
+    } else if (stage.status == "skipped" && !stage.reason.empty()) {
+      row.message = stage.reason;
+    }
+    e.stages.push_back(std::move(row));
+  }
+  e.ok = !e.stage && any_ok;
+  if (e.ok) {
+    e.status = "ok";
+  } else if (!e.stage) {
+    e.stage = "chain";
+    e.status = "error";
+    e.category = "evaluate.nothing_ran";
+    e.message = "no stage of the chain could run here";
+  }
+  e.checked = deepest_check(result.stages);
+  details["stages_run"] = static_cast<int>(
+      std::count_if(result.stages.begin(), result.stages.end(), [](const StageResult& s) { return s.status != "skipped"; }));
+  e.details = details.dump();
+  return judged;
+}
+
+Result<bool> store_evaluation(Database& db, const ModelRecord& model, const JudgedAnswer& judged) {
+  EvaluationRecord evaluation = judged.evaluation;
+  if (judged.answer) {
+    ArtifactRecord artifact{.stage = "evaluate",
+                            .name = "answer:" + model.name,
+                            .kind = "answer",
+                            .content = *judged.answer,
+                            .command = nlohmann::json::array({"model", model.name}).dump()};
+    Result<std::string> id = insert_artifact(db, evaluation.sample_id, artifact);
+    if (!id) return id.error();
+    evaluation.output_id = *id;
+  }
+  return insert_evaluation(db, evaluation);
+}
+
+}  // namespace tailforge

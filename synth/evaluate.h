@@ -1,0 +1,49 @@
+// Judging a model under test on one evaluation item: the model answers the item's source, and
+// the answer goes through the same verifier chain as any sample (for cuda2hip: the gfx1100
+// compile, assemble and code object, the HIP-on-NVIDIA build, and where a GPU exists the run,
+// in the sandbox, compared with the item's reference output). The verdict is one evaluation:
+// the first failing stage and its category, with every stage as detail. Stores only what the
+// caller asks (store_evaluation), so the daemon can complete the job in the same transaction.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/model_under_test.h"
+#include "policies/categorizer.h"
+#include "store/evaluations.h"
+#include "verifier/chain.h"
+
+namespace tailforge {
+
+struct EvaluationSetup {
+  VerifierOptions verifier;
+  const Taxonomy* taxonomy = nullptr;
+  ResourceGate* gate = nullptr;     // compile and run slots
+  std::string work_dir;             // a folder per evaluation is made and removed under it
+  const Toolchains* toolchains = nullptr;  // nullptr: detected_toolchains()
+};
+
+// A judged answer, ready to store.
+struct JudgedAnswer {
+  EvaluationRecord evaluation;
+  std::optional<std::string> answer;  // the model's output, stored as an artifact of the item
+};
+
+// Asks `model` and judges its answer. An error means the item was not judged and should be
+// tried again later: the model was unavailable (endpoint down, rate limited), or the item or the
+// work folder could not be read or written.
+Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const ModelRecord& record,
+                                   const EvalItem& item, const EvaluationSetup& setup);
+
+// Stores the answer (artifact "answer:<model>" of the item) and the evaluation; false when the
+// model already had an evaluation of the item. Use inside the caller's transaction.
+Result<bool> store_evaluation(Database& db, const ModelRecord& model, const JudgedAnswer& judged);
+
+// The category of one failed stage: the taxonomy's rules over its evidence, or the category the
+// stage itself named (a translator's refusal) when no rule matched.
+Categorization categorize_stage(const Taxonomy& taxonomy, const StageResult& stage,
+                                const std::vector<std::string>& features);
+
+}  // namespace tailforge

@@ -1,0 +1,246 @@
+#include "synth/model_report.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "store/corpus.h"
+
+namespace tailforge {
+namespace {
+
+using nlohmann::json;
+
+// The newest version v such that every item of version <= v has an outcome.
+int64_t complete_version(const std::vector<EvalItem>& items, const std::vector<EvaluationOutcome>& outcomes) {
+  std::set<std::string> evaluated;
+  for (const EvaluationOutcome& outcome : outcomes) evaluated.insert(outcome.sample_id);
+  int64_t complete = 0;
+  for (size_t i = 0; i < items.size();) {
+    int64_t version = items[i].version;
+    bool all = true;
+    for (; i < items.size() && items[i].version == version; ++i) all = all && evaluated.count(items[i].sample_id);
+    if (!all) break;
+    complete = version;
+  }
+  return complete;
+}
+
+// The item ids of a tail, among items up to `version`.
+Result<std::set<std::string>> tail_items(Database& db, const std::string& track, const TailAccuracy& tail,
+                                         const ModelScore* parent, int64_t version,
+                                         const std::vector<EvalItem>& items) {
+  std::set<std::string> ids;
+  if (tail.dimension == "category") {
+    if (!parent) return ids;
+    Result<std::set<std::string>> failed = items_failed_with(db, parent->model.id, tail.name);
+    if (!failed) return failed.error();
+    ids = std::move(*failed);
+  } else {
+    Result<std::set<std::string>> with = eval_items_with(db, track, tail.dimension, tail.name);
+    if (!with) return with.error();
+    ids = std::move(*with);
+  }
+  std::set<std::string> within;
+  for (const EvalItem& item : items) {
+    if (item.version <= version && ids.count(item.sample_id)) within.insert(item.sample_id);
+  }
+  return within;
+}
+
+int64_t ok_among(const ModelScore& score, const std::set<std::string>& ids) {
+  int64_t ok = 0;
+  for (const EvaluationOutcome& outcome : score.outcomes) ok += outcome.ok && ids.count(outcome.sample_id);
+  return ok;
+}
+
+// The tails listed by the conditions of a retrain event's reason.
+std::vector<TailAccuracy> tails_of_reason(const std::string& reason_text) {
+  std::vector<TailAccuracy> tails;
+  json reason = json::parse(reason_text, nullptr, false);
+  if (!reason.is_object() || !reason.contains("conditions") || !reason["conditions"].is_array()) return tails;
+  for (const json& condition : reason["conditions"]) {
+    if (!condition.is_object() || !condition.contains("tails") || !condition["tails"].is_array()) continue;
+    for (const json& tail : condition["tails"]) {
+      if (!tail.is_object()) continue;
+      tails.push_back({tail.value("dimension", ""), tail.value("name", ""), tail.value("signal", ""), 0, 0, 0});
+    }
+  }
+  return tails;
+}
+
+}  // namespace
+
+int64_t ModelScore::items_at(int64_t version) const {
+  return std::count_if(outcomes.begin(), outcomes.end(), [version](const EvaluationOutcome& o) { return o.version <= version; });
+}
+
+int64_t ModelScore::ok_at(int64_t version) const {
+  return std::count_if(outcomes.begin(), outcomes.end(),
+                       [version](const EvaluationOutcome& o) { return o.version <= version && o.ok; });
+}
+
+double accuracy(int64_t ok, int64_t items) { return items > 0 ? static_cast<double>(ok) / static_cast<double>(items) : 0.0; }
+
+Result<TrackScores> track_scores(Database& db, const std::string& track) {
+  TrackScores scores;
+  scores.track = track;
+  Result<std::vector<EvalItem>> items = list_eval_items(db, track);
+  Result<std::vector<ModelRecord>> models = list_models(db, track);
+  if (!items || !models) return make_error("model scores: " + (!items ? items.message() : models.message()));
+  scores.eval_items = static_cast<int64_t>(items->size());
+  scores.eval_version = items->empty() ? 0 : items->back().version;
+  for (ModelRecord& model : *models) {
+    Result<std::vector<EvaluationOutcome>> outcomes = evaluation_outcomes(db, model.id);
+    if (!outcomes) return outcomes.error();
+    ModelScore score{std::move(model), std::move(*outcomes), 0};
+    score.complete_version = complete_version(*items, score.outcomes);
+    scores.models.push_back(std::move(score));
+  }
+  return scores;
+}
+
+Result<ModelsReport> models_report(Database& db, const std::string& track) {
+  Result<TrackScores> scores = track_scores(db, track);
+  Result<std::vector<EvalItem>> items = list_eval_items(db, track);
+  if (!scores || !items) return make_error("models: " + (!scores ? scores.message() : items.message()));
+  ModelsReport report{track, scores->eval_version, scores->eval_items, {}};
+  for (const ModelScore& score : scores->models) {
+    ModelSummary summary;
+    summary.model = score.model;
+    summary.version = score.complete_version;
+    summary.items = score.items_at(score.complete_version);
+    summary.ok = score.ok_at(score.complete_version);
+    summary.evaluated = static_cast<int64_t>(score.outcomes.size());
+    for (const EvaluationOutcome& outcome : score.outcomes) ++summary.checked[outcome.checked];
+    const ModelScore* parent = nullptr;
+    for (const ModelScore& candidate : scores->models) {
+      if (score.model.parent_id && candidate.model.id == *score.model.parent_id) parent = &candidate;
+    }
+    if (parent) summary.parent = parent->model.name;
+    if (score.model.retrain_event_id) {
+      Result<std::optional<RetrainEventRecord>> event = find_retrain_event(db, *score.model.retrain_event_id);
+      if (!event) return event.error();
+      if (*event) {
+        summary.retrain_event_id = (*event)->id;
+        summary.snapshot_hash = (*event)->snapshot_hash;
+        json reason = json::parse((*event)->reason, nullptr, false);
+        if (reason.is_object() && reason.contains("snapshot") && reason["snapshot"].is_object()) {
+          summary.snapshot_train_samples = reason["snapshot"].value("train_samples", int64_t{0});
+        }
+        summary.tails = tails_of_reason((*event)->reason);
+      }
+    }
+    if (parent) {
+      int64_t version = std::min(parent->complete_version, score.complete_version);
+      if (version > 0) {
+        summary.compared_version = version;
+        summary.compared_items = score.items_at(version);
+        summary.compared_ok = score.ok_at(version);
+        summary.parent_ok = parent->ok_at(version);
+        for (TailAccuracy& tail : summary.tails) {
+          Result<std::set<std::string>> ids = tail_items(db, track, tail, parent, version, *items);
+          if (!ids) return ids.error();
+          tail.items = static_cast<int64_t>(ids->size());
+          tail.parent_ok = ok_among(*parent, *ids);
+          tail.ok = ok_among(score, *ids);
+        }
+      }
+    }
+    report.models.push_back(std::move(summary));
+  }
+  return report;
+}
+
+json models_report_to_json(const ModelsReport& report) {
+  json models = json::array();
+  for (const ModelSummary& m : report.models) {
+    json item = {{"name", m.model.name},
+                 {"kind", m.model.kind},
+                 {"track", m.model.track},
+                 {"active", m.model.active},
+                 {"parent", m.parent ? json(*m.parent) : json()},
+                 {"created_ms", m.model.created_ms},
+                 {"retrain_event", m.retrain_event_id ? json(*m.retrain_event_id) : json()},
+                 {"snapshot", {{"hash", m.snapshot_hash}, {"train_samples", m.snapshot_train_samples}}},
+                 {"evaluation", {{"version", m.version},
+                                 {"items", m.items},
+                                 {"ok", m.ok},
+                                 {"accuracy", m.items ? json(accuracy(m.ok, m.items)) : json()},
+                                 {"evaluated", m.evaluated},
+                                 {"checked", m.checked}}}};
+    if (m.compared_version) {
+      item["parent_comparison"] = {{"version", *m.compared_version},
+                                   {"items", m.compared_items},
+                                   {"parent_ok", m.parent_ok},
+                                   {"ok", m.compared_ok},
+                                   {"parent_accuracy", accuracy(m.parent_ok, m.compared_items)},
+                                   {"accuracy", accuracy(m.compared_ok, m.compared_items)},
+                                   {"delta", accuracy(m.compared_ok, m.compared_items) -
+                                                 accuracy(m.parent_ok, m.compared_items)}};
+    } else {
+      item["parent_comparison"] = nullptr;
+    }
+    json tails = json::array();
+    for (const TailAccuracy& t : m.tails) {
+      json tail = {{"dimension", t.dimension}, {"name", t.name}, {"signal", t.signal}, {"items", t.items},
+                   {"parent_ok", t.parent_ok}, {"ok", t.ok}};
+      tail["parent_accuracy"] = t.items ? json(accuracy(t.parent_ok, t.items)) : json();
+      tail["accuracy"] = t.items ? json(accuracy(t.ok, t.items)) : json();
+      tails.push_back(tail);
+    }
+    item["retrained_for"] = tails;
+    models.push_back(item);
+  }
+  return {{"track", report.track},
+          {"evaluation_set", {{"version", report.eval_version}, {"items", report.eval_items}}},
+          {"models", models}};
+}
+
+std::string format_models_table(const ModelsReport& report) {
+  std::ostringstream out;
+  out << "models of " << report.track << ", evaluation set v" << report.eval_version << " (" << report.eval_items
+      << " items); accuracy = share of items whose answer passed every check that could run here\n";
+  if (report.models.empty()) {
+    out << "  no models yet: tailforge model add --name N --kind openai|command|builtin ...\n";
+    return out.str();
+  }
+  out << std::left << "  " << std::setw(18) << "model" << std::setw(9) << "kind" << std::setw(18) << "parent"
+      << std::setw(10) << "snapshot" << std::right << std::setw(8) << "train" << std::setw(14) << "accuracy"
+      << std::setw(22) << "vs parent" << "\n";
+  auto fixed = [](double value) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(3) << value;
+    return s.str();
+  };
+  for (const ModelSummary& m : report.models) {
+    std::string name = m.model.name + (m.model.active ? "" : " (retired)");
+    std::string acc = m.items ? fixed(accuracy(m.ok, m.items)) + " v" + std::to_string(m.version) : "-";
+    std::string versus = "-";
+    if (m.compared_version) {
+      double delta = accuracy(m.compared_ok, m.compared_items) - accuracy(m.parent_ok, m.compared_items);
+      versus = fixed(accuracy(m.parent_ok, m.compared_items)) + "->" + fixed(accuracy(m.compared_ok, m.compared_items)) +
+               " (" + (delta >= 0 ? "+" : "") + fixed(delta) + ")";
+    }
+    out << "  " << std::left << std::setw(18) << name << std::setw(9) << m.model.kind << std::setw(18)
+        << m.parent.value_or("-") << std::setw(10) << (m.snapshot_hash.empty() ? "-" : m.snapshot_hash.substr(0, 8))
+        << std::right << std::setw(8) << (m.snapshot_train_samples ? std::to_string(m.snapshot_train_samples) : "-")
+        << std::setw(14) << acc << std::setw(22) << versus << "\n";
+    for (const TailAccuracy& t : m.tails) {
+      out << "      retrained for " << t.dimension << "/" << t.name << " (" << t.signal << "): ";
+      if (!m.compared_version) {
+        out << "not compared yet\n";
+      } else if (t.items == 0) {
+        out << "no evaluation item of this tail up to v" << *m.compared_version << "\n";
+      } else {
+        out << t.parent_ok << "/" << t.items << " -> " << t.ok << "/" << t.items << " items ("
+            << fixed(accuracy(t.parent_ok, t.items)) << " -> " << fixed(accuracy(t.ok, t.items)) << ")\n";
+      }
+    }
+  }
+  return out.str();
+}
+
+}  // namespace tailforge

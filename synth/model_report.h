@@ -1,0 +1,75 @@
+// What `tailforge models` and GET /v1/models report: each model version of a track with its
+// accuracy on the frozen evaluation set, its accuracy on the tails that caused its retraining,
+// and the difference to its parent. Two models are only compared on the same evaluation set
+// version: the newest version both have evaluated completely. Reads only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/evaluations.h"
+#include "store/models.h"
+
+namespace tailforge {
+
+// A model's evaluations and the newest version of the set it has evaluated every item of.
+struct ModelScore {
+  ModelRecord model;
+  std::vector<EvaluationOutcome> outcomes;  // by item version
+  int64_t complete_version = 0;             // 0: not even version 1 is complete
+  int64_t items_at(int64_t version) const;  // its evaluations of items up to `version`
+  int64_t ok_at(int64_t version) const;
+};
+
+// Scores of every model of the track, oldest first; the set's newest version and size too.
+struct TrackScores {
+  std::string track;
+  int64_t eval_version = 0;
+  int64_t eval_items = 0;
+  std::vector<ModelScore> models;
+};
+Result<TrackScores> track_scores(Database& db, const std::string& track);
+
+double accuracy(int64_t ok, int64_t items);
+
+// A tail named by the retrain event that produced a model (a model-failure tail of its parent).
+struct TailAccuracy {
+  std::string dimension, name, signal;
+  int64_t items = 0;      // evaluation items of the tail, up to the compared version
+  int64_t parent_ok = 0;  // of those, answered correctly by the parent
+  int64_t ok = 0;         // and by this model
+};
+
+struct ModelSummary {
+  ModelRecord model;
+  std::optional<std::string> parent;
+  int64_t version = 0;  // the set version its accuracy is on (its complete version)
+  int64_t items = 0;
+  int64_t ok = 0;
+  int64_t evaluated = 0;                  // all its evaluations, complete version or not
+  std::map<std::string, int64_t> checked;  // evaluations by deepest check: answer, compile, run, compare
+  std::optional<int64_t> retrain_event_id;
+  std::string snapshot_hash;
+  int64_t snapshot_train_samples = 0;
+  // Against the parent, on the newest version both evaluated completely.
+  std::optional<int64_t> compared_version;
+  int64_t compared_items = 0, parent_ok = 0, compared_ok = 0;
+  std::vector<TailAccuracy> tails;
+};
+
+struct ModelsReport {
+  std::string track;
+  int64_t eval_version = 0;
+  int64_t eval_items = 0;
+  std::vector<ModelSummary> models;
+};
+
+Result<ModelsReport> models_report(Database& db, const std::string& track);
+nlohmann::json models_report_to_json(const ModelsReport& report);
+std::string format_models_table(const ModelsReport& report);
+
+}  // namespace tailforge
