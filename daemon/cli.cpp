@@ -1,5 +1,6 @@
 #include "daemon/cli.h"
 
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -14,6 +15,7 @@ struct FlagSpec {
   std::string name;
   bool takes_value;
   std::string help;
+  bool takes_rest = false;  // every later word is its value (an argv); it must come last
 };
 
 struct CommandSpec {
@@ -39,9 +41,14 @@ const std::vector<CommandSpec>& commands();
 
 void print_usage(std::ostream& out) {
   out << "usage: tailforge <command> [options]\n\ncommands:\n";
+  auto head_of = [](const CommandSpec& command) {
+    return command.name + (command.arguments.empty() ? "" : " " + command.arguments);
+  };
+  size_t width = 0;
+  for (const CommandSpec& command : commands()) width = std::max(width, head_of(command).size() + 2);
   for (const CommandSpec& command : commands()) {
-    std::string head = command.name + (command.arguments.empty() ? "" : " " + command.arguments);
-    out << "  " << head << std::string(head.size() < 22 ? 22 - head.size() : 1, ' ') << command.summary << "\n";
+    std::string head = head_of(command);
+    out << "  " << head << std::string(width - head.size(), ' ') << command.summary << "\n";
   }
   out << "\nRun 'tailforge <command> --help' for a command's options.\n";
 }
@@ -51,7 +58,7 @@ void print_command_help(const CommandSpec& command, std::ostream& out) {
       << " [options]\n\n"
       << command.summary << "\n\noptions:\n";
   for (const FlagSpec& flag : command.flags) {
-    std::string head = flag.name + (flag.takes_value ? " VALUE" : "");
+    std::string head = flag.name + (flag.takes_rest ? " ARGV..." : flag.takes_value ? " VALUE" : "");
     out << "  " << head << std::string(head.size() < 22 ? 22 - head.size() : 1, ' ') << flag.help << "\n";
   }
 }
@@ -71,7 +78,7 @@ const std::vector<CommandSpec>& commands() {
         {"--until", true, "only failures older than this"},
         {"--stage", true, "stage name prefix, e.g. amd.assemble"},
         {"--track", true, "cuda2hip, sass2rdna3, ptx2cuda, c2x86, kernelopt"},
-        {"--model", true, "model version that produced the failing output"},
+        {"--model", true, "a model's failures on the evaluation set instead of the corpus's"},
         {"--origin", true, "template, llm, synthesized, imported, mutated"},
         {"--domain", true, "sample domain"},
         {"--feature", true, "feature tag the sample has"},
@@ -79,7 +86,7 @@ const std::vector<CommandSpec>& commands() {
         {"--examples", true, "N example samples per category"},
         {"--compare-since", true, "compare with a second window starting here"},
         {"--compare-until", true, "end of the second window"},
-        {"--compare-models", true, "A,B: compare two model versions"}},
+        {"--compare-model", true, "with --model A: compare A with model B on the items both evaluated"}},
        0, command_taxonomy},
       {"lineage", "ID", "a sample's ancestors and descendants with relations, reasons and agents",
        {kDb, kConfig, kLogLevel, kJson}, 1, command_lineage},
@@ -97,9 +104,33 @@ const std::vector<CommandSpec>& commands() {
        {kDb, kConfig, kLogLevel, {"--track", true, "cuda2hip (default), sass2rdna3 or c2x86"},
         {"--format", true, "alpaca (default), sharegpt or jsonl"}, {"--out", true, "output folder"}},
        0, command_export},
-      {"model", "add", "register a model version so the next cycles evaluate it",
-       {kDb, kConfig, kLogLevel, {"--name", true, "model name"}, {"--endpoint", true, "OpenAI-compatible base URL"}},
-       1, command_model},
+      {"model", "add|retire|activate", "register a model version under test, or stop or resume evaluating one",
+       {kDb, kConfig, kLogLevel, {"--name", true, "model name (a version: baseline-v2, cass-7b-r3)"},
+        {"--kind", true, "openai (an endpoint), command (a program) or builtin (the rule translator); default openai"},
+        {"--endpoint", true, "openai: the OpenAI-compatible base URL, e.g. http://127.0.0.1:8000"},
+        {"--model-id", true, "openai: the model name the endpoint serves (default: --name)"},
+        {"--track", true, "the track it translates (default cuda2hip)"},
+        {"--parent", true, "the version it was trained from"},
+        {"--retrain-event", true, "the retrain event that produced it ($TAILFORGE_RETRAIN_EVENT)"},
+        {"--timeout", true, "seconds it may take per item (command, openai)"},
+        {"--command", false, "command: the program and its arguments; the source comes on stdin, the "
+                             "translation goes to stdout (must be the last option)", true}},
+       2, command_model},
+      {"models", "", "model versions with accuracy on the evaluation set, on their retraining tails, and vs parent",
+       {kDb, kConfig, kLogLevel, kJson, {"--track", true, "track (default cuda2hip)"}}, 0, command_models},
+      {"eval", "", "evaluate a model on the evaluation set items it has no result for",
+       {kDb, kConfig, kLogLevel, kJson, {"--model", true, "model name"},
+        {"--limit", true, "evaluate at most K items (default: all)"},
+        {"--no-progress", false, "no live progress line"}},
+       0, command_eval},
+      {"baseline", "train|translate", "the offline baseline learner: learn a CUDA->HIP dictionary from a snapshot, or apply one",
+       {kDb, kConfig, kLogLevel, {"--snapshot", true, "train: snapshot folder (default $TAILFORGE_SNAPSHOT_DIR)"},
+        {"--out", true, "train: dictionary file (default <snapshot>/baseline-dictionary.json)"},
+        {"--min-support", true, "train: training rows a rule needs (default 3)"},
+        {"--name", true, "train: the version to register (default baseline-vN)"},
+        {"--no-register", false, "train: only write the dictionary"},
+        {"--dictionary", true, "translate: the dictionary file"}},
+       2, command_baseline},
       {"toolchains", "", "compilers, assemblers and GPUs found here, and which stages can run",
        {kJson}, 0, command_toolchains},
       {"generate", "", "write built-in generated CUDA programs and a manifest.jsonl",
@@ -159,6 +190,13 @@ int run_cli(int argc, char** argv) {
       if (candidate.name == name) flag = &candidate;
     }
     if (!flag) return usage_error("unknown option '" + name + "' for '" + spec->name + "'");
+    if (flag->takes_rest) {
+      if (inline_value) line.rest.push_back(*inline_value);
+      line.rest.insert(line.rest.end(), words.begin() + static_cast<long>(i) + 1, words.end());
+      if (line.rest.empty()) return usage_error("option '" + name + "' needs a command and its arguments");
+      line.options[name] = "";
+      break;
+    }
     if (flag->takes_value) {
       if (inline_value) {
         line.options[name] = *inline_value;

@@ -11,12 +11,14 @@ namespace tailforge {
 
 int run_cli(int argc, char** argv);
 
-// What the parser made of argv: the command, its options (flag -> value, "" for switches) and
-// positional arguments.
+// What the parser made of argv: the command, its options (flag -> value, "" for switches),
+// positional arguments, and the words after a flag that takes the rest of the line (such as
+// `model add --command ARGV...`), which is then also in `options` (as "").
 struct CommandLine {
   std::string command;
   std::map<std::string, std::string> options;
   std::vector<std::string> positionals;
+  std::vector<std::string> rest;
 
   bool has(const std::string& flag) const { return options.count(flag) > 0; }
   std::string get(const std::string& flag, const std::string& fallback = "") const {

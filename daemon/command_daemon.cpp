@@ -7,6 +7,7 @@
 #include "daemon/daemon.h"
 #include "store/failures.h"
 #include "store/status.h"
+#include "synth/model_report.h"
 
 namespace tailforge {
 
@@ -27,7 +28,7 @@ int command_daemon(const CommandLine& args) {
   options.progress_line = !args.has("--no-progress");
   if (Status s = run_daemon(options); !s) return report_failure(s.message());
 
-  // A bounded run ends with what it did: the status and the failure taxonomy.
+  // A bounded run ends with what it did: the status, the failure taxonomy and the models.
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
   Result<StatusSummary> status = query_status(*db);
@@ -35,7 +36,10 @@ int command_daemon(const CommandLine& args) {
   std::cout << format_status_table(*status) << "\n";
   Result<TaxonomyReport> taxonomy = taxonomy_report(*db, TaxonomyQuery{});
   if (!taxonomy) return report_failure(taxonomy.message());
-  std::cout << format_taxonomy_table(*taxonomy);
+  std::cout << format_taxonomy_table(*taxonomy) << "\n";
+  Result<ModelsReport> models = models_report(*db, context->config["retrain"]["track"].get<std::string>());
+  if (!models) return report_failure(models.message());
+  std::cout << format_models_table(*models);
   return 0;
 }
 

@@ -1,11 +1,10 @@
-// Commands over the dataset and models: export, model add.
+// Commands over the dataset: export.
 #include <iostream>
 
 #include "daemon/commands.h"
 #include "daemon/context.h"
 #include "policies/config.h"
 #include "synth/export.h"
-#include "synth/retrain.h"
 
 namespace tailforge {
 
@@ -35,26 +34,6 @@ int command_export(const CommandLine& args) {
             << summary->train_samples << " train (" << summary->train_rows << " rows after resampling), "
             << summary->eval_samples << " held-out eval, " << summary->clusters << " near-duplicate clusters\n"
             << "manifest: " << summary->manifest_path << "\nsnapshot: " << summary->snapshot_hash << "\n";
-  return 0;
-}
-
-int command_model(const CommandLine& args) {
-  Result<CommandContext> context = make_context(args);
-  if (!context) return report_failure(context.message());
-  if (args.positionals.size() != 1 || args.positionals[0] != "add") {
-    std::cerr << "tailforge: model needs the action 'add' (tailforge model add --name N --endpoint URL)\n";
-    return 2;
-  }
-  std::string name = args.get("--name");
-  if (name.empty()) {
-    std::cerr << "tailforge: model add needs --name\n";
-    return 2;
-  }
-  Result<Database> db = Database::open(context->db_path);
-  if (!db) return report_failure(db.message());
-  Result<int64_t> id = add_model(*db, name, args.get("--endpoint"));
-  if (!id) return report_failure(id.message());
-  std::cout << "model " << name << " registered as #" << *id << "\n";
   return 0;
 }
 

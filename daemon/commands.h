@@ -17,5 +17,8 @@ int command_translate(const CommandLine& args);
 int command_verify(const CommandLine& args);
 int command_export(const CommandLine& args);
 int command_model(const CommandLine& args);
+int command_models(const CommandLine& args);
+int command_eval(const CommandLine& args);
+int command_baseline(const CommandLine& args);
 
 }  // namespace tailforge

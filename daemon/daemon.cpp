@@ -23,6 +23,7 @@
 #include "daemon/worker_pool.h"
 #include "policies/config.h"
 #include "store/cache.h"
+#include "store/corpus.h"
 
 namespace tailforge {
 
@@ -69,6 +70,7 @@ PlannerOptions planner_options(const nlohmann::json& config, int64_t cycles) {
   options.cycles_to_run = cycles;
   options.samples_per_cycle = daemon["samples_per_cycle"].get<int64_t>();
   options.seed = daemon["seed"].get<int64_t>();
+  options.evaluation = config["eval"].value("enabled", true);
   options.synthesis = config["synth"].value("enabled", true);
   options.retrain = config["retrain"].value("enabled", true);
   return options;
@@ -121,6 +123,12 @@ Status run_daemon(const DaemonOptions& options) {
   Result<int> released = queue.release_leases();
   if (!released) return released.error();
   if (*released > 0) spdlog::info("resumed: {} jobs leased by a previous run are leasable again", *released);
+  Result<int64_t> interrupted = mark_running_retrain_events_interrupted(db);
+  if (!interrupted) return interrupted.error();
+  if (*interrupted > 0) {
+    spdlog::warn("{} retrain events were left running by a previous run: marked interrupted (retrain.on_interrupted "
+                 "decides what happens to them)", *interrupted);
+  }
 
   ResourceSlots slots;
   Result<std::shared_ptr<Pipeline>> pipeline = make_pipeline(config, options.db_path, slots);

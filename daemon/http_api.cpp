@@ -15,6 +15,8 @@
 #include "store/samples.h"
 #include "store/status.h"
 #include "synth/lineage.h"
+#include "synth/model_registry.h"
+#include "synth/model_report.h"
 
 namespace tailforge {
 
@@ -58,6 +60,19 @@ std::optional<Sample> requested_sample(const std::string& db_path, const httplib
   }
   if (!sample->has_value()) send_error(res, 404, "no sample " + id);
   return *sample;
+}
+
+// Answers 403/401 and returns false unless the request carries the configured token.
+bool authorized(const std::string& token, const httplib::Request& req, httplib::Response& res, const char* what) {
+  if (token.empty()) {
+    send_error(res, 403, std::string(what) + " is disabled: no API token is configured");
+    return false;
+  }
+  if (req.get_header_value("Authorization") != "Bearer " + token) {
+    send_error(res, 401, std::string(what) + " needs 'Authorization: Bearer <token>'");
+    return false;
+  }
+  return true;
 }
 
 std::map<std::string, std::string> query_parameters(const httplib::Request& request) {
@@ -185,6 +200,31 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     for (const Job& job : *jobs) body["jobs"].push_back(job_json(job));
     send_json(res, 200, body);
   });
+  server.Get("/v1/models", [db_path](const httplib::Request& req, httplib::Response& res) {
+    std::string track = req.has_param("track") ? req.get_param_value("track") : "cuda2hip";
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<ModelsReport> report = models_report(*db, track);
+    if (!report) return send_error(res, 500, report.message());
+    send_json(res, 200, models_report_to_json(*report));
+  });
+  // Registers a model version: the definition `tailforge model add` takes, as JSON; a trainer
+  // passes "retrain_event" (its $TAILFORGE_RETRAIN_EVENT) and "parent".
+  server.Post("/v1/models", [db_path, token = *token](const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(token, req, res, "registering a model")) return;
+    nlohmann::json definition = nlohmann::json::parse(req.body, nullptr, false);
+    if (!definition.is_object()) return send_error(res, 400, "the body must be a JSON object (a model definition)");
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<ModelRecord> model = register_model(*db, definition);
+    if (!model) return send_error(res, 400, model.message());
+    spdlog::info("HTTP: model {} ({}) registered", model->name, model->kind);
+    send_json(res, 201, {{"id", model->id}, {"name", model->name}, {"kind", model->kind}, {"track", model->track},
+                         {"parent_id", model->parent_id ? nlohmann::json(*model->parent_id) : nlohmann::json()},
+                         {"retrain_event", model->retrain_event_id ? nlohmann::json(*model->retrain_event_id)
+                                                                   : nlohmann::json()},
+                         {"active", model->active}});
+  });
   server.Get("/metrics", [db_path](const httplib::Request&, httplib::Response& res) {
     std::optional<Database> db = open_store(db_path, res);
     if (!db) return;
@@ -194,10 +234,7 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   });
   server.Post(R"(/v1/control/([a-z]+))", [token = *token, &control, wake](const httplib::Request& req,
                                                                          httplib::Response& res) {
-    if (token.empty()) return send_error(res, 403, "control is disabled: no API token is configured");
-    if (req.get_header_value("Authorization") != "Bearer " + token) {
-      return send_error(res, 401, "control needs 'Authorization: Bearer <token>'");
-    }
+    if (!authorized(token, req, res, "control")) return;
     std::string action = req.matches[1];
     if (action == "pause") {
       control.paused = true;

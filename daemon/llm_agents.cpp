@@ -12,43 +12,18 @@ namespace tailforge {
 
 namespace {
 
-// The reply's block in one of `languages`, else its first block.
-std::string chosen_block(const ChatResponse& response, std::initializer_list<const char*> languages) {
-  for (const CodeBlock& block : response.code_blocks) {
-    for (const char* language : languages) {
-      if (block.language == language) return block.code;
-    }
+// Whether the reply's last fence is closed: a reply cut at max_tokens may end inside a block.
+bool last_block_closed(const std::string& content) {
+  int fences = 0;
+  size_t start = 0;
+  while (start < content.size()) {
+    size_t end = content.find('\n', start);
+    if (end == std::string::npos) end = content.size();
+    size_t indent = content.find_first_not_of(" \t", start);
+    if (indent < end && content.compare(indent, 3, "```") == 0) ++fences;
+    start = end + 1;
   }
-  return response.code_blocks.empty() ? "" : response.code_blocks.front().code;
-}
-
-// One llm_call row per request the call sent, or one cached row when the cache answered.
-void record_requests(Database& db, const LlmOptions& options, const std::string& role, const AgentOutput& output) {
-  const ChatResponse& response = output.response;
-  auto row = [&](const std::string& status, int prompt, int completion, int reasoning, int64_t latency,
-                 const std::string& finish_reason, bool cached) {
-    LlmCallRecord record{.endpoint = options.base_url,
-                         .model = options.model,
-                         .role = role,
-                         .prompt_hash = output.prompt_hash,
-                         .status = status,
-                         .prompt_tokens = prompt,
-                         .completion_tokens = completion,
-                         .reasoning_tokens = reasoning,
-                         .latency_ms = latency,
-                         .finish_reason = finish_reason.empty() ? std::nullopt : std::optional(finish_reason),
-                         .cached = cached};
-    // A lost row only makes /metrics and the restored budget low; the job goes on.
-    if (Status s = insert_llm_call(db, record); !s) spdlog::warn("{}", s.message());
-  };
-  if (response.from_cache) {
-    row("ok", response.prompt_tokens, response.completion_tokens, response.reasoning_tokens, 0, response.finish_reason,
-        true);
-  }
-  for (const SentRequest& sent : response.sent) {
-    row(sent.status, sent.prompt_tokens, sent.completion_tokens, sent.reasoning_tokens, sent.latency_ms,
-        sent.finish_reason, false);
-  }
+  return fences % 2 == 0;
 }
 
 }  // namespace
@@ -61,7 +36,9 @@ Result<std::unique_ptr<LlmAgents>> LlmAgents::create(const nlohmann::json& llm_s
   Result<LlmOptions> options = llm_options_from_json(llm_section);
   if (!options) return options.error();
   if (slots.capacity("llm") < 1) {
-    return make_error("daemon.llm_slots: must be at least 1 when agents.generator or agents.translator is \"llm\"");
+    return make_error(
+        "daemon.llm_slots: must be at least 1 when agents.generator, agents.translator or agents.synthesizer is "
+        "\"llm\"");
   }
   Result<LlmPrompts> prompts = load_llm_prompts(data_path(options->prompts_path));
   if (!prompts) return make_error("llm.prompts: " + prompts.message());
@@ -91,7 +68,7 @@ AgentOutput LlmAgents::run(Database& db, const char* role, Call call) {
     SlotHold slot(slots_, "llm");
     output = call();
   }
-  record_requests(db, client_.options(), role, output);
+  record_llm_requests(db, client_.options(), role, output);
   return output;
 }
 
@@ -100,11 +77,30 @@ Result<LlmProgram> LlmAgents::generate(Database& db, const std::string& persona_
       run(db, "generator", [&] { return llm_generate_program(client_, prompts_, persona_prompt, &db); });
   const ChatResponse& response = output.response;
   if (!response.ok) return make_error("LLM generator: " + response.category + ": " + response.message);
-  std::string source = chosen_block(response, {"cuda", "cu", "cpp", "c++"});
+  std::string source = preferred_code_block(response, {"cuda", "cu", "cpp", "c++"});
   if (source.find_first_not_of(" \t\r\n") == std::string::npos) {
     return make_error("LLM generator: agent.llm.no_code_block: the reply's code block is empty");
   }
   return LlmProgram{source, output.prompt_hash};
+}
+
+Result<LlmSynthesis> LlmAgents::synthesize_similar(Database& db, const SimilarRequest& request) {
+  AgentOutput output = run(db, "synthesizer", [&] { return llm_synthesize_similar(client_, prompts_, request, &db); });
+  const ChatResponse& response = output.response;
+  if (!response.ok && endpoint_unavailable(response.category)) {
+    return make_error("LLM synthesizer: " + response.category + ": " + response.message);
+  }
+  LlmSynthesis synthesis;
+  synthesis.prompt_hash = output.prompt_hash;
+  if (!response.ok) synthesis.problem = response.category + ": " + response.message;
+  if (!response.ok && response.category != "agent.llm.truncated") return synthesis;
+  size_t usable = output.programs.size();
+  if (!response.ok && usable > 0 && !last_block_closed(response.content)) --usable;
+  for (size_t i = 0; i < usable; ++i) {
+    const std::string& program = output.programs[i];
+    if (program.find_first_not_of(" \t\r\n") != std::string::npos) synthesis.programs.push_back(program);
+  }
+  return synthesis;
 }
 
 TranslateOutcome LlmAgents::translate_cuda_to_hip(Database& db, const std::string& cuda_source) {
@@ -114,7 +110,7 @@ TranslateOutcome LlmAgents::translate_cuda_to_hip(Database& db, const std::strin
   TranslateOutcome outcome;
   outcome.ok = response.ok;
   if (response.ok) {
-    outcome.hip_source = chosen_block(response, {"hip", "cpp", "c++", "cuda"});
+    outcome.hip_source = preferred_code_block(response, {"hip", "cpp", "c++", "cuda"});
   } else {
     outcome.category = response.category;
     outcome.message = response.category + ": " + response.message;

@@ -1,11 +1,13 @@
 // The daemon's LLM agents: one thread-safe LlmClient per pipeline, built from the "llm" section
-// with its hourly budget restored from the store; the generator and the CUDA->HIP translator
-// roles, each call under one "llm" resource slot; one llm_call row per request, written in the
-// calling worker's connection. Whether a job uses them or the built-in agents is the pipeline's.
+// with its hourly budget restored from the store; the generator, CUDA->HIP translator and
+// synthesizer roles, each call under one "llm" resource slot; one llm_call row per request,
+// written in the calling worker's connection. Whether a job uses them or the built-in agents is
+// the pipeline's.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +21,12 @@ namespace tailforge {
 struct LlmProgram {
   std::string source;       // the reply's code block
   std::string prompt_hash;  // sha256 of the messages sent, as in the llm_call rows
+};
+
+struct LlmSynthesis {
+  std::vector<std::string> programs;  // the reply's non-empty code blocks, in order
+  std::string prompt_hash;            // sha256 of the messages sent, as in the llm_call rows
+  std::string problem;                // why the reply gave no or fewer programs ("" when it did not fail)
 };
 
 class LlmAgents {
@@ -35,6 +43,11 @@ class LlmAgents {
   Result<LlmProgram> generate(Database& db, const std::string& persona_prompt);
   // The verifier's CUDA->HIP translation; a failed call fails with its agent.llm.* category.
   TranslateOutcome translate_cuda_to_hip(Database& db, const std::string& cuda_source);
+  // The synthesizer's programs like a failing sample. An endpoint that cannot answer now
+  // (endpoint_unavailable) is an error naming its agent.llm.* category; any other bad reply
+  // (no or empty code blocks, malformed, refused) gives no programs, and a reply cut at
+  // llm.max_tokens gives its complete blocks.
+  Result<LlmSynthesis> synthesize_similar(Database& db, const SimilarRequest& request);
 
   const std::string& model() const { return client_.options().model; }
 

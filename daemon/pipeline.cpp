@@ -12,13 +12,16 @@
 
 #include "agents/generator.h"
 #include "agents/hipify.h"
+#include "daemon/evaluation_jobs.h"
 #include "daemon/llm_agents.h"
+#include "daemon/llm_synthesis.h"
 #include "daemon/planner.h"
 #include "policies/categorizer.h"
 #include "policies/config.h"
 #include "policies/feature_tags.h"
 #include "store/failures.h"
 #include "store/samples.h"
+#include "synth/evaluate.h"
 #include "synth/policy.h"
 #include "synth/retrain.h"
 #include "synth/synthesizer.h"
@@ -40,22 +43,24 @@ class SlotGate : public ResourceGate {
   }
 
  private:
-  static const char* name(ResourceKind kind) { return kind == ResourceKind::gpu ? "gpu" : "cpu"; }
+  static const char* name(ResourceKind kind) {
+    return kind == ResourceKind::gpu ? "gpu" : kind == ResourceKind::llm ? "llm" : "cpu";
+  }
   // acquire() fails at once for a resource with no capacity; release() must then do nothing.
   void held_ok(ResourceKind kind, bool held) {
     std::lock_guard lock(mutex_);
-    if (held) ++held_[std::this_thread::get_id()][kind == ResourceKind::gpu];
+    if (held) ++held_[std::this_thread::get_id()][static_cast<size_t>(kind)];
   }
   bool take_held(ResourceKind kind) {
     std::lock_guard lock(mutex_);
-    int& count = held_[std::this_thread::get_id()][kind == ResourceKind::gpu];
+    int& count = held_[std::this_thread::get_id()][static_cast<size_t>(kind)];
     if (count == 0) return false;
     --count;
     return true;
   }
   ResourceSlots& slots_;
   std::mutex mutex_;
-  std::map<std::thread::id, std::array<int, 2>> held_;
+  std::map<std::thread::id, std::array<int, 3>> held_;
 };
 
 std::vector<std::string> merged_tags(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -86,38 +91,29 @@ class DefaultPipeline : public Pipeline {
         data_path(generator["personas_file"].get<std::string>()), data_path(generator["templates_file"].get<std::string>()));
     if (!catalog) return catalog.error();
     catalog_ = std::move(*catalog);
-    Result<HipifyRules> rules = load_hipify_rules(data_path(config["translator"]["rules_file"].get<std::string>()));
-    if (!rules) return rules.error();
-    hipify_ = std::move(*rules);
-    Result<Taxonomy> taxonomy = load_taxonomy(data_path(config["taxonomy"]["file"].get<std::string>()));
-    if (!taxonomy) return taxonomy.error();
-    taxonomy_ = std::move(*taxonomy);
+    Result<std::unique_ptr<EvaluationResources>> shared = load_evaluation_resources(config);
+    if (!shared) return shared.error();
+    shared_ = std::move(*shared);
     Result<FeatureRules> features = load_feature_rules(data_path(config["taxonomy"]["features_file"].get<std::string>()));
     if (!features) return features.error();
     feature_rules_ = std::move(*features);
     Result<DomainRules> domains = load_domain_rules(data_path(config["taxonomy"]["domains_file"].get<std::string>()));
     if (!domains) return domains.error();
     domain_rules_ = std::move(*domains);
-    Result<VerifierOptions> verifier = verifier_options_from_json(config);
-    if (!verifier) return verifier.error();
-    verifier_ = std::move(*verifier);
-
     std::string work_dir = config["daemon"]["work_dir"].get<std::string>();
     work_dir_ = work_dir.empty() ? db_path + ".work" : work_dir;
     std::error_code ec;
     fs::create_directories(work_dir_, ec);
     if (ec) return make_error("daemon.work_dir: cannot create " + work_dir_ + ": " + ec.message());
 
-    Result<SynthPolicy> synth = synth_policy_from_config(config["synth"], data_dir());
-    if (!synth) return synth.error();
-    synth_ = std::move(*synth);
-    Result<RetrainPolicy> retrain = retrain_policy_from_json(config["retrain"], synth_);
+    Result<RetrainPolicy> retrain = retrain_policy_from_json(config["retrain"], shared_->synth);
     if (!retrain) return retrain.error();
     retrain_ = std::move(*retrain);
     fs::path snapshots(retrain_.snapshot_dir);
     if (snapshots.is_relative()) {
       retrain_.snapshot_dir = (fs::absolute(db_path).parent_path() / snapshots).string();
     }
+    retrain_.eval = shared_->eval;
     seed_ = config["daemon"]["seed"].get<int64_t>();
 
     const Toolchains& toolchains = detected_toolchains();
@@ -131,22 +127,26 @@ class DefaultPipeline : public Pipeline {
     slots.set_capacity("llm", config["daemon"]["llm_slots"].get<int>());
     workers_ = compile_slots + gpu_slots;
     spdlog::info("resources: {} compile slots, {} GPU slots ({} NVIDIA GPUs)", compile_slots, gpu_slots, gpus);
+    evaluation_ = std::make_unique<EvaluationJobs>(shared_->eval, shared_->synth, shared_->setup(&gate_, work_dir_),
+                                                   shared_->runtime(&gate_));
     return load_agents(config, db_path, slots);
   }
 
-  // agents.generator / agents.translator: "builtin", or "llm" for the OpenAI-compatible endpoint.
+  // agents.generator / translator / synthesizer: "builtin", or "llm" for the OpenAI-compatible endpoint.
   Status load_agents(const nlohmann::json& config, const std::string& db_path, ResourceSlots& slots) {
     nlohmann::json agents = config.value("agents", nlohmann::json::object());
     llm_generator_ = agents.value("generator", "builtin") == "llm";
     llm_translator_ = agents.value("translator", "builtin") == "llm";
-    if (!llm_generator_ && !llm_translator_) return {};
+    llm_synthesizer_ = agents.value("synthesizer", "builtin") == "llm";
+    if (!llm_generator_ && !llm_translator_ && !llm_synthesizer_) return {};
     Result<Database> db = Database::open(db_path);
     if (!db) return db.error();
     Result<std::unique_ptr<LlmAgents>> llm = LlmAgents::create(config["llm"], *db, slots);
     if (!llm) return llm.error();
     llm_ = std::move(*llm);
-    spdlog::info("agents: {} generator, {} translator; LLM {} at {}", llm_generator_ ? "LLM" : "built-in",
-                 llm_translator_ ? "LLM" : "built-in", llm_->model(), config["llm"]["base_url"].get<std::string>());
+    spdlog::info("agents: {} generator, {} translator; LLM {} at {}; {} synthesizer",
+                 llm_generator_ ? "LLM" : "built-in", llm_translator_ ? "LLM" : "built-in", llm_->model(),
+                 config["llm"]["base_url"].get<std::string>(), llm_synthesizer_ ? "LLM" : "built-in");
     return {};
   }
 
@@ -159,6 +159,10 @@ class DefaultPipeline : public Pipeline {
         {kSynthesizeJob,
          [this](Database& db, JobQueue& q, const Job& j, const std::string& o) { return synthesize(db, q, j, o); }},
         {kRetrainJob, [this](Database& db, JobQueue& q, const Job& j, const std::string& o) { return retrain(db, q, j, o); }},
+        {kEvaluateModelsJob,
+         [this](Database& db, JobQueue& q, const Job& j, const std::string& o) { return evaluation_->plan(db, q, j, o); }},
+        {kEvaluateJob,
+         [this](Database& db, JobQueue& q, const Job& j, const std::string& o) { return evaluation_->evaluate(db, q, j, o); }},
     };
   }
 
@@ -244,7 +248,7 @@ class DefaultPipeline : public Pipeline {
       if (!out) return make_error("cannot write " + file.string() + " (disk full?)");
     }
     ChainOptions options;
-    options.verifier = verifier_;
+    options.verifier = shared_->verifier;
     options.track = sample.track;
     options.cache_db = &db;
     options.gate = &gate_;
@@ -255,7 +259,7 @@ class DefaultPipeline : public Pipeline {
         if (!outcome.ok && endpoint_unavailable(outcome.category)) llm_unavailable = outcome.message;
         return outcome;
       }
-      TranslationResult translated = translate_cuda_to_hip(hipify_, cuda);
+      TranslationResult translated = translate_cuda_to_hip(shared_->hipify, cuda);
       TranslateOutcome outcome;
       outcome.ok = translated.ok;
       outcome.hip_source = translated.hip_source;
@@ -298,17 +302,7 @@ class DefaultPipeline : public Pipeline {
         if (Result<std::string> id = insert_artifact(db, sample_id, stored); !id) return id.error();
       }
       if (!stage_failed(stage)) continue;
-      FailureEvidence evidence{.stage = stage.name,
-                               .diagnostics = stage.diagnostics,
-                               .exit_code = stage.exit_code,
-                               .signal = stage.signal ? std::optional<int>(stage.signal) : std::nullopt,
-                               .timed_out = stage.status == "timeout",
-                               .features = sample.features,
-                               .reason = stage.reason};
-      Categorization category = categorize(taxonomy_, evidence);
-      if (stage.category && category.category.find("uncategorized") != std::string::npos) {
-        category.category = *stage.category;
-      }
+      Categorization category = categorize_stage(shared_->taxonomy, stage, sample.features);
       FailureRecord failure{.sample_id = sample_id,
                             .verification_id = *verification_id,
                             .stage = stage.name,
@@ -332,32 +326,53 @@ class DefaultPipeline : public Pipeline {
   Status synthesize(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
     Result<int64_t> cycle = cycle_of(job);
     if (!cycle) return cycle.error();
+    uint64_t seed = static_cast<uint64_t>(cycle_seed(seed_, *cycle));
+    // An LLM outage fails the job, which retries; what an earlier attempt stored is not stored twice.
     Result<SynthesisSummary> summary =
-        synthesize_for_cycle(db, catalog_, synth_, *cycle, static_cast<uint64_t>(cycle_seed(seed_, *cycle)));
+        llm_synthesizer_
+            ? synthesize_for_cycle_with_llm(db, *llm_, {feature_rules_, domain_rules_, shared_->synth.language},
+                                            shared_->synth, *cycle, seed)
+            : synthesize_for_cycle(db, catalog_, shared_->synth, *cycle, seed);
     if (!summary) return make_error("synthesis for cycle " + std::to_string(*cycle) + ": " + summary.message());
     std::string tails;
     for (const TailSynthesis& tail : summary->per_tail) {
       tails += " " + tail.entry.dimension + "/" + tail.entry.name + " (" + tail.entry.signal + ", +" +
                std::to_string(tail.inserted) + ")";
     }
-    spdlog::info("cycle {}: synthesized {} ({} near-duplicates dropped) for{}", *cycle, summary->inserted,
-                 summary->near_duplicates, tails.empty() ? " no tail" : tails);
+    spdlog::info("cycle {}: synthesized {} ({} near-duplicates dropped, {} candidates not made) for{}", *cycle,
+                 summary->inserted, summary->near_duplicates, summary->generation_failures,
+                 tails.empty() ? " no tail" : tails);
     spdlog::debug("cycle {}: synthesis {}", *cycle, synthesis_summary_to_json(*summary).dump());
     return queue.complete(job.id, owner);
   }
 
-  // The retrain trigger: a snapshot and the configured command when a threshold is crossed.
+  // The retrain trigger: a snapshot and the configured command when a threshold is crossed; an
+  // event a crash interrupted is rerun or closed first.
   Status retrain(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
     Result<int64_t> cycle = cycle_of(job);
     if (!cycle) return cycle.error();
+    Result<std::vector<RetrainOutcome>> resumed = resume_interrupted_retrains(db, retrain_);
+    if (!resumed) return make_error("resuming interrupted retrain events: " + resumed.message());
+    for (const RetrainOutcome& event : *resumed) log_retrain(*cycle, event);
     Result<std::optional<RetrainOutcome>> outcome = maybe_trigger_retrain(db, retrain_, *cycle);
     if (!outcome) return make_error("retrain trigger for cycle " + std::to_string(*cycle) + ": " + outcome.message());
-    if (outcome->has_value()) {
-      const RetrainOutcome& fired = **outcome;
-      spdlog::info("cycle {}: retrain event {} {} ({:.1f} s), snapshot {}: {}", *cycle, fired.event_id, fired.status,
-                   fired.seconds, fired.snapshot_dir, fired.reason);
-    }
+    if (outcome->has_value()) log_retrain(*cycle, **outcome);
     return queue.complete(job.id, owner);
+  }
+
+  static void log_retrain(int64_t cycle, const RetrainOutcome& event) {
+    nlohmann::json reason = nlohmann::json::parse(event.reason, nullptr, false);
+    std::string conditions;
+    if (reason.is_object() && reason.contains("conditions")) {
+      for (const nlohmann::json& condition : reason["conditions"]) {
+        conditions += (conditions.empty() ? "" : ", ") + condition.value("condition", std::string("?"));
+      }
+    }
+    spdlog::info("cycle {}: retrain event {} {} after {} attempt(s) ({:.1f} s) for {}: parent {}, new model {}", cycle,
+                 event.event_id, event.status, event.attempts, event.seconds, conditions.empty() ? "?" : conditions,
+                 event.parent_model.value_or("none"), event.model.value_or("none registered"));
+    spdlog::debug("cycle {}: retrain event {}: snapshot {}, reason {}, output:\n{}", cycle, event.event_id,
+                  event.snapshot_dir, event.reason, event.output);
   }
 
   static Result<int64_t> cycle_of(const Job& job) {
@@ -369,20 +384,19 @@ class DefaultPipeline : public Pipeline {
   }
 
   SlotGate gate_;
-  SynthPolicy synth_;
+  std::unique_ptr<EvaluationResources> shared_;  // rules, taxonomy, verifier and policies
   RetrainPolicy retrain_;
   int64_t seed_ = 1;
   GeneratorCatalog catalog_;
-  HipifyRules hipify_;
-  Taxonomy taxonomy_;
   FeatureRules feature_rules_;
   DomainRules domain_rules_;
-  VerifierOptions verifier_;
   std::string work_dir_;
   int workers_ = 1;
   bool llm_generator_ = false;
   bool llm_translator_ = false;
+  bool llm_synthesizer_ = false;
   std::unique_ptr<LlmAgents> llm_;  // when an agent is "llm"
+  std::unique_ptr<EvaluationJobs> evaluation_;
 };
 
 }  // namespace

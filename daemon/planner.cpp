@@ -24,12 +24,12 @@ Result<int64_t> CyclePlanner::start_new_cycle() {
   return id;
 }
 
-Result<bool> CyclePlanner::enqueue_once(int64_t cycle_id, const char* kind) {
-  std::string key = "cycle:" + std::to_string(cycle_id) + ":" + kind;
+Result<bool> CyclePlanner::enqueue_once(int64_t cycle_id, const char* kind, const char* step) {
+  std::string key = "cycle:" + std::to_string(cycle_id) + ":" + step;
   Result<std::optional<Job>> existing = queue_.find_by_key(key);
   if (!existing) return existing.error();
   if (existing->has_value()) return false;
-  NewJob job{.kind = kind, .payload = nlohmann::json{{"cycle", cycle_id}}.dump(), .idempotency_key = key};
+  NewJob job{.kind = kind, .payload = nlohmann::json{{"cycle", cycle_id}, {"step", step}}.dump(), .idempotency_key = key};
   Result<EnqueueOutcome> enqueued = queue_.enqueue(job);
   if (!enqueued) return enqueued.error();
   return true;
@@ -70,9 +70,18 @@ Result<PlannerStep> CyclePlanner::tick(bool may_start) {
   if (!open) return open.error();
   if (*open > 0) return step;
 
-  for (auto [enabled, kind] : {std::pair{options_.synthesis, kSynthesizeJob}, std::pair{options_.retrain, kRetrainJob}}) {
-    if (!enabled) continue;
-    Result<bool> enqueued = enqueue_once(cycle.id, kind);
+  struct Step {
+    bool enabled;
+    const char* kind;
+    const char* name;
+  };
+  const Step steps[] = {{options_.evaluation, kEvaluateModelsJob, "evaluate_models"},
+                        {options_.synthesis, kSynthesizeJob, "synthesize"},
+                        {options_.retrain, kRetrainJob, "retrain"},
+                        {options_.evaluation, kEvaluateModelsJob, "evaluate_models_after_retrain"}};
+  for (const Step& step_job : steps) {
+    if (!step_job.enabled) continue;
+    Result<bool> enqueued = enqueue_once(cycle.id, step_job.kind, step_job.name);
     if (!enqueued) return enqueued.error();
     if (*enqueued) {
       step.enqueued = true;

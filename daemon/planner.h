@@ -1,6 +1,8 @@
 // The cycle planner: starts a cycle (a cycle row and its generate jobs, in one transaction),
-// watches its jobs drain, then enqueues the cycle's synthesis and retrain jobs, and closes the
-// cycle with its counts. Every step is idempotent, so a restarted daemon resumes mid-cycle.
+// watches its jobs drain, then runs the cycle's steps one after another, each once its jobs are
+// done: evaluate the models under test, synthesize for the tails, check the retrain trigger,
+// evaluate again (the new version and the new items); then closes the cycle with its counts.
+// Every step is idempotent, so a restarted daemon resumes mid-cycle.
 // It runs on the daemon's event-loop thread; it does no generation or verification itself.
 #pragma once
 
@@ -17,15 +19,19 @@ struct PlannerOptions {
   int64_t cycles_to_run = 0;  // 0: until stopped
   int64_t samples_per_cycle = 12;
   int64_t seed = 1;
+  bool evaluation = true;
   bool synthesis = true;
   bool retrain = true;
 };
 
-// Job kinds the planner enqueues; their payloads all carry "cycle".
+// Job kinds of a cycle; their payloads all carry "cycle". "evaluate_models" refreshes the
+// evaluation set and queues one "evaluate" job per model and item (daemon/evaluation_jobs.h).
 inline constexpr const char* kGenerateJob = "generate";
 inline constexpr const char* kVerifyJob = "verify";
 inline constexpr const char* kSynthesizeJob = "synthesize";
 inline constexpr const char* kRetrainJob = "retrain";
+inline constexpr const char* kEvaluateModelsJob = "evaluate_models";
+inline constexpr const char* kEvaluateJob = "evaluate";
 
 // The seed of cycle `cycle_id` of a run seeded with `seed`: the same for every restart.
 int64_t cycle_seed(int64_t seed, int64_t cycle_id);
@@ -52,8 +58,9 @@ class CyclePlanner {
 
  private:
   Result<int64_t> start_new_cycle();
-  // Enqueues the marker job `kind` of the cycle unless it exists; true when it was enqueued.
-  Result<bool> enqueue_once(int64_t cycle_id, const char* kind);
+  // Enqueues the cycle's step job (kind `kind`, key "cycle:<id>:<step>") unless it exists; true
+  // when it was enqueued.
+  Result<bool> enqueue_once(int64_t cycle_id, const char* kind, const char* step);
 
   Database& db_;
   JobQueue& queue_;

@@ -69,6 +69,8 @@ std::string value_text(const nlohmann::json& value) {
 const std::map<std::string, std::vector<std::string>> kAllowedValues = {
     {"/agents/generator", {"builtin", "llm"}},
     {"/agents/translator", {"builtin", "llm"}},
+    {"/agents/synthesizer", {"builtin", "llm"}},
+    {"/retrain/on_interrupted", {"rerun", "fail"}},
 };
 
 Status check_allowed_value(const std::string& key_path, const nlohmann::json& value, const std::string& file) {

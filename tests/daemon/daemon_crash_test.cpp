@@ -2,8 +2,6 @@
 // time, and compare the final database with an uninterrupted run over the same seeds.
 #include <doctest/doctest.h>
 #include <signal.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,10 +14,9 @@
 
 #include "store/database.h"
 #include "test_support/query.h"
+#include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
 #include "verifier/process.h"
-
-extern char** environ;
 
 using namespace tailforge;
 
@@ -42,33 +39,11 @@ std::vector<std::string> daemon_argv(const std::string& db, const std::string& c
   return {TAILFORGE_BINARY, "daemon", "--db", db, "--config", config, "--cycles", std::to_string(cycles), "--no-progress"};
 }
 
-std::string query_text(Database& db, const std::string& sql) {
-  Result<Statement> statement = db.prepare(sql);
-  REQUIRE_MESSAGE(statement.ok(), sql);
-  std::string out;
-  while (statement->step()) out += statement->text(0) + "\n";
-  return out;
-}
-
 // Cycles the restarted daemon still has to run: unfinished ones count as one of them.
 int remaining_cycles(const std::string& db_path) {
   Result<Database> db = Database::open(db_path);
   REQUIRE(db.ok());
   return kCycles - static_cast<int>(query_int(*db, "SELECT count(*) FROM cycle WHERE state = 'done'"));
-}
-
-pid_t spawn(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE(rc == 0);
-  return pid;
 }
 
 int run_to_end(const std::string& db, const std::string& config) {
@@ -115,13 +90,17 @@ TEST_CASE("a daemon killed with SIGKILL at 10 random instants ends like an unint
   for (int i = 0; i < 10; ++i) {
     int cycles = remaining_cycles(crashed_db);
     if (cycles <= 0) break;
-    pid_t pid = spawn(daemon_argv(crashed_db, config, cycles));
+    pid_t pid = spawn_in_background(daemon_argv(crashed_db, config, cycles));
     double after = instant(random);
     std::this_thread::sleep_for(std::chrono::duration<double>(after));
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
-    if (WIFSIGNALED(status)) ++kills;
+    if (WIFSIGNALED(status)) {
+      ++kills;
+    } else {
+      MESSAGE("run " << i << " ended by itself after " << after << " s with status " << WEXITSTATUS(status));
+    }
   }
   MESSAGE("SIGKILLed the daemon " << kills << " times");
   CHECK(kills >= 8);

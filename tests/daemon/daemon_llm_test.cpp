@@ -118,17 +118,6 @@ std::string write_config(const TempDir& dir, const std::string& name, const json
   return path;
 }
 
-json llm_section(const FakeOpenAiServer& server) {
-  return {{"base_url", server.base_url()},
-          {"model", kModel},
-          {"api_key_env", ""},
-          {"timeout_ms", 5000},
-          {"max_attempts", 2},
-          {"backoff_base_ms", 10},
-          {"backoff_max_ms", 20},
-          {"breaker_failures", 0}};
-}
-
 ProcessResult run_daemon_cycle(const std::string& db, const std::string& config) {
   ProcessSpec spec;
   spec.argv = {TAILFORGE_BINARY, "daemon", "--cycles", "1", "--db", db, "--config", config, "--no-progress"};
@@ -168,7 +157,7 @@ TEST_CASE("with LLM agents a cycle stores LLM samples verified with the LLM's HI
   std::atomic<int> programs{0};
   serve_programs(server, programs);
   std::string db_path = dir.file("llm.db");
-  std::string config = write_config(dir, "llm.json", {{"llm", llm_section(server)}});
+  std::string config = write_config(dir, "llm.json", {{"llm", server.llm_section(10)}});
 
   ProcessResult first = run_daemon_cycle(db_path, config);
   INFO(first.stderr_text);
@@ -225,7 +214,7 @@ TEST_CASE("with LLM agents a cycle stores LLM samples verified with the LLM's HI
   CHECK(metrics->llm_tokens["completion"] == 460);
 
   // A restart with a budget of 4 requests an hour: the first run's 4 count, nothing is sent.
-  json limited = llm_section(server);
+  json limited = server.llm_section(10);
   limited["requests_per_hour"] = 4;
   std::string budget_config = write_config(dir, "budget.json", {{"llm", limited}});
   ProcessResult second = run_daemon_cycle(db_path, budget_config);
@@ -246,7 +235,7 @@ TEST_CASE("an endpoint answering 500 fails generate jobs with retries, records e
   FakeOpenAiServer server;
   server.set_responder([](const ReceivedRequest&) { return CannedResponse{500, {}, R"({"error":"model crashed"})"}; });
   std::string db_path = dir.file("down.db");
-  std::string config = write_config(dir, "down.json", {{"llm", llm_section(server)}});
+  std::string config = write_config(dir, "down.json", {{"llm", server.llm_section(10)}});
 
   ProcessResult run = run_daemon_cycle(db_path, config);
   INFO(run.stderr_text);
@@ -277,7 +266,7 @@ TEST_CASE("an unreachable LLM translator makes verify jobs retry instead of fail
   server.set_responder([](const ReceivedRequest&) { return CannedResponse{503, {}, R"({"error":"overloaded"})"}; });
   std::string db_path = dir.file("translator-down.db");
   std::string config =
-      write_config(dir, "translator-down.json", {{"agents", {{"generator", "builtin"}}}, {"llm", llm_section(server)}});
+      write_config(dir, "translator-down.json", {{"agents", {{"generator", "builtin"}}}, {"llm", server.llm_section(10)}});
 
   ProcessResult run = run_daemon_cycle(db_path, config);
   INFO(run.stderr_text);
@@ -310,7 +299,7 @@ TEST_CASE("with only the generator on the LLM, translation failures name the bui
   std::string config = write_config(dir, "generator-only.json",
                                     {{"agents", {{"translator", "builtin"}}},
                                      {"daemon", {{"samples_per_cycle", 1}}},
-                                     {"llm", llm_section(server)}});
+                                     {"llm", server.llm_section(10)}});
 
   ProcessResult run = run_daemon_cycle(db_path, config);
   INFO(run.stderr_text);

@@ -14,16 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-json llm_section(const FakeOpenAiServer& server) {
-  return {{"base_url", server.base_url()},
-          {"model", "fake-coder"},
-          {"api_key_env", ""},
-          {"timeout_ms", 5000},
-          {"max_attempts", 2},
-          {"backoff_base_ms", 1},
-          {"backoff_max_ms", 2}};
-}
-
 const std::string kReply = "```cuda\n__global__ void k() {}\nint main() { return 0; }\n```\n";
 
 }  // namespace
@@ -40,7 +30,7 @@ TEST_CASE("an LLM agent call holds one llm slot and records its requests; a cach
     slots_in_use = slots.in_use("llm");
     return CannedResponse{200, {}, FakeOpenAiServer::completion(kReply, "stop", "", 30, 12)};
   });
-  Result<std::unique_ptr<LlmAgents>> agents = LlmAgents::create(llm_section(server), *db, slots);
+  Result<std::unique_ptr<LlmAgents>> agents = LlmAgents::create(server.llm_section(), *db, slots);
   REQUIRE_MESSAGE(agents.ok(), agents.message());
 
   Result<LlmProgram> program = (*agents)->generate(*db, "a reduction kernel");
@@ -74,7 +64,7 @@ TEST_CASE("a failed LLM translation is a translation failure carrying the agent.
   FakeOpenAiServer server;
   server.enqueue(
       {200, {}, FakeOpenAiServer::completion("```hip\n#include <hip/hip_runtime.h>\n```\n", "stop", "", 5, 5)});
-  Result<std::unique_ptr<LlmAgents>> agents = LlmAgents::create(llm_section(server), *db, slots);
+  Result<std::unique_ptr<LlmAgents>> agents = LlmAgents::create(server.llm_section(), *db, slots);
   REQUIRE(agents.ok());
   TranslateOutcome translated = (*agents)->translate_cuda_to_hip(*db, "#include <cuda_runtime.h>\n");
   CHECK(translated.ok);
@@ -110,7 +100,7 @@ TEST_CASE("the last hour's recorded requests count against the hourly budget of 
   cached.cached = true;
   for (const LlmCallRecord& record : {recent, old, cached}) REQUIRE(insert_llm_call(*db, record).ok());
 
-  json section = llm_section(server);
+  json section = server.llm_section();
   section["requests_per_hour"] = 2;
   Result<std::unique_ptr<LlmAgents>> agents = LlmAgents::create(section, *db, slots);
   REQUIRE(agents.ok());

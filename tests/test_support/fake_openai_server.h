@@ -5,6 +5,8 @@
 
 #include <httplib.h>
 
+#include <nlohmann/json.hpp>
+
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -36,6 +38,13 @@ class FakeOpenAiServer {
 
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
+  // The configuration's "llm" section for this server: model "fake-coder", no API key, two
+  // attempts `backoff_ms` apart, no circuit breaker.
+  nlohmann::json llm_section(int backoff_ms = 1) const {
+    return {{"base_url", base_url()}, {"model", "fake-coder"}, {"api_key_env", ""},
+            {"timeout_ms", 5000},     {"max_attempts", 2},     {"backoff_base_ms", backoff_ms},
+            {"backoff_max_ms", 2 * backoff_ms}, {"breaker_failures", 0}};
+  }
   // Replies in order; with the queue empty the responder answers, else a 500 "unscripted request".
   void enqueue(CannedResponse response);
   // Answers each request the script does not (called on the server's threads).

@@ -1,0 +1,232 @@
+// Commands over the models under test: model add|retire|activate, models, eval.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "daemon/commands.h"
+#include "daemon/context.h"
+#include "daemon/evaluation_jobs.h"
+#include "daemon/progress.h"
+#include "synth/model_registry.h"
+#include "synth/model_report.h"
+
+namespace tailforge {
+
+namespace {
+
+using nlohmann::json;
+
+Result<int64_t> whole_number(const std::string& flag, const std::string& text) {
+  if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return make_error(flag + " needs a whole number, got '" + text + "'");
+  }
+  return std::stoll(text);
+}
+
+int usage(const std::string& message) {
+  std::cerr << "tailforge: " << message << "\n";
+  return 2;
+}
+
+// The model definition `model add` was given, as register_model reads it.
+Result<json> definition_from_flags(const CommandLine& args) {
+  json definition = {{"name", args.get("--name")}, {"kind", args.get("--kind", "openai")},
+                     {"track", args.get("--track", "cuda2hip")}};
+  if (args.has("--endpoint")) definition["endpoint"] = args.get("--endpoint");
+  if (args.has("--model-id")) definition["model_id"] = args.get("--model-id");
+  if (args.has("--parent")) definition["parent"] = args.get("--parent");
+  if (args.has("--command")) definition["command"] = args.rest;
+  if (args.has("--retrain-event")) {
+    Result<int64_t> event = whole_number("--retrain-event", args.get("--retrain-event"));
+    if (!event) return event.error();
+    definition["retrain_event"] = *event;
+  }
+  if (args.has("--timeout")) {
+    Result<int64_t> seconds = whole_number("--timeout", args.get("--timeout"));
+    if (!seconds) return seconds.error();
+    definition["timeout_seconds"] = *seconds;
+  }
+  return definition;
+}
+
+// Evaluates `items` with `model` on `threads` threads, each with its own connection.
+struct EvalCounts {
+  std::atomic<int64_t> done{0}, ok{0}, failed{0}, unavailable{0};
+  std::mutex mutex;
+  std::string last_error;
+};
+
+void evaluate_items(const std::string& db_path, const ModelRecord& model, ModelUnderTest& caller,
+                    const std::vector<EvalItem>& items, const EvaluationSetup& setup, int threads, EvalCounts& counts) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    Result<Database> db = Database::open(db_path);
+    if (!db) {
+      std::lock_guard lock(counts.mutex);
+      counts.last_error = db.message();
+      return;
+    }
+    for (size_t i = next++; i < items.size(); i = next++) {
+      Result<JudgedAnswer> judged = evaluate_item(*db, caller, model, items[i], setup);
+      Status stored;
+      if (judged) {
+        Transaction transaction(*db);
+        Result<bool> inserted = transaction.begin_status() ? store_evaluation(*db, model, *judged)
+                                                           : Result<bool>(transaction.begin_status().error());
+        stored = inserted ? transaction.commit() : Status(inserted.error());
+      }
+      if (!judged || !stored) {
+        ++counts.unavailable;
+        std::lock_guard lock(counts.mutex);
+        counts.last_error = !judged ? judged.message() : stored.message();
+      } else {
+        ++(judged->evaluation.ok ? counts.ok : counts.failed);
+      }
+      ++counts.done;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  for (std::thread& thread : pool) thread.join();
+}
+
+}  // namespace
+
+int command_model(const CommandLine& args) {
+  Result<CommandContext> context = make_context(args);
+  if (!context) return report_failure(context.message());
+  std::string action = args.positionals.empty() ? "" : args.positionals[0];
+  if (action == "retire" || action == "activate") {
+    if (args.positionals.size() != 2) return usage("model " + action + " needs a model name");
+    Result<Database> db = Database::open(context->db_path);
+    if (!db) return report_failure(db.message());
+    Result<bool> changed = set_model_active(*db, args.positionals[1], action == "activate");
+    if (!changed) return report_failure(changed.message());
+    if (!*changed) return report_failure("no model named '" + args.positionals[1] + "'");
+    std::cout << "model " << args.positionals[1]
+              << (action == "retire" ? " retired: no longer evaluated; its results stay\n"
+                                     : " active: evaluated every cycle\n");
+    return 0;
+  }
+  if (action != "add" || args.positionals.size() != 1) {
+    return usage("model needs an action: add (tailforge model add --name N --kind openai|command|builtin ...), "
+                 "retire NAME or activate NAME");
+  }
+  if (args.get("--name").empty()) return usage("model add needs --name");
+  Result<json> definition = definition_from_flags(args);
+  if (!definition) return usage(definition.message());
+  Result<Database> db = Database::open(context->db_path);
+  if (!db) return report_failure(db.message());
+  Result<ModelRecord> model = register_model(*db, *definition);
+  if (!model) return report_failure(model.message());
+  std::cout << "model " << model->name << " (" << model->kind << ", " << model->track << ") registered as #"
+            << model->id;
+  if (model->retrain_event_id) std::cout << " for retrain event " << *model->retrain_event_id;
+  std::cout << "; the daemon evaluates it from its next evaluation step, or run: tailforge eval --model "
+            << model->name << "\n";
+  return 0;
+}
+
+int command_models(const CommandLine& args) {
+  Result<CommandContext> context = make_context(args);
+  if (!context) return report_failure(context.message());
+  Result<Database> db = Database::open(context->db_path);
+  if (!db) return report_failure(db.message());
+  Result<ModelsReport> report = models_report(*db, args.get("--track", "cuda2hip"));
+  if (!report) return report_failure(report.message());
+  if (args.has("--json")) {
+    std::cout << models_report_to_json(*report).dump(2) << "\n";
+  } else {
+    std::cout << format_models_table(*report);
+  }
+  return 0;
+}
+
+int command_eval(const CommandLine& args) {
+  Result<CommandContext> context = make_context(args);
+  if (!context) return report_failure(context.message());
+  if (args.get("--model").empty()) return usage("eval needs --model NAME");
+  int64_t limit = -1;
+  if (args.has("--limit")) {
+    Result<int64_t> parsed = whole_number("--limit", args.get("--limit"));
+    if (!parsed) return usage(parsed.message());
+    limit = *parsed;
+  }
+  Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(context->config);
+  if (!resources) return report_failure(resources.message());
+  Result<Database> db = Database::open(context->db_path);
+  if (!db) return report_failure(db.message());
+  Result<std::optional<ModelRecord>> model = find_model(*db, args.get("--model"));
+  if (!model) return report_failure(model.message());
+  if (!*model) return report_failure("no model named '" + args.get("--model") + "' (tailforge models lists them)");
+  Result<EvalSetRefresh> refreshed = refresh_eval_set(*db, (*resources)->eval, (*resources)->synth, (*model)->track);
+  if (!refreshed) return report_failure(refreshed.message());
+  Result<std::vector<std::string>> missing = items_without_evaluation(*db, (*model)->id, (*model)->track);
+  if (!missing) return report_failure(missing.message());
+  std::vector<EvalItem> items;
+  for (const std::string& id : *missing) {
+    if (limit >= 0 && static_cast<int64_t>(items.size()) >= limit) break;
+    Result<std::optional<EvalItem>> item = find_eval_item(*db, (*model)->track, id);
+    if (!item) return report_failure(item.message());
+    if (*item) items.push_back(**item);
+  }
+
+  std::string work_dir = context->db_path + ".work";
+  std::error_code ec;
+  std::filesystem::create_directories(work_dir, ec);
+  if (ec) return report_failure("cannot create " + work_dir + ": " + ec.message());
+  ResourceGate unlimited;
+  Result<std::unique_ptr<ModelUnderTest>> caller = make_model_under_test(**model, (*resources)->runtime(&unlimited));
+  if (!caller) return report_failure(caller.message());
+  int threads = context->config["daemon"]["compile_slots"].get<int>();
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::cerr << "evaluating " << (*model)->name << " on " << items.size() << " of " << refreshed->size
+            << " items of evaluation set v" << refreshed->version << " (" << refreshed->size - missing->size()
+            << " judged before), " << threads << " at a time\n";
+
+  EvalCounts counts;
+  bool show = !args.has("--no-progress") && isatty(STDERR_FILENO);
+  auto started = std::chrono::steady_clock::now();
+  std::thread evaluating([&] {
+    evaluate_items(context->db_path, **model, **caller, items, (*resources)->setup(&unlimited, work_dir), threads,
+                   counts);
+  });
+  while (show && counts.done < static_cast<int64_t>(items.size())) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    int64_t done = counts.done;
+    std::string eta = done > 0 ? format_duration(elapsed / static_cast<double>(done) *
+                                                 static_cast<double>(static_cast<int64_t>(items.size()) - done))
+                               : "?";
+    std::cerr << "\r\033[K" << done << "/" << items.size() << " judged: " << counts.ok << " ok, " << counts.failed
+              << " failed, " << counts.unavailable << " not judged; ETA " << eta << std::flush;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  evaluating.join();
+  if (show) std::cerr << "\r\033[K";
+
+  Result<ModelsReport> report = models_report(*db, (*model)->track);
+  if (!report) return report_failure(report.message());
+  if (args.has("--json")) {
+    json out = {{"model", (*model)->name}, {"judged", counts.ok + counts.failed}, {"ok", counts.ok.load()},
+                {"failed", counts.failed.load()}, {"not_judged", counts.unavailable.load()},
+                {"models", models_report_to_json(*report)}};
+    if (!counts.last_error.empty()) out["last_error"] = counts.last_error;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << "judged " << counts.ok + counts.failed << " items: " << counts.ok << " ok, " << counts.failed
+              << " failed\n\n"
+              << format_models_table(*report);
+  }
+  if (counts.unavailable > 0) {
+    std::cerr << "tailforge: " << counts.unavailable << " items not judged; last error: " << counts.last_error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace tailforge

@@ -1,0 +1,145 @@
+#include "daemon/evaluation_jobs.h"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "policies/config.h"
+#include "store/evaluations.h"
+#include "store/models.h"
+
+namespace tailforge {
+
+using nlohmann::json;
+
+ModelRuntime EvaluationResources::runtime(ResourceGate* gate) const {
+  return {.hipify_rules = &hipify,
+          .llm = llm,
+          .prompts = &prompts,
+          .command_timeout_seconds = eval.command_timeout_seconds,
+          .gate = gate};
+}
+
+EvaluationSetup EvaluationResources::setup(ResourceGate* gate, const std::string& work_dir) const {
+  return {.verifier = verifier, .taxonomy = &taxonomy, .gate = gate, .work_dir = work_dir};
+}
+
+Result<std::unique_ptr<EvaluationResources>> load_evaluation_resources(const json& config) {
+  auto resources = std::make_unique<EvaluationResources>();
+  Result<EvalPolicy> eval = eval_policy_from_json(config["eval"]);
+  if (!eval) return eval.error();
+  resources->eval = *eval;
+  Result<SynthPolicy> synth = synth_policy_from_config(config["synth"], data_dir());
+  if (!synth) return synth.error();
+  resources->synth = std::move(*synth);
+  Result<VerifierOptions> verifier = verifier_options_from_json(config);
+  if (!verifier) return verifier.error();
+  resources->verifier = std::move(*verifier);
+  Result<Taxonomy> taxonomy = load_taxonomy(data_path(config["taxonomy"]["file"].get<std::string>()));
+  if (!taxonomy) return taxonomy.error();
+  resources->taxonomy = std::move(*taxonomy);
+  Result<HipifyRules> rules = load_hipify_rules(data_path(config["translator"]["rules_file"].get<std::string>()));
+  if (!rules) return rules.error();
+  resources->hipify = std::move(*rules);
+  Result<LlmOptions> llm = llm_options_from_json(config["llm"]);
+  if (!llm) return llm.error();
+  resources->llm = *llm;
+  Result<LlmPrompts> prompts = load_llm_prompts(data_path(llm->prompts_path));
+  if (!prompts) return make_error("llm.prompts: " + prompts.message());
+  resources->prompts = std::move(*prompts);
+  return resources;
+}
+
+Status EvaluationJobs::plan(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
+  json payload = json::parse(job.payload, nullptr, false);
+  if (!payload.is_object() || !payload.contains("cycle") || !payload["cycle"].is_number_integer()) {
+    return make_error("evaluate_models job payload needs cycle: " + job.payload);
+  }
+  int64_t cycle = payload["cycle"].get<int64_t>();
+  if (!eval_.enabled) return queue.complete(job.id, owner);
+  Result<std::vector<ModelRecord>> models = list_models(db);
+  if (!models) return models.error();
+  std::set<std::string> tracks = {synth_.track};
+  for (const ModelRecord& model : *models) {
+    if (model.active) tracks.insert(model.track);
+  }
+  for (const std::string& track : tracks) {
+    Result<EvalSetRefresh> refreshed = refresh_eval_set(db, eval_, synth_, track);
+    if (!refreshed) return refreshed.error();
+    if (refreshed->added > 0) {
+      spdlog::info("cycle {}: evaluation set of {} is v{}: +{} items, {} in all", cycle, track, refreshed->version,
+                   refreshed->added, refreshed->size);
+    }
+  }
+  Transaction transaction(db);
+  if (!transaction.begin_status()) return transaction.begin_status();
+  int queued = 0, active = 0;
+  for (const ModelRecord& model : *models) {
+    if (!model.active || !tracks.count(model.track)) continue;
+    ++active;
+    Result<std::vector<std::string>> missing = items_without_evaluation(db, model.id, model.track);
+    if (!missing) return missing.error();
+    for (const std::string& sample_id : *missing) {
+      NewJob evaluate{.kind = kEvaluateJob,
+                      .payload = json{{"cycle", cycle}, {"model_id", model.id}, {"sample_id", sample_id}}.dump(),
+                      .idempotency_key = "cycle:" + std::to_string(cycle) + ":evaluate:" + std::to_string(model.id) +
+                                         ":" + sample_id};
+      Result<EnqueueOutcome> enqueued = queue.enqueue(evaluate);
+      if (!enqueued) return enqueued.error();
+      queued += enqueued->inserted;
+    }
+  }
+  if (Status s = queue.complete(job.id, owner); !s) return s;
+  if (Status s = transaction.commit(); !s) return s;
+  if (queued > 0) spdlog::info("cycle {}: {} evaluations queued for {} active models", cycle, queued, active);
+  return {};
+}
+
+Result<std::shared_ptr<ModelUnderTest>> EvaluationJobs::model_for(const ModelRecord& model) {
+  std::lock_guard lock(mutex_);
+  auto found = models_.find(model.id);
+  if (found != models_.end()) return found->second;
+  Result<std::unique_ptr<ModelUnderTest>> made = make_model_under_test(model, runtime_);
+  if (!made) return made.error();
+  std::shared_ptr<ModelUnderTest> shared = std::move(*made);
+  models_[model.id] = shared;
+  return shared;
+}
+
+Status EvaluationJobs::evaluate(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
+  json payload = json::parse(job.payload, nullptr, false);
+  if (!payload.is_object() || !payload.contains("model_id") || !payload["model_id"].is_number_integer() ||
+      !payload.contains("sample_id") || !payload["sample_id"].is_string()) {
+    return make_error("evaluate job payload needs model_id and sample_id: " + job.payload);
+  }
+  int64_t model_id = payload["model_id"].get<int64_t>();
+  std::string sample_id = payload["sample_id"].get<std::string>();
+  Result<std::optional<ModelRecord>> model = find_model_by_id(db, model_id);
+  if (!model) return model.error();
+  Result<std::optional<EvaluationRecord>> done = find_evaluation(db, model_id, sample_id);
+  if (!done) return done.error();
+  std::optional<EvalItem> item;
+  if (*model) {
+    Result<std::optional<EvalItem>> found = find_eval_item(db, (*model)->track, sample_id);
+    if (!found) return found.error();
+    item = *found;
+  }
+  // A retired or removed model, an item judged already (by an earlier lease or `tailforge eval`):
+  // nothing to do.
+  if (!*model || !(*model)->active || *done || !item) return queue.complete(job.id, owner);
+
+  Result<std::shared_ptr<ModelUnderTest>> caller = model_for(**model);
+  if (!caller) return caller.error();
+  Result<JudgedAnswer> judged = evaluate_item(db, **caller, **model, *item, setup_);
+  if (!judged) return judged.error();
+
+  Transaction transaction(db);
+  if (!transaction.begin_status()) return transaction.begin_status();
+  Result<bool> stored = store_evaluation(db, **model, *judged);
+  if (!stored) return stored.error();
+  if (Status s = queue.complete(job.id, owner); !s) return s;
+  return transaction.commit();
+}
+
+}  // namespace tailforge

@@ -1,0 +1,62 @@
+// The daemon's evaluation work: a per-cycle "evaluate_models" step that refreshes the frozen
+// evaluation set and queues one "evaluate" job per active model and item it has no result for,
+// and the "evaluate" job that asks the model, judges the answer (synth/evaluate.h) and stores
+// the evaluation in the transaction that completes the job. A model that cannot answer now
+// (endpoint down, rate limited) fails the job, which retries with backoff; nothing is stored.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/model_under_test.h"
+#include "daemon/planner.h"
+#include "store/queue.h"
+#include "synth/eval_set.h"
+#include "synth/evaluate.h"
+
+namespace tailforge {
+
+// What judging answers needs, loaded from the configuration: the eval and synth policies, the
+// verifier options, the failure taxonomy, the translation rules (builtin models) and the LLM
+// options and prompts (openai models). Errors name the file or key.
+struct EvaluationResources {
+  EvalPolicy eval;
+  SynthPolicy synth;
+  VerifierOptions verifier;
+  Taxonomy taxonomy;
+  HipifyRules hipify;
+  LlmOptions llm;
+  LlmPrompts prompts;
+
+  // Views for the model callers and the judge; they point into this object.
+  ModelRuntime runtime(ResourceGate* gate) const;
+  EvaluationSetup setup(ResourceGate* gate, const std::string& work_dir) const;
+};
+Result<std::unique_ptr<EvaluationResources>> load_evaluation_resources(const nlohmann::json& config);
+
+class EvaluationJobs {
+ public:
+  // `setup.taxonomy`, `runtime`'s pointers and `synth` must outlive this object.
+  EvaluationJobs(EvalPolicy eval, const SynthPolicy& synth, EvaluationSetup setup, ModelRuntime runtime)
+      : eval_(eval), synth_(synth), setup_(std::move(setup)), runtime_(std::move(runtime)) {}
+
+  Status plan(Database& db, JobQueue& queue, const Job& job, const std::string& owner);
+  Status evaluate(Database& db, JobQueue& queue, const Job& job, const std::string& owner);
+
+ private:
+  // One caller per model, kept for the daemon's life (an endpoint's breaker state lives in it).
+  Result<std::shared_ptr<ModelUnderTest>> model_for(const ModelRecord& model);
+
+  EvalPolicy eval_;
+  const SynthPolicy& synth_;
+  EvaluationSetup setup_;
+  ModelRuntime runtime_;
+  std::mutex mutex_;
+  std::map<int64_t, std::shared_ptr<ModelUnderTest>> models_;
+};
+
+}  // namespace tailforge
