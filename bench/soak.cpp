@@ -49,22 +49,18 @@ struct SoakOptions {
 std::optional<SoakOptions> parse_options(int argc, char** argv) {
   SoakOptions options;
   options.tailforge = default_tailforge_binary();
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--keep") {
-      options.keep = true;
-      continue;
-    }
-    if (i + 1 >= argc) return std::nullopt;
-    std::string value = argv[++i];
-    if (flag == "--minutes") options.minutes = std::atof(value.c_str());
-    else if (flag == "--samples") options.samples = std::atoi(value.c_str());
-    else if (flag == "--interval") options.interval_seconds = std::max(0.5, std::atof(value.c_str()));
-    else if (flag == "--window") options.window_seconds = std::max(0.0, std::atof(value.c_str()));
-    else if (flag == "--start-by") options.start_by_seconds = std::atof(value.c_str());
-    else if (flag == "--tailforge") options.tailforge = value;
-    else return std::nullopt;
-  }
+  bool ok = parse_bench_flags(
+      argc, argv,
+      {{"--minutes", [&](const std::string& value) { options.minutes = std::atof(value.c_str()); }},
+       {"--samples", [&](const std::string& value) { options.samples = std::atoi(value.c_str()); }},
+       {"--interval",
+        [&](const std::string& value) { options.interval_seconds = std::max(0.5, std::atof(value.c_str())); }},
+       {"--window",
+        [&](const std::string& value) { options.window_seconds = std::max(0.0, std::atof(value.c_str())); }},
+       {"--start-by", [&](const std::string& value) { options.start_by_seconds = std::atof(value.c_str()); }},
+       {"--tailforge", [&](const std::string& value) { options.tailforge = value; }}},
+      options.keep);
+  if (!ok) return std::nullopt;
   return options;
 }
 
@@ -134,12 +130,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: soak [--minutes M] [--samples N] [--interval S] [--window S] [--start-by S] [--tailforge PATH] [--keep]\n");
     return 2;
   }
-  if (!fs::exists(options->tailforge)) {
-    std::fprintf(stderr, "no tailforge binary at %s (pass --tailforge PATH)\n", options->tailforge.c_str());
-    return 1;
-  }
   fs::path dir = fs::temp_directory_path() / ("tf-soak-" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  if (!enter_run_dir(dir, options->tailforge)) return 1;
   std::string db_path = (dir / "soak.db").string();
   std::vector<std::string> args = {options->tailforge, "daemon", "--cycles", "0", "--db", db_path, "--no-progress"};
   std::string config_note = "the embedded default configuration";
@@ -149,8 +141,6 @@ int main(int argc, char** argv) {
     args.insert(args.end(), {"--config", config_path});
     config_note = "the embedded default with daemon.samples_per_cycle = " + std::to_string(options->samples);
   }
-  // Relative paths of the configuration (snapshots, work dir) land in the soak folder.
-  fs::current_path(dir);
   std::printf("soak: %.1f minutes of `tailforge daemon --cycles 0` on %s\n", options->minutes, config_note.c_str());
   std::fflush(stdout);
 
@@ -264,12 +254,6 @@ int main(int argc, char** argv) {
   std::printf("end/start ratio (medians of the windows): %.3f\n", static_cast<double>(end.median_kb) / start.median_kb);
   double ratio = fitted_end / fitted_start;
   std::printf("end/start ratio (fitted line): %.3f   target <= 1.10   %s\n", ratio, ratio <= 1.10 ? "PASS" : "BELOW");
-  if (!options->keep) {
-    std::error_code ignored;
-    fs::current_path("/", ignored);
-    fs::remove_all(dir, ignored);
-  } else {
-    std::printf("kept %s\n", dir.c_str());
-  }
+  leave_run_dir(dir, options->keep);
   return exited_early ? 1 : 0;
 }

@@ -8,9 +8,6 @@
 // Usage: tail_series [--cycles 5] [--samples N (daemon.samples_per_cycle)] [--config FILE (instead
 //        of --samples)] [--tailforge PATH] [--db PATH (reuse a finished run instead of starting
 //        one)] [--keep]
-#include <sys/wait.h>
-
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -43,21 +40,15 @@ struct Options {
 std::optional<Options> parse_options(int argc, char** argv) {
   Options options;
   options.tailforge = default_tailforge_binary();
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--keep") {
-      options.keep = true;
-      continue;
-    }
-    if (i + 1 >= argc) return std::nullopt;
-    std::string value = argv[++i];
-    if (flag == "--cycles") options.cycles = std::max(1, std::atoi(value.c_str()));
-    else if (flag == "--samples") options.samples = std::atoi(value.c_str());
-    else if (flag == "--config") options.config = fs::absolute(value).string();
-    else if (flag == "--tailforge") options.tailforge = value;
-    else if (flag == "--db") options.db = value;
-    else return std::nullopt;
-  }
+  bool ok = parse_bench_flags(
+      argc, argv,
+      {{"--cycles", [&](const std::string& value) { options.cycles = std::max(1, std::atoi(value.c_str())); }},
+       {"--samples", [&](const std::string& value) { options.samples = std::atoi(value.c_str()); }},
+       {"--config", [&](const std::string& value) { options.config = fs::absolute(value).string(); }},
+       {"--tailforge", [&](const std::string& value) { options.tailforge = value; }},
+       {"--db", [&](const std::string& value) { options.db = value; }}},
+      options.keep);
+  if (!ok) return std::nullopt;
   if (options.samples > 0 && !options.config.empty()) return std::nullopt;
   return options;
 }
@@ -78,19 +69,14 @@ bool run_daemon(const Options& options, const fs::path& dir, const std::string& 
   }
   std::printf("tail_series: `tailforge daemon --cycles %d` on %s\n", options.cycles, note.c_str());
   std::fflush(stdout);
-  auto started = std::chrono::steady_clock::now();
   std::string log_path = (dir / "daemon.log").string();
-  pid_t pid = spawn_daemon(args, log_path);
-  if (pid < 0) {
+  FinishedRun run = run_daemon_to_end(args, log_path);
+  if (run.status < 0) {
     std::fprintf(stderr, "cannot start %s\n", options.tailforge.c_str());
     return false;
   }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::printf("daemon exited with status %d after %.0f s (log: %s)\n",
-              WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), seconds, log_path.c_str());
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::printf("daemon exited with status %d after %.0f s (log: %s)\n", run.status, run.seconds, log_path.c_str());
+  return run.status == 0;
 }
 
 // The share after cycle `cycle` in a series; 0 before the first cycle.
@@ -113,12 +99,7 @@ int main(int argc, char** argv) {
   fs::path dir = fs::temp_directory_path() / ("tf-tail-series-" + std::to_string(getpid()));
   std::string db_path = options->db;
   if (db_path.empty()) {
-    if (!fs::exists(options->tailforge)) {
-      std::fprintf(stderr, "no tailforge binary at %s (pass --tailforge PATH)\n", options->tailforge.c_str());
-      return 1;
-    }
-    fs::create_directories(dir);
-    fs::current_path(dir);  // relative paths of the configuration land here
+    if (!enter_run_dir(dir, options->tailforge)) return 1;
     db_path = (dir / "tail_series.db").string();
     if (!run_daemon(*options, dir, db_path)) return 1;
   }
@@ -172,14 +153,6 @@ int main(int argc, char** argv) {
     Result<std::vector<TailSharePoint>> series = tail_share_series(*db, track, first_top->first, first_top->second);
     if (series) std::printf("%s", format_tail_share_series(track, first_top->first, first_top->second, *series).c_str());
   }
-  if (options->db.empty()) {
-    if (options->keep) {
-      std::printf("kept %s\n", dir.c_str());
-    } else {
-      std::error_code ignored;
-      fs::current_path("/", ignored);
-      fs::remove_all(dir, ignored);
-    }
-  }
+  if (options->db.empty()) leave_run_dir(dir, options->keep);
   return measured > 0 && rose == measured ? 0 : 1;
 }
