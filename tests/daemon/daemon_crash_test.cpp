@@ -24,12 +24,14 @@ namespace {
 
 const int kCycles = 2;
 
-// A small, fast loop: few samples per cycle and the cheaper verifier stages only.
+// A small, fast loop: few samples per cycle, fewer synthesized, and the cheaper verifier stages
+// only. Evaluation and retraining stay on, so kills land in them too.
 std::string write_config(const TempDir& dir) {
   std::string path = dir.file("crash.json");
   std::ofstream(path) << R"({
     "log_level": "warn",
     "daemon": {"samples_per_cycle": 6, "compile_slots": 2, "progress": false, "drain_grace_seconds": 5},
+    "synth": {"top_k": 2, "multiplier": 4},
     "verifier": {"stages": ["translate", "amd.asm", "amd.assemble", "nvidia.ptx"]}
   })";
   return path;
@@ -66,7 +68,11 @@ std::string fingerprint(Database& db) {
          query_text(db, "SELECT sample_id || ' ' || stage || ' ' || status FROM verification ORDER BY 1") +
          query_text(db, "SELECT category || ' ' || count(*) FROM failure GROUP BY category ORDER BY 1") +
          query_text(db, "SELECT parent_id || ' ' || child_id || ' ' || relation FROM lineage ORDER BY 1") +
-         query_text(db, "SELECT id || ' ' || state || ' ' || generated || ' ' || verified || ' ' || failed FROM cycle ORDER BY id");
+         query_text(db, "SELECT id || ' ' || state || ' ' || generated || ' ' || verified || ' ' || failed FROM cycle ORDER BY id") +
+         query_text(db, "SELECT 'item ' || sample_id || ' v' || version FROM eval_item ORDER BY 1") +
+         query_text(db, "SELECT name || ' parent ' || coalesce(parent_id, 0) FROM model ORDER BY id") +
+         query_text(db, "SELECT m.name || ' ' || e.sample_id || ' ' || e.ok || ' ' || e.category FROM evaluation e"
+                        " JOIN model m ON m.id = e.model_id ORDER BY 1");
 }
 
 }  // namespace
@@ -115,5 +121,8 @@ TEST_CASE("a daemon killed with SIGKILL at 10 random instants ends like an unint
   CHECK(query_int(*crashed, "SELECT count(*) - count(DISTINCT sample_id || stage) FROM verification") == 0);
   CHECK(query_int(*crashed, "SELECT count(*) FROM cycle WHERE state = 'done'") == kCycles);
   CHECK(query_int(*crashed, "SELECT count(*) FROM sample") > 0);
+  // The comparison covers the model loop too: a trained version and its evaluations.
+  CHECK(query_int(*reference, "SELECT count(*) FROM model") >= 1);
+  CHECK(query_int(*reference, "SELECT count(*) FROM evaluation") >= 1);
   CHECK(fingerprint(*crashed) == fingerprint(*reference));
 }
