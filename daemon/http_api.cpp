@@ -11,6 +11,7 @@
 #include "daemon/metrics.h"
 #include "daemon/views.h"
 #include "store/failures.h"
+#include "store/models.h"
 #include "store/queue.h"
 #include "store/samples.h"
 #include "store/status.h"
@@ -159,6 +160,12 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     if (!query) return send_error(res, 400, query.message());
     std::optional<Database> db = open_store(db_path, res);
     if (!db) return;
+    for (const std::string& name : {query->model, query->compare_model}) {
+      if (name.empty()) continue;
+      Result<std::optional<ModelRecord>> model = find_model(*db, name);
+      if (!model) return send_error(res, 500, model.message());
+      if (!model->has_value()) return send_error(res, 400, "taxonomy: no model named '" + name + "'");
+    }
     Result<TaxonomyReport> report = taxonomy_report(*db, *query);
     if (!report) return send_error(res, 500, report.message());
     send_json(res, 200, taxonomy_report_to_json(*report));

@@ -111,6 +111,48 @@ TEST_CASE("GET /v1/models answers the same JSON as models --json") {
   CHECK(json::parse(other->body)["models"].empty());
 }
 
+// Guards that /v1/taxonomy answers the per-model taxonomy and comparison that the CLI prints.
+TEST_CASE("GET /v1/taxonomy?model=A&compare_model=B answers what taxonomy --model A --compare-model B prints") {
+  Api server("");
+  seed_models(server.db_path);
+  {
+    Result<Database> db = Database::open(server.db_path);
+    REQUIRE(db.ok());
+    Result<std::optional<ModelRecord>> child = find_model(*db, "dict-v2");
+    REQUIRE(child.ok());
+    REQUIRE(child->has_value());
+    std::string item = query_text(*db, "SELECT id FROM sample");
+    item.pop_back();  // the newline
+    EvaluationRecord failed{.model_id = (*child)->id, .sample_id = item,
+                            .track = "cuda2hip", .ok = false, .status = "fail", .stage = "amd.asm.gfx1100",
+                            .category = "amd.compile.undeclared_identifier", .message = "use of undeclared identifier",
+                            .checked = "compile"};
+    REQUIRE(insert_evaluation(*db, failed).ok());
+  }
+  ProcessResult printed = run_tailforge(
+      {"taxonomy", "--json", "--model", "dict-v2", "--compare-model", "rules", "--db", server.db_path});
+  INFO(printed.stderr_text);
+  REQUIRE(printed.exit_code == 0);
+  json from_cli = json::parse(printed.stdout_text);
+
+  httplib::Client client("127.0.0.1", server.port);
+  auto answer = client.Get("/v1/taxonomy?model=dict-v2&compare_model=rules");
+  REQUIRE(answer);
+  REQUIRE(answer->status == 200);
+  json from_http = json::parse(answer->body);
+  CHECK(from_http.at("total") == from_cli.at("total"));
+  CHECK(from_http.at("total") == 1);
+  CHECK(from_http.at("categories") == from_cli.at("categories"));
+  CHECK(from_http.at("categories").dump().find("amd.compile.undeclared_identifier") != std::string::npos);
+  CHECK(from_http.at("model_comparison") == from_cli.at("model_comparison"));
+  CHECK(from_http.at("model_comparison").at("common_items") == 1);
+
+  auto unknown = client.Get("/v1/taxonomy?model=ghost");
+  REQUIRE(unknown);
+  CHECK(unknown->status == 400);
+  CHECK(unknown->body.find("no model named 'ghost'") != std::string::npos);
+}
+
 // Guards POST /v1/models: 201 and a stored model with the token, 401 without or with a wrong one,
 // 400 naming the field for each bad definition, and nothing stored for any refused request.
 TEST_CASE("POST /v1/models registers a model with the token, and answers 401 and 400 naming the field") {
