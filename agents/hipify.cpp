@@ -51,13 +51,29 @@ void index_rules(const std::vector<Rule>& rules, const std::string& section,
   }
 }
 
+void string_list(const json& list, const std::string& at, std::vector<std::string>& out, std::string* error) {
+  if (!list.is_array()) {
+    if (error->empty()) *error = at + ": expected an array of strings";
+    return;
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) {
+      if (error->empty()) *error = where(at, i) + ": expected a string";
+      continue;
+    }
+    out.push_back(list[i].get<std::string>());
+  }
+}
+
 void load_tables(const json& root, HipifyRules& rules, std::string* error) {
   if (const json* headers = array_at(root, "headers", error)) {
     for (size_t i = 0; i < headers->size(); ++i) {
       const json& h = (*headers)[i];
       std::string at = where("headers", i);
       HeaderRule rule{string_at(h, "from", at, error), string_at(h, "to", at, error, false),
-                      string_at(h, "unsupported", at, error, false), string_at(h, "message", at, error, false)};
+                      string_at(h, "unsupported", at, error, false), string_at(h, "message", at, error, false),
+                      h.value("compat", false), h.value("unless_in_tree", false), {}};
+      if (auto also = h.find("also"); also != h.end()) string_list(*also, at + ".also", rule.also, error);
       if (rule.to.empty() == rule.unsupported_construct.empty() && error->empty())
         *error = at + ": needs exactly one of 'to' and 'unsupported'";
       rules.headers.push_back(rule);
@@ -68,7 +84,7 @@ void load_tables(const json& root, HipifyRules& rules, std::string* error) {
       std::string at = where("identifiers", i);
       const json& r = (*ids)[i];
       rules.identifiers.push_back({string_at(r, "from", at, error), string_at(r, "to", at, error),
-                                   string_at(r, "kind", at, error)});
+                                   string_at(r, "kind", at, error), string_at(r, "header", at, error, false)});
     }
   }
   if (const json* calls = array_at(root, "symbol_calls", error)) {
@@ -101,20 +117,8 @@ void load_tables(const json& root, HipifyRules& rules, std::string* error) {
 }
 
 void load_lists(const json& root, HipifyRules& rules, std::string* error) {
-  auto strings = [&](const json& list, const std::string& at, std::vector<std::string>& out) {
-    if (!list.is_array()) {
-      if (error->empty()) *error = at + ": expected an array of strings";
-      return;
-    }
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (!list[i].is_string()) {
-        if (error->empty()) *error = where(at, i) + ": expected a string";
-        continue;
-      }
-      out.push_back(list[i].get<std::string>());
-    }
-  };
-  if (const json* masks = array_at(root, "full_warp_masks", error)) strings(*masks, "full_warp_masks", rules.full_warp_masks);
+
+  if (const json* masks = array_at(root, "full_warp_masks", error)) string_list(*masks, "full_warp_masks", rules.full_warp_masks, error);
   auto bounds = root.find("launch_bounds");
   if (bounds == root.end() || !bounds->is_object() || !bounds->contains("keep_arguments") ||
       !(*bounds)["keep_arguments"].is_number_integer()) {
@@ -127,8 +131,8 @@ void load_lists(const json& root, HipifyRules& rules, std::string* error) {
   if (warp_size == root.end() || !warp_size->is_object()) {
     if (error->empty()) *error = "warp_size: missing or not an object";
   } else {
-    strings(warp_size->value("literals", json()), "warp_size.literals", rules.warp_size_literals);
-    strings(warp_size->value("warp_code_markers", json()), "warp_size.warp_code_markers", rules.warp_code_markers);
+    string_list(warp_size->value("literals", json()), "warp_size.literals", rules.warp_size_literals, error);
+    string_list(warp_size->value("warp_code_markers", json()), "warp_size.warp_code_markers", rules.warp_code_markers, error);
   }
   if (const json* unsupported = array_at(root, "unsupported", error)) {
     for (size_t i = 0; i < unsupported->size(); ++i) {
@@ -138,7 +142,7 @@ void load_lists(const json& root, HipifyRules& rules, std::string* error) {
       rule.construct = string_at(r, "construct", at, error);
       rule.message = string_at(r, "message", at, error);
       rule.example = string_at(r, "example", at, error);
-      strings(r.value("patterns", json()), at + ".patterns", rule.pattern_texts);
+      string_list(r.value("patterns", json()), at + ".patterns", rule.pattern_texts, error);
       if (rule.pattern_texts.empty() && error->empty()) *error = at + ".patterns: empty";
       for (size_t p = 0; p < rule.pattern_texts.size(); ++p) {
         try {
@@ -148,6 +152,41 @@ void load_lists(const json& root, HipifyRules& rules, std::string* error) {
         }
       }
       rules.unsupported.push_back(std::move(rule));
+    }
+  }
+  if (const json* residual = array_at(root, "residual_identifiers", error)) {
+    string_list(*residual, "residual_identifiers", rules.residual_pattern_texts, error);
+    for (size_t p = 0; p < rules.residual_pattern_texts.size(); ++p) {
+      try {
+        rules.residual_patterns.emplace_back(rules.residual_pattern_texts[p], std::regex::ECMAScript | std::regex::optimize);
+      } catch (const std::regex_error& e) {
+        if (error->empty()) *error = where("residual_identifiers", p) + ": bad regex: " + e.what();
+      }
+    }
+  }
+  if (const json* rewrites = array_at(root, "code_rewrites", error)) {
+    for (size_t i = 0; i < rewrites->size(); ++i) {
+      std::string at = where("code_rewrites", i);
+      CodeRewriteRule rule{string_at((*rewrites)[i], "pattern", at, error), string_at((*rewrites)[i], "to", at, error, false), {}};
+      try {
+        rule.pattern = std::regex(rule.pattern_text, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        if (error->empty()) *error = at + ".pattern: bad regex: " + e.what();
+      }
+      rules.code_rewrites.push_back(std::move(rule));
+    }
+  }
+  auto casts = root.find("vararg_casts");
+  if (casts == root.end() || !casts->is_object()) {
+    if (error->empty()) *error = "vararg_casts: missing or not an object";
+  } else {
+    string_list(casts->value("calls", json()), "vararg_casts.calls", rules.vararg_cast_calls, error);
+    rules.vararg_cast = string_at(*casts, "cast", "vararg_casts", error);
+    std::string pattern = string_at(*casts, "arguments", "vararg_casts", error);
+    try {
+      rules.vararg_cast_arguments = std::regex(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      if (error->empty()) *error = std::string("vararg_casts.arguments: bad regex: ") + e.what();
     }
   }
 }
@@ -274,22 +313,24 @@ std::string apply_edits(const std::string& source, std::vector<Edit> edits) {
 // The state of one translation: edits on the original text, plus what was noticed.
 struct Translation {
   const HipifyRules& rules;
+  const TranslationContext& context;
   const std::string& source;
   std::string code;
   std::vector<Edit> edits;
   TranslationResult result;
   std::set<std::string> applied_seen;
   std::unordered_map<std::string, std::string> defines;  // object-like #define NAME VALUE
+  std::set<std::string> needed_headers;  // compatibility headers translated identifiers need
+  std::set<std::string> also_headers;    // what mapped CUDA headers brought in implicitly
+  std::set<std::string> included;        // every header the source includes
 
   void applied(const std::string& rule) {
     if (applied_seen.insert(rule).second) result.applied_rules.push_back(rule);
   }
-  bool fail(const std::string& construct, const std::string& message, int line) {
-    result.ok = false;
-    result.category = "translate.unsupported." + construct;
-    result.line = line;
-    result.message = "line " + std::to_string(line) + ": " + message + " (" + result.category + ")";
-    return false;
+  // Records an untranslatable construct; the translation goes on with the construct kept as is.
+  void fail(const std::string& construct, const std::string& message, int line) {
+    std::string category = "translate.unsupported." + construct;
+    result.issues.push_back({category, line, "line " + std::to_string(line) + ": " + message + " (" + category + ")"});
   }
 };
 
@@ -304,7 +345,7 @@ const std::regex& define_pattern() {
 }
 
 // Rewrites #include lines and blanks them in the code view; collects object-like #defines.
-bool translate_headers(Translation& t) {
+void translate_headers(Translation& t) {
   size_t line_start = 0;
   while (line_start < t.source.size()) {
     size_t line_end = t.source.find('\n', line_start);
@@ -315,14 +356,22 @@ bool translate_headers(Translation& t) {
     bool is_directive = code_line.find('#') != std::string::npos;
     if (is_directive && std::regex_search(line, match, include_pattern())) {
       std::string header = match[2].str();
+      t.included.insert(header);
       for (const HeaderRule& rule : t.rules.headers) {
         if (rule.from != header) continue;
-        if (!rule.unsupported_construct.empty())
-          return t.fail(rule.unsupported_construct, "#include <" + header + ">: " + rule.message,
-                        line_of(t.source, line_start));
+        if (rule.unless_in_tree && t.context.tree_has_header && t.context.tree_has_header(header)) continue;
+        if (!rule.unsupported_construct.empty()) {
+          t.fail(rule.unsupported_construct, "#include <" + header + ">: " + rule.message, line_of(t.source, line_start));
+          break;
+        }
         size_t begin = line_start + match.position(2);
         t.edits.push_back({begin, begin + header.size(), rule.to});
+        t.also_headers.insert(rule.also.begin(), rule.also.end());
         t.applied("header:" + header);
+        if (rule.compat && std::find(t.result.compat_headers.begin(), t.result.compat_headers.end(), rule.to) ==
+                               t.result.compat_headers.end())
+          t.result.compat_headers.push_back(rule.to);
+        break;
       }
       std::fill(t.code.begin() + line_start, t.code.begin() + line_end, ' ');
     } else if (is_directive && std::regex_search(code_line, match, define_pattern())) {
@@ -330,7 +379,6 @@ bool translate_headers(Translation& t) {
     }
     line_start = line_end + 1;
   }
-  return true;
 }
 
 bool is_full_mask(const Translation& t, std::string mask) {
@@ -345,8 +393,49 @@ bool is_full_mask(const Translation& t, std::string mask) {
   return std::find(t.rules.full_warp_masks.begin(), t.rules.full_warp_masks.end(), mask) != t.rules.full_warp_masks.end();
 }
 
-// Handles one identifier token at [begin, end); false when it is untranslatable.
-bool translate_identifier(Translation& t, size_t begin, size_t end) {
+bool is_plain_identifier(const std::string& text) {
+  return !text.empty() && !std::isdigit(static_cast<unsigned char>(text[0])) &&
+         std::all_of(text.begin(), text.end(), is_identifier_char);
+}
+
+std::string span_text(const std::string& code, Span span) { return code.substr(span.begin, span.end - span.begin); }
+
+// Rewrites the call [name_begin, close] by the template `to`, whose {0}, {1}, ... stand for the
+// arguments. When they appear in order, once each, only the text around the arguments is replaced,
+// so rewrites inside an argument (a nested call) still apply; otherwise the arguments are copied.
+void rewrite_call(Translation& t, size_t name_begin, const std::string& to, const CallArguments& call) {
+  std::vector<std::string> pieces(1);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < to.size(); ++i) {
+    size_t close = to.find('}', i);
+    if (to[i] == '{' && close != std::string::npos && close > i + 1 && close - i <= 3 &&
+        std::isdigit(static_cast<unsigned char>(to[i + 1]))) {
+      order.push_back(std::stoul(to.substr(i + 1, close - i - 1)));
+      pieces.emplace_back();
+      i = close;
+    } else {
+      pieces.back() += to[i];
+    }
+  }
+  bool in_order = order.size() <= call.arguments.size();
+  for (size_t k = 0; k < order.size() && in_order; ++k) in_order = order[k] == k;
+  if (order.empty() || !in_order) {
+    std::string text = pieces[0];
+    for (size_t k = 0; k < order.size(); ++k)
+      text += (order[k] < call.arguments.size() ? span_text(t.source, call.arguments[order[k]]) : "") + pieces[k + 1];
+    t.edits.push_back({name_begin, call.close + 1, text});
+    return;
+  }
+  size_t cursor = name_begin;
+  for (size_t k = 0; k < order.size(); ++k) {
+    t.edits.push_back({cursor, call.arguments[k].begin, pieces[k]});
+    cursor = call.arguments[k].end;
+  }
+  t.edits.push_back({cursor, call.close + 1, pieces.back()});
+}
+
+// Handles one identifier token at [begin, end). An untranslatable one is recorded and kept.
+void translate_identifier(Translation& t, size_t begin, size_t end) {
   const HipifyRules& rules = t.rules;
   std::string name = t.code.substr(begin, end - begin);
   int line = line_of(t.source, begin);
@@ -354,12 +443,15 @@ bool translate_identifier(Translation& t, size_t begin, size_t end) {
     CallArguments call = parse_call(t.code, end);
     if (call.arguments.size() < 2)
       return t.fail("warp_intrinsic_call", name + " without a mask and a value argument", line);
-    std::string mask = without_spaces(std::string_view(t.code).substr(call.arguments[0].begin,
-                                                                       call.arguments[0].end - call.arguments[0].begin));
-    if (!is_full_mask(t, mask))
-      return t.fail("partial_warp_mask",
-                    name + " with mask '" + mask + "': HIP 5.2 has no *_sync intrinsics and an AMD wavefront cannot "
-                    "restrict a shuffle/vote to a lane subset", line);
+    std::string mask = without_spaces(span_text(t.code, call.arguments[0]));
+    if (!is_full_mask(t, mask)) {
+      if (!is_plain_identifier(mask))
+        return t.fail("partial_warp_mask",
+                      name + " with mask '" + mask + "': HIP 5.2 has no *_sync intrinsics and an AMD wavefront "
+                      "cannot restrict a shuffle/vote to a lane subset", line);
+      t.result.warnings.push_back("line " + std::to_string(line) + ": " + name + " with mask variable '" + mask +
+                                  "': the mask is dropped, assuming it names the lanes that execute the call");
+    }
     t.edits.push_back({begin, end, rules.warp_intrinsics[it->second].to});
     t.edits.push_back({call.arguments[0].begin, call.arguments[1].begin, ""});
     t.applied("warp_intrinsic:" + name);
@@ -376,8 +468,16 @@ bool translate_identifier(Translation& t, size_t begin, size_t end) {
   } else if (auto it = rules.call_rewrite_index.find(name); it != rules.call_rewrite_index.end()) {
     CallArguments call = parse_call(t.code, end);
     if (call.close == std::string::npos) return t.fail("call_rewrite", name + " is not called", line);
-    t.edits.push_back({begin, call.close + 1, rules.call_rewrites[it->second].to});
+    rewrite_call(t, begin, rules.call_rewrites[it->second].to, call);
     t.applied("call_rewrite:" + name);
+  } else if (std::find(rules.vararg_cast_calls.begin(), rules.vararg_cast_calls.end(), name) !=
+             rules.vararg_cast_calls.end()) {
+    CallArguments call = parse_call(t.code, end);
+    for (size_t a = 0; a < call.arguments.size(); ++a) {  // the format string never matches
+      if (!std::regex_match(without_spaces(span_text(t.code, call.arguments[a])), rules.vararg_cast_arguments)) continue;
+      t.edits.push_back({call.arguments[a].begin, call.arguments[a].begin, rules.vararg_cast});
+      t.applied("vararg_cast:" + name);
+    }
   } else if (name == rules.launch_bounds_name) {
     CallArguments call = parse_call(t.code, end);
     size_t keep = static_cast<size_t>(std::max(1, rules.launch_bounds_keep_arguments));
@@ -386,15 +486,14 @@ bool translate_identifier(Translation& t, size_t begin, size_t end) {
       t.applied("launch_bounds:drop_min_blocks");
     }
   } else if (auto it = rules.identifier_index.find(name); it != rules.identifier_index.end()) {
-    t.edits.push_back({begin, end, rules.identifiers[it->second].to});
+    const IdentifierRule& rule = rules.identifiers[it->second];
+    t.edits.push_back({begin, end, rule.to});
     t.applied("identifier:" + name);
-  } else if (name.size() > 4 && name.compare(0, 4, "cuda") == 0 && std::isupper(static_cast<unsigned char>(name[4]))) {
-    t.result.warnings.push_back("line " + std::to_string(line) + ": no rule for CUDA identifier '" + name + "'; kept as is");
+    if (!rule.header.empty()) t.needed_headers.insert(rule.header);
   }
-  return true;
 }
 
-bool translate_identifiers(Translation& t) {
+void translate_identifiers(Translation& t) {
   const std::string& code = t.code;
   size_t i = 0;
   while (i < code.size()) {
@@ -406,16 +505,35 @@ bool translate_identifiers(Translation& t) {
     } else if (is_identifier_char(c)) {
       size_t end = i;
       while (end < code.size() && is_identifier_char(code[end])) ++end;
-      if (!translate_identifier(t, i, end)) return false;
+      translate_identifier(t, i, end);
       i = end;
     } else {
       ++i;
     }
   }
-  return true;
 }
 
-bool check_unsupported(Translation& t, const std::string& translated) {
+// The code rewrites, each over the code of the previous one's result (strings and comments untouched).
+std::string apply_code_rewrites(Translation& t, std::string translated) {
+  for (const CodeRewriteRule& rule : t.rules.code_rewrites) {
+    std::string code = code_view(translated);
+    std::vector<Edit> edits;
+    for (std::sregex_iterator it(code.begin(), code.end(), rule.pattern), last; it != last; ++it) {
+      size_t begin = it->position(0), end = begin + it->length(0);
+      // Groups are read from the real text: the code view has the same positions.
+      std::smatch real;
+      std::string slice = translated.substr(begin, end - begin);
+      std::regex_match(slice, real, rule.pattern);
+      edits.push_back({begin, end, real.empty() ? rule.to : real.format(rule.to)});
+      t.applied("code_rewrite:" + rule.pattern_text);
+    }
+    if (!edits.empty()) translated = apply_edits(translated, std::move(edits));
+  }
+  return translated;
+}
+
+// One issue per unsupported construct, at its first use in the translated code.
+void check_unsupported(Translation& t, const std::string& translated) {
   std::string code = code_view(translated);
   for (const UnsupportedRule& rule : t.rules.unsupported) {
     std::smatch first;
@@ -425,9 +543,79 @@ bool check_unsupported(Translation& t, const std::string& translated) {
       all = std::regex_search(code, match, rule.patterns[p]);
       if (p == 0 && all) first = match;
     }
-    if (all) return t.fail(rule.construct, rule.message + ": '" + first.str() + "'", line_of(code, first.position(0)));
+    if (!all) continue;
+    // A match may span lines (a launch inside a kernel): name the line where it ends, and quote it.
+    size_t end = first.position(0) + first.length(0);
+    size_t line_start = code.rfind('\n', end == 0 ? 0 : end - 1);
+    line_start = line_start == std::string::npos || line_start < static_cast<size_t>(first.position(0))
+                     ? first.position(0) : line_start + 1;
+    std::string quote = code.substr(line_start, end - line_start);
+    quote.erase(0, quote.find_first_not_of(" \t"));
+    if (quote.size() > 80) quote = quote.substr(0, 77) + "...";
+    t.fail(rule.construct, rule.message + ": '" + quote + "'", line_of(code, end == 0 ? 0 : end - 1));
   }
-  return true;
+}
+
+// The identifier tokens of a code view, with their positions (numbers and their suffixes skipped).
+std::vector<std::pair<size_t, std::string>> identifier_tokens(const std::string& code) {
+  std::vector<std::pair<size_t, std::string>> tokens;
+  size_t i = 0;
+  while (i < code.size()) {
+    if (std::isdigit(static_cast<unsigned char>(code[i]))) {
+      while (i < code.size() && (is_identifier_char(code[i]) || code[i] == '.')) ++i;
+    } else if (is_identifier_char(code[i])) {
+      size_t end = i;
+      while (end < code.size() && is_identifier_char(code[end])) ++end;
+      tokens.emplace_back(i, code.substr(i, end - i));
+      i = end;
+    } else {
+      ++i;
+    }
+  }
+  return tokens;
+}
+
+// Names a source defines itself: #define NAME, struct/class/enum NAME, and a name declared after a
+// type (`T name(`, `T* name =`, `T name;`). An identifier that looks like CUDA's but is the
+// program's own (cudaStatus, cuDNNCheck) is then not reported as untranslated.
+void collect_names(const std::string& code, std::unordered_set<std::string>& names) {
+  auto tokens = identifier_tokens(code);
+  static const std::set<std::string> introducers = {"define", "struct", "class", "enum", "union", "typedef"};
+  for (size_t k = 1; k < tokens.size(); ++k) {
+    const auto& [position, name] = tokens[k];
+    const auto& [previous_position, previous] = tokens[k - 1];
+    if (introducers.count(previous)) {
+      names.insert(name);
+      continue;
+    }
+    std::string between = code.substr(previous_position + previous.size(), position - previous_position - previous.size());
+    if (!std::all_of(between.begin(), between.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)) || c == '*' || c == '&' || c == '>'; }))
+      continue;
+    if (between.empty() || previous == "return" || previous == "else") continue;
+    size_t next = position + name.size();
+    while (next < code.size() && std::isspace(static_cast<unsigned char>(code[next]))) ++next;
+    if (next < code.size() && std::string_view("([=;,){").find(code[next]) != std::string_view::npos) names.insert(name);
+  }
+}
+
+// Reports every identifier of the output that still names CUDA and is not the program's own.
+void note_untranslated(Translation& t, const std::string& source, const std::string& translated) {
+  if (t.rules.residual_patterns.empty()) return;
+  std::unordered_set<std::string> own;
+  collect_names(code_view(source), own);
+  std::string code = code_view(translated);
+  std::set<std::string> reported;
+  for (const auto& [position, token] : identifier_tokens(code)) {
+    bool member = position > 0 && (code[position - 1] == '.' || (position > 1 && code[position - 1] == '>' && code[position - 2] == '-'));
+    if (member || own.count(token) || (t.context.tree_names && t.context.tree_names->count(token)) || reported.count(token))
+      continue;
+    for (const std::regex& pattern : t.rules.residual_patterns) {
+      if (!std::regex_match(token, pattern)) continue;
+      reported.insert(token);
+      t.result.untranslated.push_back("line " + std::to_string(line_of(code, position)) + ": " + token);
+      break;
+    }
+  }
 }
 
 // A literal 32 in warp-level code is kept but reported: right for wave32 (RDNA3), wrong for wave64 (CDNA).
@@ -489,20 +677,50 @@ Result<HipifyRules> load_hipify_rules(const std::string& path) {
   return rules;
 }
 
-TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::string& cuda) {
-  Translation t{rules, cuda, code_view(cuda), {}, {}, {}, {}};
-  if (!translate_headers(t) || !translate_identifiers(t)) return t.result;
-  std::string translated = apply_edits(cuda, t.edits);
-  if (!check_unsupported(t, translated)) return t.result;
+TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::string& cuda,
+                                        const TranslationContext& context) {
+  Translation t{rules, context, cuda, code_view(cuda), {}, {}, {}, {}};
+  translate_headers(t);
+  translate_identifiers(t);
+  std::string translated = apply_code_rewrites(t, apply_edits(cuda, t.edits));
+  check_unsupported(t, translated);
   note_hardcoded_warp_size(t, translated);
+  note_untranslated(t, cuda, translated);
+  // Prepended, so that every line keeps its number (the issues and the report name source lines).
+  for (const std::string& header : t.also_headers) {
+    // Not when the source includes it already, or its C++ form (math.h -> cmath).
+    std::string cxx = "c" + header.substr(0, header.size() - (header.size() > 2 && header.ends_with(".h") ? 2 : 0));
+    if (t.included.count(header) || t.included.count(cxx)) continue;
+    translated = "#include <" + header + ">\n" + translated;
+    t.applied("include:" + header);
+  }
+  for (const std::string& header : t.needed_headers) {
+    if (std::find(t.result.compat_headers.begin(), t.result.compat_headers.end(), header) != t.result.compat_headers.end())
+      continue;
+    translated = "#include <" + header + ">\n" + translated;
+    t.result.compat_headers.push_back(header);
+    t.applied("include:" + header);
+  }
   static const std::regex hip_runtime_include(R"(#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"])");
   if (!std::regex_search(translated, hip_runtime_include)) {
     translated = "#include <hip/hip_runtime.h>\n" + translated;
     t.applied("include:hip/hip_runtime.h");
   }
-  t.result.ok = true;
-  t.result.hip_source = std::move(translated);
-  return t.result;
+  TranslationResult& result = t.result;
+  std::stable_sort(result.issues.begin(), result.issues.end(),
+                   [](const TranslationIssue& a, const TranslationIssue& b) { return a.line < b.line; });
+  result.ok = result.issues.empty();
+  if (!result.ok) {
+    result.category = result.issues.front().category;
+    result.message = result.issues.front().message;
+    result.line = result.issues.front().line;
+  }
+  result.hip_source = std::move(translated);
+  return std::move(t.result);
+}
+
+void collect_defined_names(const std::string& source, std::unordered_set<std::string>& names) {
+  collect_names(code_view(source), names);
 }
 
 int run_translate_command(const std::string& path, const HipifyRules& rules, std::ostream& out, std::ostream& err) {
@@ -514,11 +732,11 @@ int run_translate_command(const std::string& path, const HipifyRules& rules, std
   std::stringstream buffer;
   buffer << in.rdbuf();
   TranslationResult result = translate_cuda_to_hip(rules, buffer.str());
-  if (!result.ok) {
-    err << path << ":" << result.line << ": " << result.category << ": " << result.message << "\n";
-    return 1;
-  }
+  for (const TranslationIssue& issue : result.issues)
+    err << path << ":" << issue.line << ": " << issue.category << ": " << issue.message << "\n";
+  if (!result.ok) return 1;
   for (const std::string& warning : result.warnings) err << path << ": warning: " << warning << "\n";
+  for (const std::string& name : result.untranslated) err << path << ": untranslated CUDA identifier, " << name << "\n";
   out << result.hip_source;
   return 0;
 }

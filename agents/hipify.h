@@ -3,10 +3,12 @@
 // every construct it cannot translate into a named failure; it does not compile or run anything.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <regex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "store/result.h"
@@ -16,12 +18,24 @@ namespace tailforge {
 struct HeaderRule {
   std::string from;                    // e.g. "cuda_runtime.h"
   std::string to;                      // empty when unsupported
-  std::string unsupported_construct;   // e.g. "curand": the include is a translate.unsupported.* failure
+  std::string unsupported_construct;   // e.g. "cufft": the include is a translate.unsupported.* failure
   std::string message;
+  bool compat = false;          // `to` is one of tailforge's compatibility headers (verifier/hip_compat)
+  bool unless_in_tree = false;  // applies only when the translated tree lacks a header of this name
+  std::vector<std::string> also;  // headers included right after it: what the CUDA header brought in
+                                  // implicitly (cuda_runtime.h declares math.h's functions for host code)
 };
 
 struct IdentifierRule {
-  std::string from, to, kind;  // kind: runtime_api, error, event, stream, memcpy_kind, enum, device_property, math
+  std::string from, to, kind;  // kind: runtime_api, error, event, stream, memcpy_kind, enum, device_property, math, ...
+  std::string header;          // a compatibility header the translation then includes (e.g. tailforge_bf16.h)
+};
+
+// A rewrite of the translated code by regular expression ($1... are its groups), for constructs
+// that are not one identifier: `<< <` launch spacing, `obj.meta_group_rank()`.
+struct CodeRewriteRule {
+  std::string pattern_text, to;
+  std::regex pattern;
 };
 
 // A call whose symbol argument is wrapped: cudaMemcpyToSymbol(s, ...) -> hipMemcpyToSymbol(HIP_SYMBOL(s), ...).
@@ -35,7 +49,8 @@ struct WarpIntrinsicRule {
   std::string from, to;
 };
 
-// A call replaced whole, arguments included: __syncwarp(m) -> __builtin_amdgcn_wave_barrier().
+// A call replaced whole, arguments included: __syncwarp(m) -> __builtin_amdgcn_wave_barrier(), or
+// rebuilt from its arguments: __stcs(p, v) -> __builtin_nontemporal_store({1}, {0}).
 struct CallRewriteRule {
   std::string from, to;
 };
@@ -62,6 +77,15 @@ struct HipifyRules {
   std::vector<std::string> warp_size_literals;
   std::vector<std::string> warp_code_markers;
   std::vector<UnsupportedRule> unsupported;
+  std::vector<CodeRewriteRule> code_rewrites;
+  // Calls whose variadic arguments matching `vararg_cast_arguments` get `vararg_cast` in front:
+  // printf("%d", threadIdx.x) -> printf("%d", (unsigned int)threadIdx.x) (HIP's coordinates are objects).
+  std::vector<std::string> vararg_cast_calls;
+  std::regex vararg_cast_arguments;
+  std::string vararg_cast;
+  // Identifiers left in the output that still name CUDA (cudaFoo, CUresult, curand_init, ...).
+  std::vector<std::string> residual_pattern_texts;
+  std::vector<std::regex> residual_patterns;
 
   // Name -> index into the vectors above, built by the loader.
   std::unordered_map<std::string, size_t> identifier_index, symbol_call_index, warp_intrinsic_index,
@@ -71,19 +95,43 @@ struct HipifyRules {
 // Loads and validates the table; errors name the file and the JSON path ("headers[3].to").
 Result<HipifyRules> load_hipify_rules(const std::string& path);
 
+// One construct the translation cannot express, at the line that needs it.
+struct TranslationIssue {
+  std::string category;  // translate.unsupported.<construct>
+  int line = 0;
+  std::string message;   // "line N: what (category)"
+};
+
+// What a translation knows about the tree around the file (repository-level translation).
+struct TranslationContext {
+  // True when the tree has a header of this name (so the tree's own copy is used and translated).
+  std::function<bool(const std::string& include)> tree_has_header;
+  // Names the tree itself defines (macros, functions, types, variables): never reported as CUDA.
+  const std::unordered_set<std::string>* tree_names = nullptr;
+};
+
 struct TranslationResult {
-  bool ok = false;
-  std::string hip_source;
-  std::string category;  // on failure: translate.unsupported.<construct> (or translate.rules)
-  std::string message;   // on failure: what and where, naming the line
-  int line = 0;          // 1-based line of the CUDA source at fault; 0 when none
+  bool ok = false;       // no issue: every construct was translated
+  std::string hip_source;  // the translation; with issues, the best effort (untranslatable lines kept)
+  std::string category;  // the first issue's category: translate.unsupported.<construct>
+  std::string message;   // the first issue's message, naming the line
+  int line = 0;          // the first issue's line (1-based); 0 when none
+  std::vector<TranslationIssue> issues;      // every issue, in line order
+  std::vector<std::string> untranslated;     // "line N: cudaFoo": CUDA identifiers left in the output
+  std::vector<std::string> compat_headers;   // compatibility headers the output includes
   std::vector<std::string> applied_rules;  // "identifier:cudaMalloc", "header:cuda.h", ... first-use order
   std::vector<std::string> warnings;       // kept-but-risky constructs, e.g. a hard-coded warp size
   std::vector<std::string> features;       // feature tags noticed, e.g. "hardcoded_warp_size"
 };
 
-// Translates one CUDA translation unit. Never throws; an untranslatable construct gives ok=false.
-TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::string& cuda);
+// Translates one CUDA source or header. Never throws; an untranslatable construct gives ok=false
+// with every issue listed, and the best-effort translation in hip_source.
+TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::string& cuda,
+                                        const TranslationContext& context = {});
+
+// Names a source defines itself (#define NAME, struct NAME, `T name(`, `T* name =`, ...), which the
+// report of untranslated CUDA identifiers leaves out (cudaStatus, cuDNNCheck are a program's own).
+void collect_defined_names(const std::string& source, std::unordered_set<std::string>& names);
 
 // `tailforge translate FILE.cu`: prints the HIP source to `out` and returns 0, or prints one line
 // naming the construct, its category and line to `err` and returns 1.

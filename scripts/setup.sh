@@ -10,7 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev doctest-dev libssl-dev
   gcc binutils
   clang-19 llvm-19 lld-19
-  hipcc rocm-device-libs
+  hipcc rocm-device-libs libhiprand-dev librocrand-dev
   bubblewrap
 )
 

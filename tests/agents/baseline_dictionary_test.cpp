@@ -200,14 +200,14 @@ TEST_CASE("the precision filter keeps the cooperative_groups include rewrite off
   std::vector<TrainingPair> training;
   for (std::string kernel : {"k1", "k2", "k3", "k4"}) {
     std::string cuda =
-        "#include <cuda_runtime.h>\n#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ "
+        "#include <cuda_runtime.h>\n#include <cmath>\n#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ "
         "void " +
         kernel + "() { cg::this_thread_block().sync(); }\n";
     training.push_back({cuda, oracle_hip(cuda)});
     CHECK(contains(training.back().target, "namespace cg = cooperative_groups;"));
   }
   std::string fresh =
-      "#include <cuda_runtime.h>\n#include <cooperative_groups.h>\n#include <cstdio>\nnamespace cg = "
+      "#include <cuda_runtime.h>\n#include <cmath>\n#include <cooperative_groups.h>\n#include <cstdio>\nnamespace cg = "
       "cooperative_groups;\n";
   std::string expected = oracle_hip(fresh);
   BaselineDictionary dictionary = learn_dictionary(training);
@@ -223,13 +223,13 @@ TEST_CASE("the precision filter keeps the cooperative_groups include rewrite off
 TEST_CASE("strings and comments that mention cudaMalloc are left alone") {
   BaselineDictionary dictionary = learn_dictionary(oracle_pairs(1, 60));
   std::string cuda =
-      "#include <cuda_runtime.h>\n"
+      "#include <cuda_runtime.h>\n#include <cmath>\n"
       "// cudaMalloc below may fail\n"
       "void f(float** p) {\n"
       "  if (cudaMalloc(p, 64) != cudaSuccess) printf(\"cudaMalloc failed\\n\"); /* cudaMalloc */\n"
       "}\n";
   std::string expected =
-      "#include <hip/hip_runtime.h>\n"
+      "#include <hip/hip_runtime.h>\n#include <cmath>\n"
       "// cudaMalloc below may fail\n"
       "void f(float** p) {\n"
       "  if (hipMalloc(p, 64) != hipSuccess) printf(\"cudaMalloc failed\\n\"); /* cudaMalloc */\n"

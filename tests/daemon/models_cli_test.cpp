@@ -49,9 +49,12 @@ json models_json(const std::string& db) {
 }
 
 // A small CUDA program; `variant` changes its comment and constants.
+// Includes <cmath>: without a math header the rule translator adds math.h (cuda_runtime.h brings it in
+// CUDA), a line the offline learner does not learn to insert.
 std::string cuda_program(int variant) {
   return "// training program " + std::to_string(variant) + R"(
 #include <cstdio>
+#include <cmath>
 #include <cuda_runtime.h>
 
 __global__ void scale(const float* x, float* y, float factor, int n) {
