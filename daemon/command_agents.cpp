@@ -3,6 +3,7 @@
 
 #include "agents/generator.h"
 #include "agents/hipify.h"
+#include "agents/tree_translate.h"
 #include "daemon/commands.h"
 #include "daemon/context.h"
 #include "policies/config.h"
@@ -42,16 +43,49 @@ int command_generate(const CommandLine& args) {
   return 0;
 }
 
+namespace {
+
+// Prints what a tree translation did: totals, then every issue and untranslated identifier by file.
+void print_tree_translation(const TreeTranslation& translation, const std::string& out) {
+  for (const TreeFileReport& file : translation.files) {
+    if (file.action == "skipped") std::cerr << file.path << ": skipped (" << file.reason << ")\n";
+    for (const TranslationIssue& issue : file.issues)
+      std::cerr << file.path << ":" << issue.line << ": " << issue.category << ": " << issue.message << "\n";
+    for (const std::string& name : file.untranslated)
+      std::cerr << file.path << ": untranslated CUDA identifier, " << name << "\n";
+  }
+  std::cout << "translated " << translation.translated << " files (" << translation.with_issues
+            << " with constructs left untranslated), copied " << translation.copied << ", skipped "
+            << translation.skipped << " into " << out << "\n";
+  if (!translation.compat_headers.empty())
+    std::cout << "compatibility headers in " << out << "/" << kCompatSubdir << ": compile with -I " << out << "/"
+              << kCompatSubdir << "\n";
+  std::cout << "report: " << out << "/tailforge_translate.json\n";
+}
+
+}  // namespace
+
 int command_translate(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
-  if (args.positionals.size() != 1) {
-    std::cerr << "tailforge: translate needs one CUDA file\n";
+  bool tree = args.has("--tree");
+  if (tree == (args.positionals.size() == 1) || (tree && !args.has("--out"))) {
+    std::cerr << "tailforge: translate needs one CUDA file, or --tree SRC --out DST\n";
     return 2;
   }
   Result<HipifyRules> rules = load_hipify_rules(data_path(context->config["translator"]["rules_file"].get<std::string>()));
   if (!rules) return report_failure(rules.message());
-  return run_translate_command(args.positionals[0], *rules, std::cout, std::cerr);
+  if (!tree) return run_translate_command(args.positionals[0], *rules, std::cout, std::cerr);
+  TreeTranslateOptions options;
+  options.compat_dir = data_path("verifier/hip_compat");
+  Result<TreeTranslation> translation = translate_tree(*rules, args.get("--tree"), args.get("--out"), options);
+  if (!translation) return report_failure(translation.message());
+  if (args.has("--json")) {
+    std::cout << tree_translation_to_json(*translation).dump(1) << "\n";
+  } else {
+    print_tree_translation(*translation, args.get("--out"));
+  }
+  return translation->with_issues == 0 ? 0 : 1;
 }
 
 }  // namespace tailforge

@@ -20,5 +20,6 @@ int command_model(const CommandLine& args);
 int command_models(const CommandLine& args);
 int command_eval(const CommandLine& args);
 int command_baseline(const CommandLine& args);
+int command_import(const CommandLine& args);
 
 }  // namespace tailforge

@@ -12,6 +12,7 @@
 
 #include "agents/generator.h"
 #include "agents/hipify.h"
+#include "agents/tree_translate.h"
 #include "daemon/evaluation_jobs.h"
 #include "daemon/llm_agents.h"
 #include "daemon/llm_synthesis.h"
@@ -19,6 +20,7 @@
 #include "policies/categorizer.h"
 #include "policies/config.h"
 #include "policies/feature_tags.h"
+#include "store/bundles.h"
 #include "store/failures.h"
 #include "store/samples.h"
 #include "synth/evaluate.h"
@@ -26,6 +28,7 @@
 #include "synth/retrain.h"
 #include "synth/synthesizer.h"
 #include "verifier/chain.h"
+#include "verifier/stage_runner.h"
 
 namespace tailforge {
 
@@ -240,23 +243,61 @@ class DefaultPipeline : public Pipeline {
 
     fs::path dir = fs::path(work_dir_) / sample_id.substr(0, 16);
     std::error_code ec;
+    fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);
-    fs::path file = dir / (std::string("program") + extension_for(sample));
-    {
+    ChainOptions options;
+    // An imported program comes with the headers it includes: written out as its tree was, and
+    // for cuda2hip translated together with them (the program's own translation stays the
+    // translator's: the rule translator's tree-aware one, or the LLM's).
+    Result<std::optional<Bundle>> bundle = read_bundle(db, sample_id);
+    if (!bundle) return bundle.error();
+    std::optional<TreeFileReport> tree_translation;
+    std::string tree_hip_source;
+    fs::path file;
+    if (bundle->has_value() && !(*bundle)->headers.empty()) {
+      Result<MaterializedBundle> written = materialize_bundle(db, sample_id, (dir / "cuda").string());
+      if (!written) return written.error();
+      file = written->program_path;
+      options.include_dirs.push_back(file.parent_path().string());
+      options.include_dirs.insert(options.include_dirs.end(), written->include_dirs.begin(), written->include_dirs.end());
+      if (sample.track == "cuda2hip") {
+        TreeTranslateOptions tree_options;
+        tree_options.compat_dir = data_path("verifier/hip_compat");
+        Result<TreeTranslation> hip_tree =
+            translate_tree(shared_->hipify, (dir / "cuda").string(), (dir / "hip").string(), tree_options);
+        if (!hip_tree) return hip_tree.error();
+        fs::path relative = file.lexically_relative(dir / "cuda");
+        for (const TreeFileReport& report : hip_tree->files)
+          if (report.path == relative.generic_string()) tree_translation = report;
+        tree_hip_source = read_file_text((dir / "hip" / relative).string());
+        for (const std::string& include : options.include_dirs)
+          options.hip_include_dirs.push_back((dir / "hip" / fs::path(include).lexically_relative(dir / "cuda")).string());
+      }
+    } else {
+      file = dir / (std::string("program") + extension_for(sample));
       std::ofstream out(file, std::ios::binary);
       out << sample.text;
       if (!out) return make_error("cannot write " + file.string() + " (disk full?)");
     }
-    ChainOptions options;
     options.verifier = shared_->verifier;
     options.track = sample.track;
     options.cache_db = &db;
     options.gate = &gate_;
     std::string llm_unavailable;  // why the LLM translator could not answer, when it could not
-    options.translate = [this, &db, &llm_unavailable](const std::string& cuda) {
+    options.translate = [this, &db, &llm_unavailable, &tree_translation, &tree_hip_source](const std::string& cuda) {
       if (llm_translator_) {
         TranslateOutcome outcome = llm_->translate_cuda_to_hip(db, cuda);
         if (!outcome.ok && endpoint_unavailable(outcome.category)) llm_unavailable = outcome.message;
+        return outcome;
+      }
+      if (tree_translation) {  // translated with its headers, knowing the tree
+        TranslateOutcome outcome;
+        outcome.ok = tree_translation->ok;
+        outcome.hip_source = tree_hip_source;
+        if (!outcome.ok) {
+          outcome.category = tree_translation->issues.front().category;
+          outcome.message = tree_translation->issues.front().message;
+        }
         return outcome;
       }
       TranslationResult translated = translate_cuda_to_hip(shared_->hipify, cuda);

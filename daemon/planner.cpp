@@ -12,6 +12,9 @@ Result<int64_t> CyclePlanner::start_new_cycle() {
   if (!transaction.begin_status()) return transaction.begin_status().error();
   Result<int64_t> id = start_cycle(db_, options_.seed, options_.samples_per_cycle);
   if (!id) return id.error();
+  Result<int64_t> adopted = adopt_unassigned_work(db_, *id);
+  if (!adopted) return adopted.error();
+  if (*adopted > 0) spdlog::info("cycle {} adopts {} queued verifications (imported programs)", *id, *adopted);
   int64_t seed = cycle_seed(options_.seed, *id);
   for (int64_t index = 0; index < options_.samples_per_cycle; ++index) {
     nlohmann::json payload = {{"cycle", *id}, {"index", index}, {"seed", seed}};

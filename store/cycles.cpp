@@ -73,6 +73,29 @@ Result<std::vector<CycleRecord>> list_cycles(Database& db, int limit) {
   return select_cycles(db, "ORDER BY id DESC LIMIT ?1", static_cast<int64_t>(limit));
 }
 
+Result<int64_t> adopt_unassigned_work(Database& db, int64_t cycle_id) {
+  Statement& jobs = db.cached(
+      "UPDATE job SET payload = json_set(payload, '$.cycle', ?1) WHERE kind = 'verify' AND state IN ('pending', 'leased')"
+      " AND json_extract(payload, '$.cycle') IS NULL"
+      " RETURNING json_extract(payload, '$.sample_id')");
+  jobs.bind(1, cycle_id);
+  std::vector<std::string> sample_ids;
+  while (jobs.step()) sample_ids.push_back(jobs.text(0));
+  Status s = jobs.status();
+  jobs.reset();
+  if (!s) return s.error();
+  Statement& samples = db.cached("UPDATE sample SET cycle_id = ?1 WHERE id = ?2 AND cycle_id IS NULL");
+  for (const std::string& id : sample_ids) {
+    samples.bind(1, cycle_id);
+    samples.bind(2, id);
+    samples.step();
+    s = samples.status();
+    samples.reset();
+    if (!s) return s.error();
+  }
+  return static_cast<int64_t>(sample_ids.size());
+}
+
 Result<int64_t> open_jobs_of_cycle(Database& db, int64_t cycle_id) {
   Statement& count = db.cached(
       "SELECT count(*) FROM job WHERE state IN ('pending','leased') AND json_extract(payload, '$.cycle') = ?1");

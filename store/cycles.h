@@ -33,6 +33,11 @@ Result<std::optional<CycleRecord>> find_cycle(Database& db, int64_t id);
 Result<std::optional<CycleRecord>> last_cycle(Database& db);
 Result<std::vector<CycleRecord>> list_cycles(Database& db, int limit);
 
+// Gives a new cycle the work queued outside any cycle (`tailforge import`'s verify jobs): their
+// payloads get the cycle, their pending samples its id, so the cycle waits for them and counts
+// them. Returns how many jobs it adopted.
+Result<int64_t> adopt_unassigned_work(Database& db, int64_t cycle_id);
+
 // Jobs of the cycle (payload field "cycle") that are pending or leased.
 Result<int64_t> open_jobs_of_cycle(Database& db, int64_t cycle_id);
 // Fills generated, synthesized, verified and failed from the samples the cycle made.

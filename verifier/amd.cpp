@@ -94,6 +94,12 @@ void run_amd_stages(StageContext& context, const std::string& hip_path) {
   std::string dir = context.scratch_dir;
   std::vector<std::string> common = {"-x", "hip", "-O2", "--rocm-path=/usr"};
   if (fs::exists("/usr/hsa/include")) common.insert(common.end(), {"-isystem", "/usr/hsa/include"});
+  // The program's directories, then tailforge's compatibility headers (the last entry), searched
+  // after everything else so that a header of the program's own always wins.
+  for (size_t i = 0; i < context.hip_include_dirs.size(); ++i) {
+    bool compat = i + 1 == context.hip_include_dirs.size();
+    common.insert(common.end(), {compat ? "-idirafter" : "-I", context.hip_include_dirs[i]});
+  }
   for (const auto& target : context.options.amd_targets) {
     std::string asm_stage = "amd.asm." + target;
     if (!device_libs) {
@@ -123,12 +129,15 @@ void run_amd_stages(StageContext& context, const std::string& hip_path) {
   context.add(run_tool_stage(context, {"amd.host_asm", "hip_clang", host_args, {hip_path},
                                        {{"host_asm", dir + "/amd.host.s", false}}, "", {}, ""}));
 
+  if (context.compile_only) return context.add(skipped_stage("amd.run", kCompileOnlyReason));
   if (!context.toolchains.has_gpu("amd")) {
     return context.add(skipped_stage("amd.run", "no AMD GPU (" + context.toolchains.amd_gpu_note + ")"));
   }
   std::string exe = dir + "/amd.exe";
-  context.add(run_tool_stage(context, {"amd.exe", "hipcc", {"--offload-arch=" + context.options.amd_targets.front(),
-                                                            hip_path, "-o", exe},
+  std::vector<std::string> exe_args = {"--offload-arch=" + context.options.amd_targets.front()};
+  for (const auto& flag : include_flags(context.hip_include_dirs)) exe_args.push_back(flag);
+  exe_args.insert(exe_args.end(), {hip_path, "-o", exe});
+  context.add(run_tool_stage(context, {"amd.exe", "hipcc", exe_args,
                                        {hip_path}, {{"executable", exe, true}}, "", {}, ""}));
   if (!dependencies_ok(context, "amd.run", {"amd.exe"})) return;
   context.add(run_program_stage(context, "amd.run", exe, true));

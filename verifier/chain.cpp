@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 
+#include "policies/config.h"
 #include "verifier/amd.h"
 #include "verifier/compare.h"
 #include "verifier/nvidia.h"
@@ -147,6 +149,14 @@ ChainResult verify_file(const std::string& path, const ChainOptions& options) {
   if (!mkdtemp(pattern.data())) return fail("cannot create a scratch directory under " + root);
   context.scratch_dir = pattern;
   chmod(context.scratch_dir.c_str(), 0755);  // the sandbox user must reach its private directory
+  context.cuda_include_dirs = options.include_dirs;
+  context.hip_include_dirs = options.hip_include_dirs.empty() ? options.include_dirs : options.hip_include_dirs;
+  context.hip_include_dirs.push_back(options.hip_compat_include.empty() ? data_path("verifier/hip_compat")
+                                                                        : options.hip_compat_include);
+  if (extension == ".cu" || extension == ".hip") {
+    static const std::regex main_function(R"((^|[^\w.>:])main\s*\()");
+    context.compile_only = !std::regex_search(read_file_text(path), main_function);
+  }
   try {
     std::string source = context.scratch_dir + "/source" + extension;
     fs::copy_file(path, source);

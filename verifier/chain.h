@@ -39,6 +39,12 @@ struct ChainOptions {
   std::optional<std::string> expected_stdout;
   std::string x86_driver;                   // a .c file linked with the assembly (c2x86)
   const Toolchains* toolchains = nullptr;   // nullptr: detected_toolchains()
+  // A bundle's include directories, absolute, the program's own folder first (the chain compiles a
+  // copy of the file, so includes relative to it resolve through these); for the translated HIP
+  // program, `hip_include_dirs` (empty: the same). HIP compiles also search `hip_compat_include`
+  // last ("" = <TAILFORGE_HOME>/verifier/hip_compat).
+  std::vector<std::string> include_dirs, hip_include_dirs;
+  std::string hip_compat_include;
 };
 
 struct ChainResult {

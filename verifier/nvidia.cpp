@@ -37,10 +37,13 @@ void run_sass_stage(StageContext& context, const std::string& exe, const std::st
   ToolStep step;
   step.stage_name = "nvidia.sass";
   if (context.toolchains.tool("cuobjdump").found()) {
-    if (!dependencies_ok(context, "nvidia.sass", {"nvidia.exe"})) return;
+    // A program without main() has no executable: the first target's cubin holds the same SASS.
+    std::string input = context.compile_only ? cubin : exe;
+    std::string producer = context.compile_only ? "nvidia.cubin." + context.options.sm_targets.front() : "nvidia.exe";
+    if (!dependencies_ok(context, "nvidia.sass", {producer})) return;
     step.tool_role = "cuobjdump";
-    step.args = {"-sass", exe};
-    step.inputs = {exe};
+    step.args = {"-sass", input};
+    step.inputs = {input};
   } else {
     std::string cubin_stage = "nvidia.cubin." + context.options.sm_targets.front();
     if (!dependencies_ok(context, "nvidia.sass", {cubin_stage})) return;
@@ -104,8 +107,14 @@ std::vector<KernelText> split_sass_functions(const std::string& sass) {
 void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
   const auto& sms = context.options.sm_targets;
   std::string dir = context.scratch_dir;
+  // The program's include directories go first: nvcc's own flags then stay in place.
+  auto with_includes = [&](std::vector<std::string> args) {
+    std::vector<std::string> flags = include_flags(context.cuda_include_dirs);
+    args.insert(args.begin(), flags.begin(), flags.end());
+    return args;
+  };
   {
-    ToolStep step{"nvidia.ptx", "nvcc", {"-ptx", "-arch=compute_" + sms.front().substr(3), cuda_path, "-o", dir + "/nvidia.ptx"},
+    ToolStep step{"nvidia.ptx", "nvcc", with_includes({"-ptx", "-arch=compute_" + sms.front().substr(3), cuda_path, "-o", dir + "/nvidia.ptx"}),
                   {cuda_path}, {{"ptx", dir + "/nvidia.ptx", false}}, sms.front(), {}, ""};
     StageResult stage = run_tool_stage(context, step);
     if (stage.ok()) add_kernel_artifacts(stage, "ptx_kernel", split_ptx_kernels(stage.artifacts.front().content));
@@ -113,19 +122,22 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
   }
   for (const auto& sm : sms) {
     std::string cubin = dir + "/nvidia." + sm + ".cubin";
-    context.add(run_tool_stage(context, {"nvidia.cubin." + sm, "nvcc", {"-cubin", "-arch=" + sm, cuda_path, "-o", cubin},
+    context.add(run_tool_stage(context, {"nvidia.cubin." + sm, "nvcc", with_includes({"-cubin", "-arch=" + sm, cuda_path, "-o", cubin}),
                                          {cuda_path}, {{"cubin", cubin, true}}, sm, {}, ""}));
   }
   std::string exe = dir + "/nvidia.exe";
-  {
-    std::vector<std::string> args = gencode_flags(sms);
+  if (context.compile_only) {
+    context.add(skipped_stage("nvidia.exe", kCompileOnlyReason));
+  } else {
+    std::vector<std::string> args = with_includes(gencode_flags(sms));
     args.insert(args.end(), {cuda_path, "-o", exe});
     context.add(run_tool_stage(context, {"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""}));
   }
   context.add(run_tool_stage(context, {"nvidia.host_asm", "nvcc",
-                                       {"-Xcompiler", "-S", "-c", "-arch=" + sms.front(), cuda_path, "-o", dir + "/nvidia.host.s"},
+                                       with_includes({"-Xcompiler", "-S", "-c", "-arch=" + sms.front(), cuda_path, "-o", dir + "/nvidia.host.s"}),
                                        {cuda_path}, {{"host_asm", dir + "/nvidia.host.s", false}}, sms.front(), {}, ""}));
   run_sass_stage(context, exe, dir + "/nvidia." + sms.front() + ".cubin");
+  if (context.compile_only) return context.add(skipped_stage("nvidia.run", kCompileOnlyReason));
   std::string reason = availability_reason(context, "nvidia.run");
   if (!reason.empty()) return context.add(skipped_stage("nvidia.run", reason));
   if (!dependencies_ok(context, "nvidia.run", {"nvidia.exe"})) return;
@@ -137,7 +149,14 @@ void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path
                                ? data_path("verifier/hip_on_cuda")
                                : context.options.hip_on_cuda_include;
   std::string exe = context.scratch_dir + "/hip_on_nvidia.exe";
-  std::vector<std::string> args = {"-I", header_dir, "-x", "cu"};
+  if (context.compile_only) {
+    context.add(skipped_stage("hip_on_nvidia.exe", kCompileOnlyReason));
+    return context.add(skipped_stage("hip_on_nvidia.run", kCompileOnlyReason));
+  }
+  // The shim first (it is what hip/hip_runtime.h means here), then the program's own directories.
+  std::vector<std::string> args = {"-I", header_dir};
+  for (const auto& flag : include_flags(context.hip_include_dirs)) args.push_back(flag);
+  args.insert(args.end(), {"-x", "cu"});
   for (const auto& flag : gencode_flags(context.options.sm_targets)) args.push_back(flag);
   args.insert(args.end(), {hip_path, "-o", exe});
   context.add(run_tool_stage(context, {"hip_on_nvidia.exe", "nvcc", args, {hip_path, header_dir + "/hip/hip_runtime.h"},

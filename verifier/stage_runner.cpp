@@ -64,6 +64,15 @@ bool StageContext::ok(const std::string& name) const {
   return stage && stage->ok();
 }
 
+std::vector<std::string> include_flags(const std::vector<std::string>& dirs) {
+  std::vector<std::string> flags;
+  for (const std::string& dir : dirs) {
+    flags.push_back("-I");
+    flags.push_back(dir);
+  }
+  return flags;
+}
+
 std::string read_file_text(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   std::ostringstream content;

@@ -21,6 +21,11 @@ struct StageContext {
   ResourceGate* gate = nullptr;    // nullptr: no gate
   std::string scratch_dir;
   std::vector<StageResult> stages;
+  // The program's include directories (a bundle's), for the CUDA and the HIP compiles; the HIP
+  // ones end with tailforge's compatibility headers. A program without main() is compiled only:
+  // its link and run stages are recorded as skipped, not as failures.
+  std::vector<std::string> cuda_include_dirs, hip_include_dirs;
+  bool compile_only = false;
 
   const StageResult* find(const std::string& name) const;
   bool ok(const std::string& name) const;
@@ -60,6 +65,12 @@ StageResult run_program_stage(StageContext& context, const std::string& name,
 std::string make_subdirectory(const StageContext& context, const std::string& name);
 
 std::string read_file_text(const std::string& path);
+
+// "-I dir" for each directory, in order.
+std::vector<std::string> include_flags(const std::vector<std::string>& dirs);
+
+// The reason a link or run stage is skipped for a program without main().
+inline constexpr const char* kCompileOnlyReason = "compile stages only: the file has no main()";
 bool write_file_text(const std::string& path, const std::string& content);
 
 }  // namespace tailforge

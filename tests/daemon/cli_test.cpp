@@ -8,21 +8,10 @@
 #include "store/cycles.h"
 #include "store/samples.h"
 #include "test_support/temp_dir.h"
+#include "test_support/run_tailforge.h"
 #include "verifier/process.h"
 
 using namespace tailforge;
-
-namespace {
-
-ProcessResult run_tailforge(std::vector<std::string> arguments) {
-  ProcessSpec spec;
-  spec.argv = {TAILFORGE_BINARY};
-  spec.argv.insert(spec.argv.end(), arguments.begin(), arguments.end());
-  spec.timeout_seconds = 60;
-  return run_process(spec);
-}
-
-}  // namespace
 
 TEST_CASE("--help lists the commands and exits 0") {
   ProcessResult help = run_tailforge({"--help"});

@@ -25,6 +25,7 @@
 #include "test_support/query.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
+#include "test_support/run_tailforge.h"
 #include "verifier/process.h"
 
 using namespace tailforge;
@@ -45,14 +46,6 @@ std::string write_config(const TempDir& dir, const std::string& name, const json
   std::string path = dir.file(name);
   std::ofstream(path) << config.dump(2);
   return path;
-}
-
-ProcessResult run_tailforge(std::vector<std::string> arguments, double timeout_seconds = 60) {
-  ProcessSpec spec;
-  spec.argv = {TAILFORGE_BINARY};
-  spec.argv.insert(spec.argv.end(), arguments.begin(), arguments.end());
-  spec.timeout_seconds = timeout_seconds;
-  return run_process(spec);
 }
 
 ProcessResult run_daemon_cycle(const std::string& db, const std::string& config) {

@@ -15,6 +15,7 @@
 #include "synth/model_registry.h"
 #include "test_support/query.h"
 #include "test_support/temp_dir.h"
+#include "test_support/run_tailforge.h"
 #include "verifier/process.h"
 
 using namespace tailforge;
@@ -46,14 +47,6 @@ struct Api {
     port = std::stoi(api->address().substr(api->address().rfind(':') + 1));
   }
 };
-
-ProcessResult run_tailforge(std::vector<std::string> arguments) {
-  ProcessSpec spec;
-  spec.argv = {TAILFORGE_BINARY};
-  spec.argv.insert(spec.argv.end(), arguments.begin(), arguments.end());
-  spec.timeout_seconds = 60;
-  return run_process(spec);
-}
 
 // Two models, one evaluation item and one (passed) evaluation, stored through the store's API.
 void seed_models(const std::string& db_path) {

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace tailforge {
@@ -29,5 +30,11 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Writes `text` to `path`, creating its parent folders: a file of a test's source tree.
+inline void write_tree_file(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
 
 }  // namespace tailforge

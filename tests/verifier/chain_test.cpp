@@ -12,6 +12,7 @@
 #include "verifier/amd.h"
 #include "verifier/nvidia.h"
 #include "verifier/process.h"
+#include "verifier/stage_runner.h"
 
 using namespace tailforge;
 
@@ -287,4 +288,44 @@ TEST_CASE("SASS is split per Function section") {
   CHECK(functions[0].name == "_Z5saxpyifPKfPf");
   CHECK(functions[0].text.find("MOV R1") != std::string::npos);
   CHECK(functions[1].text.find("EXIT") != std::string::npos);
+}
+
+TEST_CASE("a file of a bundle compiles with the bundle's include directories; without main() it is compiled only") {
+  if (!detected_toolchains().tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found");
+    return;
+  }
+  auto root = std::filesystem::temp_directory_path() / ("tailforge-bundle-" + std::to_string(getpid()));
+  std::filesystem::create_directories(root / "include");
+  std::filesystem::create_directories(root / "kernels");
+  std::ofstream(root / "include" / "twice.h") << "#pragma once\n__device__ inline float twice(float x) { return 2 * x; }\n";
+  std::ofstream(root / "kernels" / "local.h") << "#pragma once\n#define SCALE 3.0f\n";
+  std::ofstream(root / "kernels" / "scale.cu")
+      << "#include \"twice.h\"\n#include \"local.h\"\n"
+         "__global__ void scale(float* p) { p[threadIdx.x] = twice(p[threadIdx.x]) * SCALE; }\n";
+  std::string program = (root / "kernels" / "scale.cu").string();
+
+  ChainOptions options = test_options();
+  options.translate = [](const std::string& cuda) {
+    return TranslateOutcome{true, "#include <hip/hip_runtime.h>\n" + cuda, "", ""};
+  };
+  ChainResult without = verify_file(program, options);  // the chain compiles a copy: nothing is found
+  CHECK(status_of(without, "nvidia.ptx") == "fail");
+
+  options.include_dirs = {(root / "kernels").string(), (root / "include").string()};
+  ChainResult result = verify_file(program, options);
+  CHECK(status_of(result, "nvidia.ptx") == "ok");
+  CHECK(status_of(result, "nvidia.cubin.sm_90") == "ok");
+  CHECK(status_of(result, "nvidia.exe") == "skipped");
+  CHECK(reason_of(result, "nvidia.exe") == kCompileOnlyReason);
+  CHECK(reason_of(result, "nvidia.run") == kCompileOnlyReason);
+  CHECK(reason_of(result, "hip_on_nvidia.run") == kCompileOnlyReason);
+  if (detected_toolchains().tool("cuobjdump").found()) CHECK(status_of(result, "nvidia.sass") == "ok");
+  if (detected_toolchains().tool("hip_clang").found()) {
+    CHECK(status_of(result, "amd.asm.gfx1100") == "ok");
+    CHECK(status_of(result, "amd.codeobject.gfx1100") == "ok");
+    CHECK(reason_of(result, "amd.run") == kCompileOnlyReason);
+  }
+  CHECK(result.ok);  // compile-only stages are skipped, not failed
+  std::filesystem::remove_all(root);
 }
