@@ -241,7 +241,8 @@ class DefaultPipeline : public Pipeline {
     if (!found->has_value()) return make_error("verify job for unknown sample " + sample_id);
     const Sample& sample = **found;
 
-    fs::path dir = fs::path(work_dir_) / sample_id.substr(0, 16);
+    // Absolute: the bundle's include directories are made relative to it.
+    fs::path dir = fs::absolute(fs::path(work_dir_) / sample_id.substr(0, 16));
     std::error_code ec;
     fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);

@@ -79,6 +79,36 @@ void run_expected_compare_stage(StageContext& context, const std::string& expect
   add_compare_stage(context, expected, context.find("hip_on_nvidia.run")->artifact("stdout")->content);
 }
 
+// The CUDA libraries a program links, from the library headers it includes, or a header in its
+// include directories does (a bundle's helper header including cublas_v2.h links cuBLAS).
+std::vector<std::string> cuda_link_libraries(const std::string& source_path, const std::vector<std::string>& include_dirs) {
+  static const std::vector<std::pair<std::regex, std::string>> libraries = {
+      {std::regex(R"(#\s*include\s*[<"](cublas_v2|cublas)\.h[>"])"), "cublas"},
+      {std::regex(R"(#\s*include\s*[<"]cublasLt\.h[>"])"), "cublasLt"},
+      {std::regex(R"(#\s*include\s*[<"]curand\.h[>"])"), "curand"},
+      {std::regex(R"(#\s*include\s*[<"]cufft(Xt)?\.h[>"])"), "cufft"},
+      {std::regex(R"(#\s*include\s*[<"]cusparse\.h[>"])"), "cusparse"},
+      {std::regex(R"(#\s*include\s*[<"]nvrtc\.h[>"])"), "nvrtc"},
+      {std::regex(R"(#\s*include\s*[<"]cuda\.h[>"])"), "cuda"}};
+  std::vector<std::string> texts = {read_file_text(source_path)};
+  for (const std::string& dir : include_dirs) {
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(dir, error)) {
+      std::error_code size_error;
+      if (entry.is_regular_file(size_error) && entry.file_size(size_error) < (1u << 20)) texts.push_back(read_file_text(entry.path().string()));
+    }
+  }
+  std::vector<std::string> found;
+  for (const auto& [pattern, library] : libraries) {
+    for (const std::string& text : texts) {
+      if (!std::regex_search(text, pattern)) continue;
+      found.push_back(library);
+      break;
+    }
+  }
+  return found;
+}
+
 void run_track(StageContext& context, const ChainOptions& options, const std::string& source,
                const std::string& extension, const std::string& track) {
   const std::string& dir = context.scratch_dir;
@@ -157,6 +187,7 @@ ChainResult verify_file(const std::string& path, const ChainOptions& options) {
     static const std::regex main_function(R"((^|[^\w.>:])main\s*\()");
     context.compile_only = !std::regex_search(read_file_text(path), main_function);
   }
+  if (extension == ".cu") context.cuda_libraries = cuda_link_libraries(path, options.include_dirs);
   try {
     std::string source = context.scratch_dir + "/source" + extension;
     fs::copy_file(path, source);

@@ -131,6 +131,7 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
   } else {
     std::vector<std::string> args = with_includes(gencode_flags(sms));
     args.insert(args.end(), {cuda_path, "-o", exe});
+    for (const std::string& library : context.cuda_libraries) args.push_back("-l" + library);
     context.add(run_tool_stage(context, {"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""}));
   }
   context.add(run_tool_stage(context, {"nvidia.host_asm", "nvcc",

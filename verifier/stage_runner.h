@@ -26,6 +26,7 @@ struct StageContext {
   // its link and run stages are recorded as skipped, not as failures.
   std::vector<std::string> cuda_include_dirs, hip_include_dirs;
   bool compile_only = false;
+  std::vector<std::string> cuda_libraries;  // linked into the CUDA executable: "cublas", "curand", ...
 
   const StageResult* find(const std::string& name) const;
   bool ok(const std::string& name) const;

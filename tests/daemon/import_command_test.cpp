@@ -133,7 +133,12 @@ TEST_CASE("imported programs are queued and the daemon verifies them with their 
                            {"retrain", {{"enabled", false}}}};
   std::string config_path = dir.file("config.json");
   std::ofstream(config_path) << config.dump();
-  ProcessResult daemon = run_tailforge({"daemon", "--cycles", "1", "--db", db, "--config", config_path, "--no-progress"}, 300);
+  // Run from the folder with a relative database, as users do: the work folder is relative too.
+  ProcessSpec spec;
+  spec.argv = {TAILFORGE_BINARY, "daemon", "--cycles", "1", "--db", "import.db", "--config", config_path, "--no-progress"};
+  spec.cwd = dir.path();
+  spec.timeout_seconds = 300;
+  ProcessResult daemon = run_process(spec);
   INFO(daemon.stderr_text);
   REQUIRE(daemon.exit_code == 0);
 
@@ -157,6 +162,7 @@ TEST_CASE("imported programs are queued and the daemon verifies them with their 
   }
   if (detected_toolchains().tool("nvcc").found()) {
     CHECK(stage_status("scale7", "nvidia.exe") == "ok:");
+    CHECK(stage_status("scale7", "hip_on_nvidia.exe") == "ok:");  // the translated headers are found
     CHECK(query_int(database, "SELECT count(*) FROM sample WHERE origin = 'imported' AND status = 'verified'") == 2);
   }
 }

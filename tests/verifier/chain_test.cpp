@@ -329,3 +329,20 @@ TEST_CASE("a file of a bundle compiles with the bundle's include directories; wi
   CHECK(result.ok);  // compile-only stages are skipped, not failed
   std::filesystem::remove_all(root);
 }
+
+TEST_CASE("a program including a CUDA library header is linked with that library") {
+  if (!detected_toolchains().tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found");
+    return;
+  }
+  auto root = std::filesystem::temp_directory_path() / ("tailforge-libs-" + std::to_string(getpid()));
+  std::filesystem::create_directories(root);
+  std::ofstream(root / "blas.h") << "#pragma once\n#include <cublas_v2.h>\n";
+  std::ofstream(root / "main.cu") << "#include \"blas.h\"\nint main() { cublasHandle_t h; return cublasCreate(&h) == "
+                                     "CUBLAS_STATUS_SUCCESS ? 0 : 0; }\n";
+  ChainOptions options = test_options();
+  options.include_dirs = {root.string()};
+  ChainResult result = verify_file((root / "main.cu").string(), options);
+  CHECK(status_of(result, "nvidia.exe") == "ok");
+  std::filesystem::remove_all(root);
+}
