@@ -242,8 +242,9 @@ class DefaultPipeline : public Pipeline {
     const Sample& sample = **found;
 
     // Absolute: the bundle's include directories are made relative to it.
-    fs::path dir = fs::absolute(fs::path(work_dir_) / sample_id.substr(0, 16));
     std::error_code ec;
+    fs::path dir = fs::absolute(fs::path(work_dir_) / sample_id.substr(0, 16), ec);
+    if (ec) return make_error("cannot resolve the work folder " + work_dir_ + ": " + ec.message());
     fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);
     ChainOptions options;
