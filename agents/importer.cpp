@@ -322,9 +322,13 @@ class TreeImport {
 
 std::optional<std::string> git_commit_of(const std::string& root, double timeout_seconds) {
   ProcessSpec spec;
-  spec.argv = {"git", "-C", root, "rev-parse", "HEAD"};
   spec.timeout_seconds = timeout_seconds;
   spec.output_cap_bytes = 4096;
+  // A folder inside a checkout whose files git does not track (an ignored copy of another tree)
+  // is not at the checkout's commit.
+  spec.argv = {"git", "-C", root, "ls-files", "--error-unmatch", "--", "."};
+  if (!run_process(spec).succeeded()) return std::nullopt;
+  spec.argv = {"git", "-C", root, "rev-parse", "HEAD"};
   ProcessResult result = run_process(spec);
   if (!result.succeeded()) return std::nullopt;
   std::string commit = result.stdout_text.substr(0, result.stdout_text.find_first_of(" \t\r\n"));

@@ -98,8 +98,8 @@ struct ImportSummary {
 // failed.
 Result<ImportSummary> import_tree(Database& db, const ImportRequest& request);
 
-// The tree's git commit (`git -C root rev-parse HEAD`), empty when it is not a checkout or git is
-// missing or slow.
+// The tree's git commit (`git -C root rev-parse HEAD`), empty when it is not a checkout, when git
+// tracks none of its files (an ignored folder inside another checkout), or git is missing or slow.
 std::optional<std::string> git_commit_of(const std::string& root, double timeout_seconds);
 
 // Program-text rules, exposed for tests: comments removed (and string literals blanked when

@@ -303,6 +303,11 @@ TEST_CASE("a tree in a git checkout records its commit") {
   CHECK(summary.commit->size() == 40);
   CHECK(read_bundle(db, summary.sample_ids.at(0)).value()->commit == summary.commit);
   CHECK(summary.files_seen == 1);  // .git is not walked
+
+  // A copy of another tree inside the checkout that git does not track is not at its commit.
+  write_tree_file(root + "/copied/k2.cu", cuda_program(60));
+  CHECK_FALSE(git_commit_of(root + "/copied", 10).has_value());
+  CHECK(git_commit_of(root, 10) == summary.commit);
 }
 
 TEST_CASE("import filters load from the shipped file, and a bad value names the file and key") {
