@@ -58,7 +58,14 @@ CompareResult compare_outputs(const std::string& expected, const std::string& ac
   std::vector<std::string> got = output_tokens(actual);
   size_t count = std::max(want.size(), got.size());
   bool found_difference = false;
+  std::vector<bool> ignored(count, false);
+  for (size_t index : options.ignored_tokens)
+    if (index < count) ignored[index] = true;
   for (size_t i = 0; i < count; ++i) {
+    if (ignored[i]) {
+      ++result.tokens_ignored;
+      continue;
+    }
     const std::string none;
     const std::string& a = i < want.size() ? want[i] : none;
     const std::string& b = i < got.size() ? got[i] : none;
@@ -85,6 +92,30 @@ CompareResult compare_outputs(const std::string& expected, const std::string& ac
                      std::to_string(want.size()) + " vs " + std::to_string(got.size()) + " tokens)";
   }
   return result;
+}
+
+std::vector<size_t> unstable_tokens(const std::string& first, const std::string& second,
+                                    const CompareOptions& options) {
+  std::vector<std::string> a = output_tokens(first), b = output_tokens(second);
+  std::vector<size_t> unstable;
+  if (a.size() != b.size()) return unstable;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i]) continue;
+    double x = 0, y = 0;
+    if (parse_number(a[i], x) && parse_number(b[i], y) && normalized_error(x, y) <= options.tolerance) continue;
+    unstable.push_back(i);
+  }
+  return unstable;
+}
+
+std::vector<size_t> measurement_tokens(const std::string& text, const std::vector<std::string>& units) {
+  std::vector<std::string> tokens = output_tokens(text);
+  std::vector<size_t> measured;
+  double value = 0;
+  for (size_t i = 0; i + 1 < tokens.size(); ++i)
+    if (std::find(units.begin(), units.end(), tokens[i + 1]) != units.end() && parse_number(tokens[i], value))
+      measured.push_back(i);
+  return measured;
 }
 
 }  // namespace tailforge

@@ -12,6 +12,9 @@ struct CompareOptions {
   // Two numbers a (expected) and b (actual) match when |a - b| / max(1, |a|) <= tolerance:
   // absolute error for |a| <= 1, relative error above. NaN matches NaN; infinities match by sign.
   double tolerance = 1e-3;
+  // Token indexes left out of the comparison: those that differ between two runs of the same
+  // program (timings, addresses), from unstable_tokens().
+  std::vector<size_t> ignored_tokens;
 };
 
 struct CompareResult {
@@ -22,6 +25,7 @@ struct CompareResult {
   std::string expected_token;
   std::string actual_token;
   double max_normalized_error = 0;  // over all numeric token pairs
+  size_t tokens_ignored = 0;        // compared positions skipped by ignored_tokens
   std::string message;              // one line naming the first difference
 };
 
@@ -31,5 +35,15 @@ std::vector<std::string> output_tokens(const std::string& text);
 
 CompareResult compare_outputs(const std::string& expected, const std::string& actual,
                               const CompareOptions& options = {});
+
+// The token indexes at which two outputs of the same program differ beyond the tolerance: what a
+// program prints that is not its result (a time, a pointer, a random seed from the clock). Empty
+// when the two have different token counts, since positions cannot be matched then.
+std::vector<size_t> unstable_tokens(const std::string& first, const std::string& second,
+                                    const CompareOptions& options = {});
+
+// The token indexes of numbers followed by one of `units` ("time 0.13 ms": the 0.13), i.e.
+// measurements of the run rather than its result.
+std::vector<size_t> measurement_tokens(const std::string& text, const std::vector<std::string>& units);
 
 }  // namespace tailforge

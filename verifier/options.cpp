@@ -16,6 +16,7 @@ Result<VerifierOptions> verifier_options_from_json(const nlohmann::json& config)
       options.amd_targets = section.value("amd_targets", options.amd_targets);
       options.compile_timeout_seconds = section.value("compile_timeout_seconds", options.compile_timeout_seconds);
       options.compare_tolerance = section.value("compare_tolerance", options.compare_tolerance);
+      options.measurement_units = section.value("measurement_units", options.measurement_units);
       options.cache_dir = section.value("cache_dir", options.cache_dir);
       options.scratch_root = section.value("scratch_root", options.scratch_root);
       options.keep_scratch = section.value("keep_scratch", options.keep_scratch);

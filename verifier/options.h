@@ -17,6 +17,10 @@ struct VerifierOptions {
   std::vector<std::string> amd_targets = {"gfx1100"};
   double compile_timeout_seconds = 120;
   double compare_tolerance = 1e-3;
+  // Words that make the number before them a measurement, not a result ("0.13 ms", "315 GB/s"):
+  // when a CUDA program's and its translation's outputs differ, those numbers are left out.
+  std::vector<std::string> measurement_units = {"ms", "us", "ns", "s", "sec", "seconds", "GB/s", "MB/s", "TB/s",
+                                                "GFLOPS", "TFLOPS", "GFLOP/s", "TFLOP/s"};
   std::string cache_dir;     // generated device-library bitcode; "" = $XDG_CACHE_HOME|~/.cache/tailforge
   std::string scratch_root;  // where per-chain scratch directories go; "" = $TMPDIR or /tmp
   bool keep_scratch = false; // leave the scratch directory for inspection

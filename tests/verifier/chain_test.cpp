@@ -149,6 +149,24 @@ TEST_CASE("with a translator the CUDA chain runs through the AMD stages and HIP 
   }
 }
 
+TEST_CASE("a number that changes from run to run of the CUDA program is left out of the compare") {
+  if (!detected_toolchains().tool("nvcc").found() || !detected_toolchains().has_gpu("nvidia")) {
+    MESSAGE("skipped: needs nvcc and an NVIDIA GPU");
+    return;
+  }
+  ChainOptions options = test_options();
+  options.verifier.amd_targets = {};
+  options.translate = [](const std::string&) { return TranslateOutcome{true, slurp(data_dir + "/timed_sum.hip"), "", ""}; };
+  ChainResult result = verify_file(data_dir + "/timed_sum.cu", options);
+  REQUIRE(status_of(result, "hip_on_nvidia.run") == "ok");
+  const StageResult* compare = result.stage("compare");
+  REQUIRE(compare != nullptr);
+  CHECK_MESSAGE(compare->status == "ok", compare->reason);
+  CHECK(compare->diagnostics.find("left out: 1 measurements (a number before a unit), 2 tokens that differ between two runs") != std::string::npos);
+  REQUIRE(compare->artifact("stdout") != nullptr);
+  CHECK(compare->artifact("stdout")->content.rfind("sum 24570 tag", 0) == 0);
+}
+
 TEST_CASE("the HIP-on-CUDA header compiles a program using much of the HIP runtime subset") {
   if (!detected_toolchains().tool("nvcc").found()) {
     MESSAGE("skipped: nvcc not found");

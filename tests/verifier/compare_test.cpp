@@ -44,3 +44,32 @@ TEST_CASE("numbers inside words become their own tokens") {
   CHECK(tokens[3] == "2.5e3");
   CHECK(tokens[4] == ",");
 }
+
+TEST_CASE("tokens that differ between two runs of one program can be left out of a comparison") {
+  std::string first = "result 42.0 time 0.1281 ms OK", second = "result 42.0 time 0.1217 ms OK";
+  std::vector<size_t> unstable = unstable_tokens(first, second);
+  REQUIRE(unstable.size() == 1);
+  CHECK(unstable[0] == 3);
+  CHECK(unstable_tokens(first, "result 42.0 time 0.12811 ms OK").empty());  // within the tolerance
+  CHECK(unstable_tokens(first, "result 42.0 OK").empty());                  // positions cannot be matched
+
+  // The translation's own timing differs: equal once the unstable token is left out.
+  std::string translated = "result 42.0 time 0.2000 ms OK";
+  CHECK_FALSE(compare_outputs(first, translated).equal);
+  CompareResult masked = compare_outputs(first, translated, {1e-3, unstable});
+  CHECK(masked.equal);
+  CHECK(masked.tokens_ignored == 1);
+  // A wrong result stays a mismatch: only the unstable positions are left out.
+  CHECK_FALSE(compare_outputs(first, "result 41.0 time 0.2000 ms OK", {1e-3, unstable}).equal);
+}
+
+TEST_CASE("a number before a measurement unit is a measurement, not a result") {
+  std::vector<std::string> units = {"ms", "GB/s"};
+  std::vector<size_t> measured = measurement_tokens("block 32 | time 0.1281 ms | bandwidth 315.31 GB/s | 7 ms", units);
+  REQUIRE(measured.size() == 3);
+  CHECK(measured[0] == 4);  // 0.1281
+  CHECK(measured[1] == 8);  // 315.31
+  CHECK(measured[2] == 11); // 7
+  CHECK(measurement_tokens("error ms 3", units).empty());  // a unit after a word measures nothing
+  CHECK(measurement_tokens("total 42", units).empty());
+}
