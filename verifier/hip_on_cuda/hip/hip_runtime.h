@@ -1,5 +1,8 @@
-// HIP on NVIDIA: maps the HIP runtime subset that generated programs use onto the CUDA runtime,
-// so nvcc compiles a .hip file (`nvcc -I verifier/hip_on_cuda -x cu`). Not a full HIP port.
+// HIP on NVIDIA: maps the HIP runtime onto the CUDA runtime, so nvcc compiles a .hip file
+// (`nvcc -I verifier/hip_on_cuda -x cu`). This file holds what needs more than a rename (HIP's
+// defaults, the non-_sync warp functions, AMDGPU builtins the translator writes);
+// hip_on_cuda_names.h, generated from the translator's table, renames the rest. Not a full HIP
+// port: no hipRAND, hipBLAS or driver API.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -81,6 +84,28 @@ inline cudaError_t hipHostMalloc(T** pointer, size_t bytes, unsigned int flags =
   return cudaHostAlloc(reinterpret_cast<void**>(pointer), bytes, flags);
 }
 
+// HIP names a device (or the host, as device -1) by number where CUDA 13 takes a cudaMemLocation.
+inline cudaMemLocation hip_on_cuda_location(int device) {
+  cudaMemLocation location{};
+  location.type = device == cudaCpuDeviceId ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  location.id = device == cudaCpuDeviceId ? 0 : device;
+  return location;
+}
+inline cudaError_t hipMemAdvise(const void* pointer, size_t bytes, cudaMemoryAdvise advice, int device) {
+#if CUDART_VERSION >= 13000
+  return cudaMemAdvise(pointer, bytes, advice, hip_on_cuda_location(device));
+#else
+  return cudaMemAdvise(pointer, bytes, advice, device);
+#endif
+}
+inline cudaError_t hipMemPrefetchAsync(const void* pointer, size_t bytes, int device, cudaStream_t stream = 0) {
+#if CUDART_VERSION >= 13000
+  return cudaMemPrefetchAsync(pointer, bytes, hip_on_cuda_location(device), 0, stream);
+#else
+  return cudaMemPrefetchAsync(pointer, bytes, device, stream);
+#endif
+}
+
 // hipLaunchKernelGGL(kernel, grid, block, shared_bytes, stream, args...)
 #define hipLaunchKernelGGL(kernel, grid, block, shared_bytes, stream, ...) \
   kernel<<<(grid), (block), (shared_bytes), (stream)>>>(__VA_ARGS__)
@@ -116,3 +141,8 @@ template <typename T> __device__ inline T __shfl_xor(T value, int mask, int widt
 #define __ballot(predicate) __ballot_sync(HIP_ON_CUDA_FULL_MASK, (predicate))
 #define __any(predicate) __any_sync(HIP_ON_CUDA_FULL_MASK, (predicate))
 #define __all(predicate) __all_sync(HIP_ON_CUDA_FULL_MASK, (predicate))
+
+// The translator writes __syncwarp() as the AMDGPU wave barrier.
+#define __builtin_amdgcn_wave_barrier() __syncwarp()
+
+#include "hip_on_cuda_names.h"

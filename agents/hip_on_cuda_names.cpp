@@ -1,0 +1,34 @@
+#include "agents/hip_on_cuda_names.h"
+
+#include <regex>
+#include <set>
+
+namespace tailforge {
+
+bool is_shim_renamed_kind(const std::string& kind) {
+  static const std::set<std::string> kinds = {"runtime_api", "error",   "event",   "stream",  "memcpy_kind",
+                                              "enum",        "memory",  "texture", "graph",   "device_property"};
+  return kinds.count(kind) > 0;
+}
+
+std::string hip_on_cuda_names_header(const HipifyRules& rules, const std::string& handwritten_shim) {
+  std::set<std::string> declared;
+  static const std::regex hip_name(R"(\bhip\w+)");
+  for (auto it = std::sregex_iterator(handwritten_shim.begin(), handwritten_shim.end(), hip_name);
+       it != std::sregex_iterator(); ++it)
+    declared.insert(it->str());
+  std::string out =
+      "// Generated from policies/hipify_rules.json by hip_on_cuda_names_header() (agents/hip_on_cuda_names.h):\n"
+      "// each HIP runtime name the translator writes, mapped back to its CUDA name. Do not edit; the\n"
+      "// test \"the shim's renames are the translator's table reversed\" says how to regenerate it.\n"
+      "#pragma once\n";
+  std::set<std::string> written;
+  for (const IdentifierRule& rule : rules.identifiers) {
+    if (!is_shim_renamed_kind(rule.kind) || rule.from == rule.to || rule.to.rfind("hip", 0) != 0) continue;
+    if (declared.count(rule.to) || !written.insert(rule.to).second) continue;
+    out += "#ifndef " + rule.to + "\n#define " + rule.to + " " + rule.from + "\n#endif\n";
+  }
+  return out;
+}
+
+}  // namespace tailforge

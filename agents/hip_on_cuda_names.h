@@ -1,0 +1,22 @@
+// The renames of the HIP-on-NVIDIA shim (verifier/hip_on_cuda), derived from the translator's
+// table: for each CUDA runtime name the translator renames to a HIP name, the shim maps the HIP
+// name back, so whatever runtime API a translation uses builds with nvcc. The generated header is
+// committed; a test keeps it in step with policies/hipify_rules.json.
+#pragma once
+
+#include <string>
+
+#include "agents/hipify.h"
+
+namespace tailforge {
+
+// The rule kinds mapped back: the CUDA runtime's own names. Libraries (cuRAND, cuBLAS, NVRTC,
+// NVTX), the driver API and names that HIP spells like CUDA are left out.
+bool is_shim_renamed_kind(const std::string& kind);
+
+// The header text: one `#ifndef hipX / #define hipX cudaX` per HIP name, the first rule winning
+// when several CUDA names map to one HIP name; names that `handwritten_shim` mentions (it
+// declares them with other signatures or defaults) are skipped.
+std::string hip_on_cuda_names_header(const HipifyRules& rules, const std::string& handwritten_shim);
+
+}  // namespace tailforge

@@ -1,0 +1,47 @@
+#include "agents/hip_on_cuda_names.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace tailforge;
+
+#ifndef TAILFORGE_SOURCE_DIR
+#define TAILFORGE_SOURCE_DIR TAILFORGE_TEST_DATA "/../.."
+#endif
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("the shim's renames are the translator's table reversed") {
+  auto rules = load_hipify_rules(TAILFORGE_SOURCE_DIR "/policies/hipify_rules.json");
+  REQUIRE_MESSAGE(rules.ok(), rules.message());
+  std::string shim_dir = TAILFORGE_SOURCE_DIR "/verifier/hip_on_cuda/hip";
+  std::string generated = hip_on_cuda_names_header(*rules, read_text(shim_dir + "/hip_runtime.h"));
+  std::string committed_path = shim_dir + "/hip_on_cuda_names.h";
+  if (std::getenv("TAILFORGE_REGENERATE_SHIM")) std::ofstream(committed_path, std::ios::binary) << generated;
+  CHECK_MESSAGE(read_text(committed_path) == generated,
+                "verifier/hip_on_cuda/hip/hip_on_cuda_names.h is out of step with policies/hipify_rules.json; "
+                "regenerate it with TAILFORGE_REGENERATE_SHIM=1 build/tests/agents_tests -tc='the shim*'");
+
+  // What real programs needed and the hand-written part does not declare.
+  for (const char* name : {"hipFuncSetAttribute", "hipLaunchCooperativeKernel", "hipMemAdviseSetPreferredLocation", "hipCpuDeviceId",
+                           "hipOccupancyMaxActiveBlocksPerMultiprocessor", "hipHostMallocWriteCombined"})
+    CHECK_MESSAGE(generated.find(std::string("#define ") + name + " ") != std::string::npos, name);
+  // A name the hand-written shim declares with HIP's own signature is not renamed over it.
+  CHECK(generated.find("#define hipHostMalloc ") == std::string::npos);
+  CHECK(generated.find("#define hipMemAdvise ") == std::string::npos);
+  // Library names stay out: the shim links no cuRAND or cuBLAS.
+  CHECK(generated.find("hiprand") == std::string::npos);
+  CHECK(generated.find("hipblas") == std::string::npos);
+}
