@@ -92,7 +92,9 @@ void run_amd_assemble_stage(StageContext& context, const std::string& asm_path, 
 void run_amd_stages(StageContext& context, const std::string& hip_path) {
   Result<std::string> device_libs = prepare_device_libs(context);
   std::string dir = context.scratch_dir;
-  std::vector<std::string> common = {"-x", "hip", "-O2", "--rocm-path=/usr"};
+  // C++17, the dialect nvcc compiles the CUDA side in: clang's HIP default is older, and real
+  // programs use digit separators and std::bool_constant.
+  std::vector<std::string> common = {"-x", "hip", "-std=c++17", "-O2", "--rocm-path=/usr"};
   if (fs::exists("/usr/hsa/include")) common.insert(common.end(), {"-isystem", "/usr/hsa/include"});
   // The program's directories, then tailforge's compatibility headers (the last entry), searched
   // after everything else so that a header of the program's own always wins.
@@ -134,7 +136,7 @@ void run_amd_stages(StageContext& context, const std::string& hip_path) {
     return context.add(skipped_stage("amd.run", "no AMD GPU (" + context.toolchains.amd_gpu_note + ")"));
   }
   std::string exe = dir + "/amd.exe";
-  std::vector<std::string> exe_args = {"--offload-arch=" + context.options.amd_targets.front()};
+  std::vector<std::string> exe_args = {"-std=c++17", "--offload-arch=" + context.options.amd_targets.front()};
   for (const auto& flag : include_flags(context.hip_include_dirs)) exe_args.push_back(flag);
   exe_args.insert(exe_args.end(), {hip_path, "-o", exe});
   context.add(run_tool_stage(context, {"amd.exe", "hipcc", exe_args,

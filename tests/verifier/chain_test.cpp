@@ -134,6 +134,16 @@ TEST_CASE("the HIP version yields gfx1100 assembly that llvm-mc assembles and a 
   CHECK(result.ok);
 }
 
+TEST_CASE("HIP is compiled for AMD as C++17, the dialect nvcc compiles CUDA in") {
+  ChainOptions options = test_options();
+  options.verifier.stages = {"amd."};
+  ChainResult result = verify_file(data_dir + "/cxx17.hip", options);
+  const StageResult* device_asm = result.stage("amd.asm.gfx1100");
+  REQUIRE(device_asm != nullptr);
+  CHECK_MESSAGE(device_asm->status == "ok", device_asm->diagnostics);
+  CHECK(status_of(result, "amd.host_asm") == "ok");
+}
+
 TEST_CASE("with a translator the CUDA chain runs through the AMD stages and HIP on NVIDIA") {
   ChainOptions options = test_options();
   options.translate = translate_with_kept_hip;
