@@ -64,7 +64,7 @@ StageResult compare_stage(const StageContext& context, const std::string& expect
   stage.status = result.equal ? "ok" : "fail";
   stage.reason = result.equal ? "" : "output mismatch: " + result.message;
   stage.diagnostics = "max normalized error " + std::to_string(result.max_normalized_error) + " over " +
-                      std::to_string(result.tokens_compared - result.tokens_ignored) + " tokens";
+                      std::to_string(result.tokens_compared) + " tokens";
   return stage;
 }
 

@@ -12,20 +12,20 @@ struct CompareOptions {
   // Two numbers a (expected) and b (actual) match when |a - b| / max(1, |a|) <= tolerance:
   // absolute error for |a| <= 1, relative error above. NaN matches NaN; infinities match by sign.
   double tolerance = 1e-3;
-  // Token indexes left out of the comparison: those that differ between two runs of the same
-  // program (timings, addresses), from unstable_tokens().
+  // Token indexes left out of the comparison, e.g. from unstable_tokens() and
+  // measurement_tokens(): what a program prints that is not its result.
   std::vector<size_t> ignored_tokens;
 };
 
 struct CompareResult {
   bool equal = false;
-  size_t tokens_compared = 0;
+  size_t tokens_compared = 0;       // positions compared, not counting ignored_tokens
   // The first differing token (index in the token streams); empty strings mean "no token".
   size_t first_difference_index = 0;
   std::string expected_token;
   std::string actual_token;
   double max_normalized_error = 0;  // over all numeric token pairs
-  size_t tokens_ignored = 0;        // compared positions skipped by ignored_tokens
+  size_t tokens_ignored = 0;        // positions skipped by ignored_tokens
   std::string message;              // one line naming the first difference
 };
 
