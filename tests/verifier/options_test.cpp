@@ -13,10 +13,12 @@ TEST_CASE("verifier options come from the verifier and sandbox sections with def
   CHECK(defaults->amd_targets == std::vector<std::string>{"gfx1100"});
   CHECK(defaults->sandbox.mode == "bwrap");
   auto custom = verifier_options_from_json(nlohmann::json::parse(
-      R"({"verifier":{"amd_targets":["gfx1100","gfx90a"],"compare_tolerance":0.01},"sandbox":{"max_processes":16}})"));
+      R"({"verifier":{"amd_targets":["gfx1100","gfx90a"],"compare_tolerance":0.01,"measurement_units":["ms"]},)"
+      R"("sandbox":{"max_processes":16}})"));
   REQUIRE(custom.ok());
   CHECK(custom->amd_targets.size() == 2);
   CHECK(custom->compare_tolerance == 0.01);
+  CHECK(custom->measurement_units == std::vector<std::string>{"ms"});
   CHECK(custom->sandbox.limits.max_processes == 16);
 }
 
@@ -37,6 +39,7 @@ TEST_CASE("the shipped default configuration gives the verifier's defaults") {
   VerifierOptions defaults;
   CHECK(options->sm_targets == defaults.sm_targets);
   CHECK(options->amd_targets == defaults.amd_targets);
+  CHECK(options->measurement_units == defaults.measurement_units);
   CHECK(options->sandbox.mode == defaults.sandbox.mode);
   CHECK(options->sandbox.limits.max_processes == defaults.sandbox.limits.max_processes);
   CHECK(options->sandbox.limits.address_space_bytes == defaults.sandbox.limits.address_space_bytes);
