@@ -89,6 +89,19 @@ void run_amd_assemble_stage(StageContext& context, const std::string& asm_path, 
   context.add(run_tool_stage(context, step));
 }
 
+void run_amd_assembly_stages(StageContext& context, const std::string& asm_path, const std::string& target) {
+  run_amd_assemble_stage(context, asm_path, target);
+  std::string object = context.scratch_dir + "/amd." + target + ".o";
+  std::string code_object = context.scratch_dir + "/amd." + target + ".co";
+  if (dependencies_ok(context, "amd.codeobject." + target, {"amd.assemble." + target})) {
+    context.add(run_tool_stage(context, {"amd.codeobject." + target, "ld_lld",
+                                         {"-shared", "--no-undefined", object, "-o", code_object},
+                                         {object}, {{"code_object", code_object, true}}, target, {}, ""}));
+  }
+  std::string why = context.toolchains.has_gpu("amd") ? "" : "no AMD GPU (" + context.toolchains.amd_gpu_note + "); ";
+  context.add(skipped_stage("amd.run", why + "a kernel's assembly alone has no host program to run it"));
+}
+
 void run_amd_stages(StageContext& context, const std::string& hip_path) {
   Result<std::string> device_libs = prepare_device_libs(context);
   std::string dir = context.scratch_dir;

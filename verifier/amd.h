@@ -16,6 +16,11 @@ void run_amd_stages(StageContext& context, const std::string& hip_path);
 // Adds amd.assemble.<target> for a hand-written or model-written .s file.
 void run_amd_assemble_stage(StageContext& context, const std::string& asm_path, const std::string& target);
 
+// Adds amd.assemble.<target>, amd.codeobject.<target> (ld.lld, no undefined symbol allowed) and
+// amd.run, which is skipped: running a lone kernel's assembly needs a host harness, which
+// tailforge does not generate, and an AMD GPU.
+void run_amd_assembly_stages(StageContext& context, const std::string& asm_path, const std::string& target);
+
 // A device-library directory holding the system bitcode plus any oclc_isa_version_<N>.bc the
 // system lacks for these targets, generated from an existing one (nothing is downloaded).
 Result<std::string> prepare_device_libs(const StageContext& context);

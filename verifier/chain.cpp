@@ -175,7 +175,7 @@ void run_track(StageContext& context, const ChainOptions& options, const std::st
     if (!expected && fs::exists(source + ".expected")) expected = read_file_text(source + ".expected");
     run_x86_stages(context, source, options.x86_driver, expected);
   } else if (extension == ".s") {
-    run_amd_assemble_stage(context, source, options.asm_target);
+    run_amd_assembly_stages(context, source, options.asm_target);
   }
 }
 
