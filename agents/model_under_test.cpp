@@ -12,7 +12,7 @@ namespace {
 using nlohmann::json;
 
 // The tracks a model can be evaluated on: those with an evaluator in synth/evaluate.h.
-const char* const kEvaluatedTracks[] = {"cuda2hip"};
+const char* const kEvaluatedTracks[] = {"cuda2hip", "sass2rdna3"};
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -138,7 +138,7 @@ Status validate_model_definition(const ModelRecord& model) {
   }
   bool evaluated = false;
   for (const char* track : kEvaluatedTracks) evaluated = evaluated || model.track == track;
-  if (!evaluated) return make_error(at + "track '" + model.track + "' has no evaluator (cuda2hip has)");
+  if (!evaluated) return make_error(at + "track '" + model.track + "' has no evaluator (cuda2hip and sass2rdna3 have)");
   json parameters = json::parse(model.parameters, nullptr, false);
   if (!parameters.is_object()) return make_error(at + "parameters must be a JSON object");
   if (parameters.contains("timeout_seconds") &&
@@ -162,7 +162,10 @@ Status validate_model_definition(const ModelRecord& model) {
     if (!strings) return make_error(at + "a command model needs --command ARGV... (program and its arguments)");
     return {};
   }
-  if (model.kind == "builtin") return {};
+  if (model.kind == "builtin") {
+    if (model.track != "cuda2hip") return make_error(at + "a builtin model is the CUDA->HIP rule translator: track cuda2hip");
+    return {};
+  }
   return make_error(at + "kind '" + model.kind + "' is not openai, command or builtin");
 }
 

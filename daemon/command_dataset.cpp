@@ -4,9 +4,29 @@
 #include "daemon/commands.h"
 #include "daemon/context.h"
 #include "policies/config.h"
+#include "store/samples.h"
 #include "synth/export.h"
+#include "verifier/toolchains.h"
 
 namespace tailforge {
+
+namespace {
+
+// sass2rdna3 pairs come from verified CUDA programs whose SASS was dumped: say what stopped that.
+std::string why_no_kernel_pairs(Database& db) {
+  std::string why = "no sass2rdna3 pairs: each comes from a verified CUDA program's SASS (cuobjdump or nvdisasm) and its "
+                    "gfx1100 assembly.\n";
+  Result<std::optional<std::string>> skipped = latest_skip_reason(db, "nvidia.sass");
+  if (skipped && *skipped) why += "the newest nvidia.sass stage was skipped: " + **skipped + "\n";
+  const Toolchains& toolchains = detected_toolchains();
+  if (!toolchains.tool("cuobjdump").found() && !toolchains.tool("nvdisasm").found()) {
+    why += "this host has neither cuobjdump nor nvdisasm (both come with the CUDA toolkit): run the daemon on a host "
+           "that has them.\n";
+  }
+  return why;
+}
+
+}  // namespace
 
 int command_export(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
@@ -34,6 +54,7 @@ int command_export(const CommandLine& args) {
             << summary->train_samples << " train (" << summary->train_rows << " rows after resampling), "
             << summary->eval_samples << " held-out eval, " << summary->clusters << " near-duplicate clusters\n"
             << "manifest: " << summary->manifest_path << "\nsnapshot: " << summary->snapshot_hash << "\n";
+  if (summary->samples == 0 && options.track == "sass2rdna3") std::cout << why_no_kernel_pairs(*db);
   return 0;
 }
 

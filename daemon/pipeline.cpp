@@ -14,6 +14,8 @@
 #include "agents/hipify.h"
 #include "agents/tree_translate.h"
 #include "daemon/evaluation_jobs.h"
+#include "daemon/kernel_pairs_store.h"
+#include "daemon/stage_records.h"
 #include "daemon/llm_agents.h"
 #include "daemon/llm_synthesis.h"
 #include "daemon/planner.h"
@@ -28,6 +30,7 @@
 #include "synth/retrain.h"
 #include "synth/synthesizer.h"
 #include "verifier/chain.h"
+#include "verifier/sass2rdna3/kernel_pairs.h"
 #include "verifier/stage_runner.h"
 
 namespace tailforge {
@@ -80,9 +83,6 @@ const char* extension_for(const Sample& sample) {
   return ".cu";
 }
 
-bool stage_failed(const StageResult& stage) {
-  return stage.status == "fail" || stage.status == "timeout" || stage.status == "error";
-}
 
 class DefaultPipeline : public Pipeline {
  public:
@@ -130,6 +130,11 @@ class DefaultPipeline : public Pipeline {
     slots.set_capacity("llm", config["daemon"]["llm_slots"].get<int>());
     workers_ = compile_slots + gpu_slots;
     spdlog::info("resources: {} compile slots, {} GPU slots ({} NVIDIA GPUs)", compile_slots, gpu_slots, gpus);
+    for (const StageAvailability& stage : stage_availability(toolchains, shared_->verifier.sandbox.mode)) {
+      if (stage.stage == "nvidia.sass" && !stage.reason.empty()) {
+        spdlog::info("sass2rdna3: no kernel pairs on this host: no SASS ({})", stage.reason);
+      }
+    }
     evaluation_ = std::make_unique<EvaluationJobs>(shared_->eval, shared_->synth, shared_->setup(&gate_, work_dir_),
                                                    shared_->runtime(&gate_));
     return load_agents(config, db_path, slots);
@@ -311,7 +316,6 @@ class DefaultPipeline : public Pipeline {
       return outcome;
     };
     ChainResult result = verify_file(file.string(), options);
-    fs::remove_all(dir, ec);
     // An endpoint outage says nothing about the sample: the job retries with backoff instead of
     // storing a translation failure.
     if (!llm_unavailable.empty()) return make_error("LLM translator unavailable: " + llm_unavailable);
@@ -319,48 +323,28 @@ class DefaultPipeline : public Pipeline {
     bool translated = sample.track != "cuda2hip" || (result.stage("translate.hip") && result.stage("translate.hip")->ok());
     bool any_ok = std::any_of(result.stages.begin(), result.stages.end(), [](const StageResult& s) { return s.ok(); });
     bool verified = result.ok && any_ok && translated;
+    // A verified CUDA program also yields the sass2rdna3 track: one SASS/RDNA3 pair per kernel.
+    std::optional<KernelPairing> kernel_pairs;
+    if (verified && sample.track == "cuda2hip") kernel_pairs = pair_kernels(result, options, (dir / "kernels").string());
+    fs::remove_all(dir, ec);
 
     Transaction transaction(db);
     if (!transaction.begin_status()) return transaction.begin_status();
-    for (const StageResult& stage : result.stages) {
-      VerificationRecord record{.sample_id = sample_id,
-                                .stage = stage.name,
-                                .status = stage.status,
-                                .exit_code = stage.exit_code ? std::optional<int64_t>(*stage.exit_code) : std::nullopt,
-                                .signal = stage.signal ? std::optional<int64_t>(stage.signal) : std::nullopt,
-                                .reason = stage.reason,
-                                .diagnostics = stage.diagnostics,
-                                .seconds = stage.seconds,
-                                .peak_rss_kb = stage.peak_rss_kb,
-                                .host = std::nullopt,
-                                .toolchain_version = stage.toolchain_version,
-                                .cached = stage.cached};
-      Result<int64_t> verification_id = upsert_verification(db, record);
-      if (!verification_id) return verification_id.error();
-      for (const Artifact& artifact : stage.artifacts) {
-        if (artifact.binary) continue;  // text artifacts are the dataset; binaries are rebuilt from them
-        ArtifactRecord stored{.stage = stage.name, .name = artifact.kind + ":" + artifact.name, .kind = artifact.kind,
-                              .content = artifact.content, .command = artifact.command,
-                              .toolchain_version = artifact.toolchain_version};
-        if (Result<std::string> id = insert_artifact(db, sample_id, stored); !id) return id.error();
-      }
-      if (!stage_failed(stage)) continue;
-      Categorization category = categorize_stage(shared_->taxonomy, stage, sample.features);
-      FailureRecord failure{.sample_id = sample_id,
-                            .verification_id = *verification_id,
-                            .stage = stage.name,
-                            .category = category.category,
-                            .message = category.message_line,
-                            .evidence_file = category.evidence_file,
-                            .evidence_line = category.evidence_line,
-                            .track = sample.track,
-                            .origin = sample.origin,
-                            .domain = sample.domain,
-                            .agent = stage.name.rfind("translate.", 0) == 0 ? std::optional(translator_agent())
-                                                                             : sample.model};
-      if (Status s = insert_failure(db, failure); !s) return s;
-    }
+    Sample stored = sample;
+    stored.id = sample_id;
+    StageAgent agent_of = [&](const StageResult& stage) {
+      return stage.name.rfind("translate.", 0) == 0 ? std::optional(translator_agent()) : sample.model;
+    };
+    if (Status s = store_stage_results(db, stored, result.stages, shared_->taxonomy, agent_of); !s) return s;
     if (Status s = set_sample_status(db, sample_id, verified ? "verified" : "failed"); !s) return s;
+    if (kernel_pairs) {
+      Result<StoredKernelPairs> pairs = store_kernel_pairs(db, stored, *kernel_pairs, shared_->taxonomy);
+      if (!pairs) return pairs.error();
+      spdlog::debug("sample {}: {} kernel pairs ({} new, {} verified){}{}", sample_id.substr(0, 12),
+                    kernel_pairs->pairs.size(), pairs->inserted, pairs->verified,
+                    kernel_pairs->unmatched.empty() ? "" : ", unmatched " + std::to_string(kernel_pairs->unmatched.size()),
+                    kernel_pairs->none_reason.empty() ? "" : ", none: " + kernel_pairs->none_reason);
+    }
     if (Status s = queue.complete(job.id, owner); !s) return s;
     return transaction.commit();
   }

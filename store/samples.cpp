@@ -196,6 +196,17 @@ Result<std::vector<VerificationRecord>> verifications_of(Database& db, const std
   return out;
 }
 
+Result<std::optional<std::string>> latest_skip_reason(Database& db, const std::string& stage) {
+  Statement& select = db.cached(
+      "SELECT reason FROM verification WHERE stage = ?1 AND status = 'skipped' ORDER BY created_ms DESC, id DESC LIMIT 1");
+  select.bind(1, stage);
+  std::optional<std::string> reason;
+  if (select.step()) reason = select.text(0);
+  if (!select.status()) return select.status().error();
+  select.reset();
+  return reason;
+}
+
 Status insert_lineage_edge(Database& db, LineageEdge edge) {
   if (edge.created_ms == 0) edge.created_ms = now_ms();
   Statement& insert = db.cached(

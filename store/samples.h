@@ -83,6 +83,8 @@ struct VerificationRecord {
 // Returns the verification id.
 Result<int64_t> upsert_verification(Database& db, VerificationRecord verification);
 Result<std::vector<VerificationRecord>> verifications_of(Database& db, const std::string& sample_id);
+// The reason of the newest `skipped` result of a stage, over all samples (nullopt: never skipped).
+Result<std::optional<std::string>> latest_skip_reason(Database& db, const std::string& stage);
 
 struct LineageEdge {
   std::string parent_id;

@@ -15,10 +15,13 @@ inline constexpr const char* kRdna3AsmKind = "rdna3_asm";  // stage amd.asm.gfx1
 inline constexpr const char* kX86AsmKind = "x86_asm";
 inline constexpr const char* kHostAsmKind = "host_asm";
 inline constexpr const char* kRolledPtxKind = "rolled_ptx";
+// sass2rdna3: one kernel's normalized RDNA3, assembling alone (daemon/kernel_pairs_store.h)
+inline constexpr const char* kRdna3KernelKind = "rdna3_kernel";
 
 // Every kind an export pair may name.
 inline std::vector<std::string> known_export_kinds() {
-  return {kSampleTextKind, kHipKind, kPtxKind, kSassKind, kRdna3AsmKind, kX86AsmKind, kHostAsmKind, kRolledPtxKind};
+  return {kSampleTextKind, kHipKind, kPtxKind, kSassKind, kRdna3AsmKind, kX86AsmKind, kHostAsmKind, kRolledPtxKind,
+          kRdna3KernelKind};
 }
 
 }  // namespace tailforge

@@ -86,7 +86,8 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
   fs::path dir = fs::path(setup.work_dir) / ("eval-" + std::to_string(record.id) + "-" + item.sample_id.substr(0, 16));
   std::error_code ec;
   fs::create_directories(dir, ec);
-  fs::path file = dir / "answer.hip";
+  // The answer is named as its track's target form, which picks the chain's stages.
+  fs::path file = dir / (item.track == "sass2rdna3" ? "answer.s" : "answer.hip");
   {
     std::ofstream out(file, std::ios::binary);
     out << answer.output;

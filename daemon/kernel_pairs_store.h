@@ -1,0 +1,26 @@
+// Stores a verified CUDA program's per-kernel SASS/RDNA3 pairs (verifier/sass2rdna3/kernel_pairs.h)
+// as samples of the sass2rdna3 track: the normalized SASS is the sample's text, the normalized
+// RDNA3 its `rdna3_kernel` artifact, with both sides raw, their counts, the checks' rows and a
+// `compiled_to` edge from the program. A kernel already stored (the same SASS from another
+// program) only gains the edge. Runs inside the caller's transaction.
+#pragma once
+
+#include <cstdint>
+
+#include "policies/categorizer.h"
+#include "store/samples.h"
+#include "synth/artifact_kinds.h"
+#include "verifier/sass2rdna3/kernel_pairs.h"
+
+namespace tailforge {
+
+struct StoredKernelPairs {
+  int64_t inserted = 0;
+  int64_t already_stored = 0;
+  int64_t verified = 0;  // of the inserted
+};
+
+Result<StoredKernelPairs> store_kernel_pairs(Database& db, const Sample& program, const KernelPairing& pairing,
+                                             const Taxonomy& taxonomy);
+
+}  // namespace tailforge

@@ -1,0 +1,50 @@
+#include "daemon/stage_records.h"
+
+#include "store/failures.h"
+#include "synth/evaluate.h"
+
+namespace tailforge {
+
+Status store_stage_results(Database& db, const Sample& sample, const std::vector<StageResult>& stages,
+                           const Taxonomy& taxonomy, const StageAgent& agent_of) {
+  for (const StageResult& stage : stages) {
+    VerificationRecord record{.sample_id = sample.id,
+                              .stage = stage.name,
+                              .status = stage.status,
+                              .exit_code = stage.exit_code ? std::optional<int64_t>(*stage.exit_code) : std::nullopt,
+                              .signal = stage.signal ? std::optional<int64_t>(stage.signal) : std::nullopt,
+                              .reason = stage.reason,
+                              .diagnostics = stage.diagnostics,
+                              .seconds = stage.seconds,
+                              .peak_rss_kb = stage.peak_rss_kb,
+                              .host = std::nullopt,
+                              .toolchain_version = stage.toolchain_version,
+                              .cached = stage.cached};
+    Result<int64_t> verification_id = upsert_verification(db, record);
+    if (!verification_id) return verification_id.error();
+    for (const Artifact& artifact : stage.artifacts) {
+      if (artifact.binary) continue;  // text artifacts are the dataset; binaries are rebuilt from them
+      ArtifactRecord stored{.stage = stage.name, .name = artifact.kind + ":" + artifact.name, .kind = artifact.kind,
+                            .content = artifact.content, .command = artifact.command,
+                            .toolchain_version = artifact.toolchain_version};
+      if (Result<std::string> id = insert_artifact(db, sample.id, stored); !id) return id.error();
+    }
+    if (stage.status != "fail" && stage.status != "timeout" && stage.status != "error") continue;
+    Categorization category = categorize_stage(taxonomy, stage, sample.features);
+    FailureRecord failure{.sample_id = sample.id,
+                          .verification_id = *verification_id,
+                          .stage = stage.name,
+                          .category = category.category,
+                          .message = category.message_line,
+                          .evidence_file = category.evidence_file,
+                          .evidence_line = category.evidence_line,
+                          .track = sample.track,
+                          .origin = sample.origin,
+                          .domain = sample.domain,
+                          .agent = agent_of(stage)};
+    if (Status s = insert_failure(db, failure); !s) return s;
+  }
+  return {};
+}
+
+}  // namespace tailforge
