@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "policies/config.h"
+#include "verifier/sass2rdna3/kernel_split.h"
 
 namespace tailforge {
 namespace {
@@ -90,16 +91,8 @@ std::vector<KernelText> split_ptx_kernels(const std::string& ptx) {
 
 std::vector<KernelText> split_sass_functions(const std::string& sass) {
   std::vector<KernelText> functions;
-  static const std::regex header(R"(Function\s*:\s*(\S+))");
-  std::istringstream stream(sass);
-  std::string line;
-  while (std::getline(stream, line)) {
-    std::smatch match;
-    if (std::regex_search(line, match, header)) {
-      functions.push_back({match[1], ""});
-      continue;
-    }
-    if (!functions.empty()) functions.back().text += line + "\n";
+  for (SassFunction& function : split_sass_functions_by_arch(sass, "")) {
+    functions.push_back({std::move(function.name), std::move(function.text)});
   }
   return functions;
 }

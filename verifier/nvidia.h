@@ -23,7 +23,8 @@ void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path
 
 // One entry per `.entry` function of a PTX module (its text from `.entry` to its closing brace).
 std::vector<KernelText> split_ptx_kernels(const std::string& ptx);
-// One entry per "Function : name" section of cuobjdump/nvdisasm SASS output.
+// One entry per function of cuobjdump/nvdisasm SASS output, every sm target in turn
+// (verifier/sass2rdna3/kernel_split.h keeps the target).
 std::vector<KernelText> split_sass_functions(const std::string& sass);
 
 }  // namespace tailforge
