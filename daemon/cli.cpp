@@ -149,6 +149,11 @@ const std::vector<CommandSpec>& commands() {
        {kConfig, kLogLevel, kJson, {"--tree", true, "translate this source tree"},
         {"--out", true, "with --tree: the folder to write (it gets tailforge_translate.json, the report)"}},
        1, command_translate},
+      {"reroll", "FILE.ptx",
+       "fold PTX's unrolled loops into Rolled-PTX `for` loops (PtxDec), or expand Rolled-PTX back with --unroll",
+       {{"--unroll", false, "read Rolled-PTX and print PTX"},
+        {"--json", false, "print {chars_in, chars_out, loops, reduction, text}"}},
+       1, command_reroll},
       {"version", "", "print the version", {}, 0, command_version},
   };
   return table;

@@ -21,5 +21,6 @@ int command_models(const CommandLine& args);
 int command_eval(const CommandLine& args);
 int command_baseline(const CommandLine& args);
 int command_import(const CommandLine& args);
+int command_reroll(const CommandLine& args);
 
 }  // namespace tailforge
