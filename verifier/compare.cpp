@@ -21,7 +21,8 @@ bool parse_number(const std::string& token, double& value) {
   return true;
 }
 
-// Normalized error of two numbers; infinity when they cannot match.
+}  // namespace
+
 double normalized_error(double expected, double actual) {
   if (std::isnan(expected) || std::isnan(actual)) {
     return std::isnan(expected) && std::isnan(actual) ? 0.0 : INFINITY;
@@ -29,8 +30,6 @@ double normalized_error(double expected, double actual) {
   if (std::isinf(expected) || std::isinf(actual)) return expected == actual ? 0.0 : INFINITY;
   return std::fabs(expected - actual) / std::max(1.0, std::fabs(expected));
 }
-
-}  // namespace
 
 std::vector<std::string> output_tokens(const std::string& text) {
   std::vector<std::string> tokens;

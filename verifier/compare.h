@@ -29,6 +29,10 @@ struct CompareResult {
   std::string message;              // one line naming the first difference
 };
 
+// |expected - actual| / max(1, |expected|), the error CompareOptions::tolerance bounds; 0 for two
+// NaNs or equal infinities, infinity where they cannot match.
+double normalized_error(double expected, double actual);
+
 // Splits text into tokens: whitespace separates; numbers inside words become tokens of their own
 // ("y[10]=2.5" -> "y[", "10", "]=", "2.5").
 std::vector<std::string> output_tokens(const std::string& text);

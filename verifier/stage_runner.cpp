@@ -176,10 +176,18 @@ StageResult run_program_stage(StageContext& context, const std::string& name,
   if (error) return skipped_stage(name, "cannot copy the executable: " + error.message());
   chmod(program.c_str(), 0755);
 
+  StageResult stage = run_untrusted_stage(context, name, {program}, private_dir, gpu);
+  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stage;
+}
+
+StageResult run_untrusted_stage(StageContext& context, const std::string& name, const std::vector<std::string>& argv,
+                                const std::string& private_dir, bool gpu) {
+  auto start = std::chrono::steady_clock::now();
   SandboxOutcome outcome;
   {
     ResourceSlot slot(context.gate, gpu ? ResourceKind::gpu : ResourceKind::cpu);
-    outcome = run_sandboxed(context.options.sandbox, {{program}, private_dir, gpu, 0, ""});
+    outcome = run_sandboxed(context.options.sandbox, {argv, private_dir, gpu, 0, ""});
   }
   if (!outcome.executed) return skipped_stage(name, outcome.skip_reason);
   StageResult stage;

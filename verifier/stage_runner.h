@@ -62,6 +62,11 @@ bool dependencies_ok(StageContext& context, const std::string& name,
 StageResult run_program_stage(StageContext& context, const std::string& name,
                               const std::string& executable, bool gpu);
 
+// Runs an untrusted command line in the sandbox, in `private_dir` (its only writable directory,
+// made by make_subdirectory), as run_program_stage does.
+StageResult run_untrusted_stage(StageContext& context, const std::string& name, const std::vector<std::string>& argv,
+                                const std::string& private_dir, bool gpu);
+
 // A new directory under the scratch directory, readable by the sandbox user.
 std::string make_subdirectory(const StageContext& context, const std::string& name);
 

@@ -1,0 +1,232 @@
+#include "verifier/ptx2cuda/launch_harness.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "policies/config.h"
+#include "store/sha256.h"
+#include "verifier/compare.h"
+#include "verifier/process.h"
+#include "verifier/ptx2cuda/runtime/launch_format.h"
+
+namespace tailforge {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// nvcc builds one runtime program into `output` unless it is there already (named by content).
+Status build_runtime_program(const std::string& nvcc, const std::vector<std::string>& flags, const std::string& source,
+                             const std::string& output) {
+  if (fs::exists(output)) return {};
+  std::string partial = output + ".partial-" + std::to_string(getpid());
+  ProcessSpec spec;
+  spec.argv = {nvcc};
+  spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
+  spec.argv.insert(spec.argv.end(), {source, "-o", partial, "-lcuda"});
+  spec.timeout_seconds = 180;
+  ProcessResult result = run_process(spec);
+  if (!result.succeeded()) {
+    return make_error(command_line(spec.argv) + " failed: " + result.spawn_error + result.stderr_text);
+  }
+  std::error_code error;
+  fs::rename(partial, output, error);  // atomic: concurrent builds never see half a file
+  if (error) return make_error("cannot move " + partial + " to " + output + ": " + error.message());
+  return {};
+}
+
+template <typename T>
+double element_value(const std::string& bytes, size_t index) {
+  T value;
+  std::memcpy(&value, bytes.data() + index * sizeof(T), sizeof(T));
+  return static_cast<double>(value);
+}
+
+double element_at(const std::string& bytes, const std::string& type, size_t index) {
+  if (type == "f32") return element_value<float>(bytes, index);
+  if (type == "f64") return element_value<double>(bytes, index);
+  if (type == "i32") return element_value<int32_t>(bytes, index);
+  if (type == "u32") return element_value<uint32_t>(bytes, index);
+  if (type == "i64") return element_value<int64_t>(bytes, index);
+  if (type == "u64") return element_value<uint64_t>(bytes, index);
+  if (type == "i8") return element_value<int8_t>(bytes, index);
+  return element_value<uint8_t>(bytes, index);
+}
+
+size_t element_size(const std::string& type) {
+  if (type == "f64" || type == "i64" || type == "u64") return 8;
+  if (type == "f32" || type == "i32" || type == "u32") return 4;
+  return 1;
+}
+
+StageResult stage_failure(const std::string& name, const std::string& reason, const std::string& diagnostics) {
+  StageResult stage;
+  stage.name = name;
+  stage.status = "fail";
+  stage.reason = reason;
+  stage.diagnostics = diagnostics;
+  return stage;
+}
+
+}  // namespace
+
+Result<HarnessTools> build_harness_tools(const StageContext& context) {
+  const Tool& nvcc = context.toolchains.tool("nvcc");
+  if (!nvcc.found()) return make_error("nvcc not found: the ptx2cuda harness is built by the CUDA toolkit");
+  std::string capture_source = data_path("verifier/ptx2cuda/runtime/launch_capture.cu");
+  std::string replay_source = data_path("verifier/ptx2cuda/runtime/launch_replay.cu");
+  std::string format_header = data_path("verifier/ptx2cuda/runtime/launch_format.h");
+  std::string key = sha256_hex(read_bytes(capture_source) + read_bytes(replay_source) + read_bytes(format_header) +
+                               nvcc.version_line)
+                        .substr(0, 16);
+  std::string dir = resolved_cache_dir(context.options) + "/ptx2cuda-harness-" + key;
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) return make_error("cannot create " + dir + ": " + error.message());
+  chmod(dir.c_str(), 0755);
+  HarnessTools tools{dir + "/libtailforge_launch_capture.so", dir + "/launch_replay"};
+  if (Status built = build_runtime_program(nvcc.path, {"-shared", "-Xcompiler", "-fPIC", "-cudart", "shared"},
+                                           capture_source, tools.capture_library);
+      !built) {
+    return built.error();
+  }
+  if (Status built = build_runtime_program(nvcc.path, {}, replay_source, tools.replay); !built) {
+    return built.error();
+  }
+  return tools;
+}
+
+std::vector<std::string> capture_link_flags(const Toolchains& toolchains) {
+  fs::path nvcc = fs::weakly_canonical(toolchains.tool("nvcc").path);
+  std::string runtime_dir = (nvcc.parent_path().parent_path() / "lib64").string();
+  return {"-cudart", "shared", "-Xlinker", "-rpath=" + runtime_dir};
+}
+
+Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& capture_dir) {
+  std::vector<CapturedLaunch> launches;
+  for (int index = 0;; ++index) {
+    std::string dir = capture_dir + "/launch_" + std::to_string(index);
+    std::ifstream in(dir + "/launch.txt");
+    if (!in) break;
+    tailforge_launch::RecordedLaunch recorded;
+    if (!tailforge_launch::parse_launch(in, recorded)) return make_error(dir + "/launch.txt is malformed or names no kernel");
+    CapturedLaunch launch;
+    launch.dir = dir;
+    launch.kernel = recorded.kernel;
+    std::copy(recorded.grid, recorded.grid + 3, launch.grid);
+    std::copy(recorded.block, recorded.block + 3, launch.block);
+    launch.shared_bytes = recorded.shared_bytes;
+    launch.parameters = recorded.params.size();
+    for (const tailforge_launch::RecordedBuffer& buffer : recorded.buffers) launch.buffer_bytes.push_back(buffer.bytes);
+    launch.skipped = recorded.skipped;
+    launches.push_back(std::move(launch));
+  }
+  return launches;
+}
+
+StageResult run_capture_stage(StageContext& context, const HarnessTools& tools, const std::string& executable,
+                              std::string& capture_dir) {
+  const char* name = "ptx2cuda.capture";
+  std::string dir = make_subdirectory(context, "capture");
+  std::error_code error;
+  fs::copy_file(executable, dir + "/program", fs::copy_options::overwrite_existing, error);
+  if (!error) fs::copy_file(tools.capture_library, dir + "/capture.so", fs::copy_options::overwrite_existing, error);
+  if (error) return skipped_stage(name, "cannot copy the program or the capture library: " + error.message());
+  chmod((dir + "/program").c_str(), 0755);
+  std::vector<std::string> argv = {"/usr/bin/env", "LD_PRELOAD=" + dir + "/capture.so",
+                                   "TAILFORGE_CAPTURE_DIR=" + dir, dir + "/program"};
+  StageResult stage = run_untrusted_stage(context, name, argv, dir, true);
+  if (stage.ok()) capture_dir = dir;
+  return stage;
+}
+
+BufferComparison compare_buffers(const std::string& expected, const std::string& actual, const std::string& element_type) {
+  BufferComparison result;
+  if (expected.size() != actual.size()) {
+    result.equal = false;
+    result.message = std::to_string(actual.size()) + " bytes where " + std::to_string(expected.size()) + " were recorded";
+    return result;
+  }
+  size_t width = element_size(element_type);
+  bool numeric = element_type == "f32" || element_type == "f64" || element_type == "i32" || element_type == "u32" ||
+                 element_type == "i64" || element_type == "u64" || element_type == "i8" || element_type == "u8";
+  if (!numeric || expected.size() % width != 0) {
+    auto differ = std::mismatch(expected.begin(), expected.end(), actual.begin());
+    if (differ.first == expected.end()) return result;
+    result.equal = false;
+    result.message = "byte " + std::to_string(differ.first - expected.begin()) + " differs";
+    return result;
+  }
+  for (size_t i = 0; i < expected.size() / width; ++i) {
+    double want = element_at(expected, element_type, i), got = element_at(actual, element_type, i);
+    double error = normalized_error(want, got);
+    result.max_error = std::max(result.max_error, error);
+    if (result.equal && error > 1e-3) {
+      result.equal = false;
+      std::ostringstream message;
+      message << "element " << i << " (" << element_type << "): " << got << " where " << want
+              << " was recorded, normalized error " << error;
+      result.message = message.str();
+    }
+  }
+  return result;
+}
+
+void run_candidate_stages(StageContext& context, const HarnessTools& tools, const CapturedLaunch& launch,
+                          const std::string& candidate_source, const std::vector<std::string>& element_types) {
+  std::string dir = make_subdirectory(context, "candidate");
+  std::string source = dir + "/candidate.cu", module = dir + "/candidate.cubin";
+  write_file_text(source, candidate_source);
+  std::string sm = context.options.sm_targets.empty() ? "sm_90" : context.options.sm_targets.back();
+  context.add(run_tool_stage(context, {"ptx2cuda.compile", "nvcc", {"-cubin", "-arch=" + sm, source, "-o", module},
+                                       {source}, {{"cubin", module, true}}, sm, {}, ""}));
+  if (!dependencies_ok(context, "ptx2cuda.launch", {"ptx2cuda.compile"})) return;
+  if (!launch.skipped.empty()) {
+    return context.add(skipped_stage("ptx2cuda.launch", "the recorded launch has no buffers: " + launch.skipped));
+  }
+
+  std::string run_dir = make_subdirectory(context, "replay");
+  std::error_code error;
+  fs::copy_file(launch.dir + "/launch.txt", run_dir + "/launch.txt", error);
+  for (size_t k = 0; k < launch.buffer_bytes.size() && !error; ++k) {
+    std::string name = "/buffer_" + std::to_string(k) + ".in";
+    fs::copy_file(launch.dir + name, run_dir + name, error);
+  }
+  if (!error) fs::copy_file(module, run_dir + "/candidate.cubin", error);
+  if (!error) fs::copy_file(tools.replay, run_dir + "/replay", error);
+  if (error) return context.add(skipped_stage("ptx2cuda.launch", "cannot prepare the replay: " + error.message()));
+  chmod((run_dir + "/replay").c_str(), 0755);
+  StageResult replay = run_untrusted_stage(context, "ptx2cuda.launch",
+                                           {run_dir + "/replay", run_dir + "/candidate.cubin", run_dir, run_dir}, run_dir,
+                                           true);
+  context.add(replay);
+  if (!dependencies_ok(context, "ptx2cuda.compare", {"ptx2cuda.launch"})) return;
+
+  StageResult compare;
+  compare.name = "ptx2cuda.compare";
+  compare.status = "ok";
+  for (size_t k = 0; k < launch.buffer_bytes.size(); ++k) {
+    std::string name = "/buffer_" + std::to_string(k) + ".out";
+    std::string type = k < element_types.size() ? element_types[k] : "bytes";
+    BufferComparison buffer = compare_buffers(read_bytes(launch.dir + name), read_bytes(run_dir + name), type);
+    compare.diagnostics += "buffer " + std::to_string(k) + ": " + (buffer.equal ? "equal" : buffer.message) + "\n";
+    if (!buffer.equal && compare.ok()) {
+      compare = stage_failure(compare.name, "buffer " + std::to_string(k) + " differs from the recorded output",
+                              compare.diagnostics);
+    }
+  }
+  context.add(std::move(compare));
+}
+
+}  // namespace tailforge

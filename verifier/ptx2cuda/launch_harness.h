@@ -1,0 +1,65 @@
+// The ptx2cuda test harness (PtxDec's test reconstruction): a CUDA program runs once with a capture
+// library preloaded that records the first launch of each kernel (grid, block, dynamic shared
+// memory, parameter bytes, and the device allocations it reads and writes, before and after); a
+// candidate kernel (a decompilation) is then compiled alone, launched on copies of the recorded
+// inputs, and its allocations compared with the recorded outputs (normalized absolute error <=
+// 1e-3). Capture and replay run only where an NVIDIA GPU exists; it stores nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/result.h"
+#include "verifier/stage_runner.h"
+
+namespace tailforge {
+
+// The two runtime programs of verifier/ptx2cuda/runtime/, built by this host's nvcc.
+struct HarnessTools {
+  std::string capture_library;  // LD_PRELOAD library (launch_capture.cu)
+  std::string replay;           // launch_replay.cu: MODULE LAUNCH_DIR OUT_DIR
+};
+
+// Builds both with nvcc under the verifier's cache directory, once per source and nvcc version.
+Result<HarnessTools> build_harness_tools(const StageContext& context);
+
+// The nvcc link flags that let the capture library see a program's launches: the shared CUDA
+// runtime, found at run time without LD_LIBRARY_PATH.
+std::vector<std::string> capture_link_flags(const Toolchains& toolchains);
+
+struct CapturedLaunch {
+  std::string dir;      // holds launch.txt and buffer_K.in / buffer_K.out
+  std::string kernel;   // mangled name
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  size_t shared_bytes = 0;
+  size_t parameters = 0;
+  std::vector<size_t> buffer_bytes;
+  std::string skipped;  // why no buffers were kept (over the cap, the launch failed), else empty
+};
+
+// The launches a capture run left in `capture_dir` (launch_N folders), in launch order.
+Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& capture_dir);
+
+// Runs `executable` (linked with capture_link_flags) in the sandbox with the capture library
+// preloaded, as stage "ptx2cuda.capture"; on success `capture_dir` names the folder of launches.
+StageResult run_capture_stage(StageContext& context, const HarnessTools& tools, const std::string& executable,
+                              std::string& capture_dir);
+
+// How a buffer's bytes are read for comparison: f32, f64, i32, u32, i64, u64, i8, u8 or bytes
+// (exact). Unknown names compare as bytes.
+struct BufferComparison {
+  bool equal = true;
+  double max_error = 0;  // the largest normalized error over the elements (numeric types)
+  std::string message;   // the first differing element, or why the sizes differ
+};
+BufferComparison compare_buffers(const std::string& expected, const std::string& actual, const std::string& element_type);
+
+// Judges a candidate kernel source against a captured launch, adding stages to `context`:
+// ptx2cuda.compile (nvcc -cubin for the first sm target), ptx2cuda.launch (the replay, in the
+// sandbox, on the GPU) and ptx2cuda.compare (each allocation against the recorded output, read as
+// element_types[K], "bytes" where missing).
+void run_candidate_stages(StageContext& context, const HarnessTools& tools, const CapturedLaunch& launch,
+                          const std::string& candidate_source, const std::vector<std::string>& element_types);
+
+}  // namespace tailforge
