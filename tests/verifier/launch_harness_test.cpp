@@ -174,7 +174,7 @@ TEST_CASE("harness: a captured launch replays a correct candidate and fails an o
   REQUIRE_MESSAGE(built.succeeded(), built.stderr_text);
 
   std::string capture_dir;
-  StageResult capture = run_capture_stage(context, *tools, dir.file("program"), capture_dir);
+  StageResult capture = run_capture_stage(context, *tools, dir.file("program"), {}, capture_dir);
   REQUIRE_MESSAGE(capture.ok(), capture.reason << "\n" << capture.diagnostics);
   CHECK(capture.artifact("stdout")->content == "-20.750000 1477.750000\n");
   Result<std::vector<CapturedLaunch>> launches = read_captured_launches(capture_dir);

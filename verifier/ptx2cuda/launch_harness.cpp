@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "policies/config.h"
 #include "store/sha256.h"
@@ -30,7 +31,9 @@ std::string read_bytes(const std::string& path) {
 Status build_runtime_program(const std::string& nvcc, const std::vector<std::string>& flags, const std::string& source,
                              const std::string& output) {
   if (fs::exists(output)) return {};
-  std::string partial = output + ".partial-" + std::to_string(getpid());
+  // Each build writes its own partial file: chains of one daemon build the tools concurrently.
+  std::string partial = output + ".partial-" + std::to_string(getpid()) + "-" +
+                        std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   ProcessSpec spec;
   spec.argv = {nvcc};
   spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
@@ -128,7 +131,11 @@ Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& ca
     std::copy(recorded.block, recorded.block + 3, launch.block);
     launch.shared_bytes = recorded.shared_bytes;
     launch.parameters = recorded.params.size();
-    for (const tailforge_launch::RecordedBuffer& buffer : recorded.buffers) launch.buffer_bytes.push_back(buffer.bytes);
+    for (const tailforge_launch::RecordedBuffer& buffer : recorded.buffers) {
+      launch.buffer_bytes.push_back(buffer.bytes);
+      launch.buffer_parameters.push_back(buffer.parameter);
+    }
+    for (const tailforge_launch::RecordedGlobal& global : recorded.globals) launch.globals.push_back(global.name);
     launch.skipped = recorded.skipped;
     launches.push_back(std::move(launch));
   }
@@ -136,7 +143,7 @@ Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& ca
 }
 
 StageResult run_capture_stage(StageContext& context, const HarnessTools& tools, const std::string& executable,
-                              std::string& capture_dir) {
+                              const std::vector<std::string>& global_names, std::string& capture_dir) {
   const char* name = "ptx2cuda.capture";
   std::string dir = make_subdirectory(context, "capture");
   std::error_code error;
@@ -144,8 +151,10 @@ StageResult run_capture_stage(StageContext& context, const HarnessTools& tools, 
   if (!error) fs::copy_file(tools.capture_library, dir + "/capture.so", fs::copy_options::overwrite_existing, error);
   if (error) return skipped_stage(name, "cannot copy the program or the capture library: " + error.message());
   chmod((dir + "/program").c_str(), 0755);
-  std::vector<std::string> argv = {"/usr/bin/env", "LD_PRELOAD=" + dir + "/capture.so",
-                                   "TAILFORGE_CAPTURE_DIR=" + dir, dir + "/program"};
+  std::string globals;
+  for (const std::string& name : global_names) globals += (globals.empty() ? "" : " ") + name;
+  std::vector<std::string> argv = {"/usr/bin/env", "LD_PRELOAD=" + dir + "/capture.so", "TAILFORGE_CAPTURE_DIR=" + dir,
+                                   "TAILFORGE_CAPTURE_GLOBALS=" + globals, dir + "/program"};
   StageResult stage = run_untrusted_stage(context, name, argv, dir, true);
   if (stage.ok()) capture_dir = dir;
   return stage;
@@ -183,24 +192,41 @@ BufferComparison compare_buffers(const std::string& expected, const std::string&
   return result;
 }
 
-void run_candidate_stages(StageContext& context, const HarnessTools& tools, const CapturedLaunch& launch,
-                          const std::string& candidate_source, const std::vector<std::string>& element_types) {
+std::string run_candidate_compile_stage(StageContext& context, const std::string& candidate_source,
+                                        const std::vector<std::string>& include_dirs) {
   std::string dir = make_subdirectory(context, "candidate");
   std::string source = dir + "/candidate.cu", module = dir + "/candidate.cubin";
   write_file_text(source, candidate_source);
   std::string sm = context.options.sm_targets.empty() ? "sm_90" : context.options.sm_targets.back();
-  context.add(run_tool_stage(context, {"ptx2cuda.compile", "nvcc", {"-cubin", "-arch=" + sm, source, "-o", module},
-                                       {source}, {{"cubin", module, true}}, sm, {}, ""}));
+  std::vector<std::string> args = {"-cubin", "-arch=" + sm};
+  for (const std::string& flag : include_flags(include_dirs)) args.push_back(flag);
+  args.insert(args.end(), {source, "-o", module});
+  context.add(run_tool_stage(context, {"ptx2cuda.compile", "nvcc", args, {source}, {{"cubin", module, true}}, sm, {}, ""}));
+  return module;
+}
+
+void run_candidate_stages(StageContext& context, const HarnessTools& tools, const CapturedLaunch& launch,
+                          const std::string& candidate_source, const std::vector<std::string>& element_types) {
+  std::string module = run_candidate_compile_stage(context, candidate_source, {});
+  run_replay_stages(context, tools, launch, module, element_types);
+}
+
+void run_replay_stages(StageContext& context, const HarnessTools& tools, const CapturedLaunch& launch,
+                       const std::string& module, const std::vector<std::string>& element_types) {
   if (!dependencies_ok(context, "ptx2cuda.launch", {"ptx2cuda.compile"})) return;
   if (!launch.skipped.empty()) {
     return context.add(skipped_stage("ptx2cuda.launch", "the recorded launch has no buffers: " + launch.skipped));
   }
 
-  std::string run_dir = make_subdirectory(context, "replay");
+  std::string run_dir = make_subdirectory(context, "replay-" + launch.kernel);
   std::error_code error;
   fs::copy_file(launch.dir + "/launch.txt", run_dir + "/launch.txt", error);
   for (size_t k = 0; k < launch.buffer_bytes.size() && !error; ++k) {
     std::string name = "/buffer_" + std::to_string(k) + ".in";
+    fs::copy_file(launch.dir + name, run_dir + name, error);
+  }
+  for (size_t g = 0; g < launch.globals.size() && !error; ++g) {
+    std::string name = "/global_" + launch.globals[g] + ".in";
     fs::copy_file(launch.dir + name, run_dir + name, error);
   }
   if (!error) fs::copy_file(module, run_dir + "/candidate.cubin", error);
@@ -224,6 +250,19 @@ void run_candidate_stages(StageContext& context, const HarnessTools& tools, cons
     if (!buffer.equal && compare.ok()) {
       compare = stage_failure(compare.name, "buffer " + std::to_string(k) + " differs from the recorded output",
                               compare.diagnostics);
+    }
+  }
+  for (const std::string& global : launch.globals) {
+    std::string recorded = read_bytes(launch.dir + "/global_" + global + ".out");
+    std::string replayed_path = run_dir + "/global_" + global + ".out";
+    bool changed = recorded != read_bytes(launch.dir + "/global_" + global + ".in");
+    if (!fs::exists(replayed_path) && !changed) continue;  // neither kernel writes it
+    BufferComparison variable = fs::exists(replayed_path)
+                                    ? compare_buffers(recorded, read_bytes(replayed_path), "bytes")
+                                    : BufferComparison{false, 0, "the candidate does not declare it"};
+    compare.diagnostics += "global " + global + ": " + (variable.equal ? "equal" : variable.message) + "\n";
+    if (!variable.equal && compare.ok()) {
+      compare = stage_failure(compare.name, "global " + global + " differs from the recorded output", compare.diagnostics);
     }
   }
   context.add(std::move(compare));

@@ -35,6 +35,8 @@ struct CapturedLaunch {
   size_t shared_bytes = 0;
   size_t parameters = 0;
   std::vector<size_t> buffer_bytes;
+  std::vector<int> buffer_parameters;  // the first parameter pointing into each buffer (-1: unknown)
+  std::vector<std::string> globals;    // module variables recorded: global_NAME.in / .out
   std::string skipped;  // why no buffers were kept (over the cap, the launch failed), else empty
 };
 
@@ -43,8 +45,9 @@ Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& ca
 
 // Runs `executable` (linked with capture_link_flags) in the sandbox with the capture library
 // preloaded, as stage "ptx2cuda.capture"; on success `capture_dir` names the folder of launches.
+// `global_names` are the program's __device__/__constant__ variables to record with each launch.
 StageResult run_capture_stage(StageContext& context, const HarnessTools& tools, const std::string& executable,
-                              std::string& capture_dir);
+                              const std::vector<std::string>& global_names, std::string& capture_dir);
 
 // How a buffer's bytes are read for comparison: f32, f64, i32, u32, i64, u64, i8, u8 or bytes
 // (exact). Unknown names compare as bytes.
@@ -54,6 +57,16 @@ struct BufferComparison {
   std::string message;   // the first differing element, or why the sizes differ
 };
 BufferComparison compare_buffers(const std::string& expected, const std::string& actual, const std::string& element_type);
+
+// Compiles a candidate kernel source alone for the last sm target (stage ptx2cuda.compile) and
+// returns the cubin's path, which exists when the stage passed.
+std::string run_candidate_compile_stage(StageContext& context, const std::string& candidate_source,
+                                        const std::vector<std::string>& include_dirs);
+
+// Runs a compiled candidate on a captured launch (ptx2cuda.launch, in the sandbox on the GPU) and
+// compares each allocation with the recorded output (ptx2cuda.compare), as run_candidate_stages.
+void run_replay_stages(StageContext& context, const HarnessTools& tools, const CapturedLaunch& launch,
+                       const std::string& module, const std::vector<std::string>& element_types);
 
 // Judges a candidate kernel source against a captured launch, adding stages to `context`:
 // ptx2cuda.compile (nvcc -cubin for the first sm target), ptx2cuda.launch (the replay, in the

@@ -7,9 +7,12 @@
 //
 // Files, in $TAILFORGE_CAPTURE_DIR (default "."), one folder per captured kernel:
 //   launch_N/launch.txt     kernel NAME | grid X Y Z | block X Y Z | shared BYTES |
-//                           param OFFSET SIZE HEX | buffer ADDRESS BYTES (one line each)
+//                           param OFFSET SIZE HEX | buffer ADDRESS BYTES PARAMETER (one line each)
 //   launch_N/buffer_K.in    the allocation's bytes before the launch
 //   launch_N/buffer_K.out   its bytes after the launch
+//   launch_N/global_NAME.in, .out   the same for each variable named in $TAILFORGE_CAPTURE_GLOBALS
+//                           (space-separated __device__/__constant__ names) that the kernel's
+//                           module holds
 // $TAILFORGE_CAPTURE_MAX_BYTES (default 256 MiB) caps the bytes of one launch's allocations; a
 // launch over it is recorded with "skipped over_cap" and no buffers.
 #include <cuda.h>
@@ -23,6 +26,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -32,6 +36,7 @@ using LaunchFunction = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t,
 struct Allocation {
   CUdeviceptr base = 0;
   size_t bytes = 0;
+  size_t parameter = 0;  // the first parameter pointing into it
   std::vector<unsigned char> before;
 };
 
@@ -69,17 +74,49 @@ bool write_file(const std::string& path, const std::vector<unsigned char>& bytes
 // The device allocations that the kernel's 8-byte parameters point into, each once.
 std::vector<Allocation> pointed_allocations(const std::vector<std::vector<unsigned char>>& params) {
   std::vector<Allocation> allocations;
-  for (const auto& param : params) {
+  for (size_t index = 0; index < params.size(); ++index) {
+    const std::vector<unsigned char>& param = params[index];
     if (param.size() != sizeof(CUdeviceptr)) continue;
     CUdeviceptr value = 0;
     std::memcpy(&value, param.data(), sizeof value);
     Allocation allocation;
+    allocation.parameter = index;
     if (value == 0 || cuMemGetAddressRange(&allocation.base, &allocation.bytes, value) != CUDA_SUCCESS) continue;
     bool known = false;
     for (const Allocation& seen : allocations) known = known || seen.base == allocation.base;
     if (!known) allocations.push_back(allocation);
   }
   return allocations;
+}
+
+std::vector<std::string> global_names() {
+  std::vector<std::string> names;
+  const char* text = std::getenv("TAILFORGE_CAPTURE_GLOBALS");
+  std::string name;
+  for (const char* c = text ? text : ""; ; ++c) {
+    if (*c && *c != ' ') {
+      name += *c;
+      continue;
+    }
+    if (!name.empty()) names.push_back(name);
+    name.clear();
+    if (!*c) break;
+  }
+  return names;
+}
+
+// The named module variables of the kernel's library, as allocations to record.
+std::vector<std::pair<std::string, Allocation>> module_globals(cudaKernel_t kernel) {
+  std::vector<std::pair<std::string, Allocation>> globals;
+  CUlibrary library;
+  if (cuKernelGetLibrary(&library, reinterpret_cast<CUkernel>(kernel)) != CUDA_SUCCESS) return globals;
+  for (const std::string& name : global_names()) {
+    Allocation allocation;
+    if (cuLibraryGetGlobal(&allocation.base, &allocation.bytes, library, name.c_str()) == CUDA_SUCCESS) {
+      globals.emplace_back(name, allocation);
+    }
+  }
+  return globals;
 }
 
 bool copy_out(const Allocation& allocation, std::vector<unsigned char>& bytes) {
@@ -107,12 +144,15 @@ cudaError_t capture_launch(LaunchFunction launch, cudaKernel_t kernel, dim3 grid
   }
   cudaDeviceSynchronize();
   std::vector<Allocation> allocations = pointed_allocations(params);
+  std::vector<std::pair<std::string, Allocation>> globals = module_globals(kernel);
   size_t total = 0;
   for (const Allocation& allocation : allocations) total += allocation.bytes;
+  for (const auto& global : globals) total += global.second.bytes;
   bool over_cap = total > max_capture_bytes();
   bool copied = true;
   if (!over_cap) {
     for (Allocation& allocation : allocations) copied = copy_out(allocation, allocation.before) && copied;
+    for (auto& global : globals) copied = copy_out(global.second, global.second.before) && copied;
   }
 
   cudaError_t result = launch(kernel, grid, block, args, shared_bytes, stream);
@@ -141,7 +181,18 @@ cudaError_t capture_launch(LaunchFunction launch, cudaKernel_t kernel, dim3 grid
       std::fprintf(manifest, "skipped write_failed\n");
       break;
     }
-    std::fprintf(manifest, "buffer %llu %zu\n", static_cast<unsigned long long>(allocations[k].base), allocations[k].bytes);
+    std::fprintf(manifest, "buffer %llu %zu %zu\n", static_cast<unsigned long long>(allocations[k].base),
+                 allocations[k].bytes, allocations[k].parameter);
+  }
+  for (size_t g = 0; keep_buffers && g < globals.size(); ++g) {
+    std::vector<unsigned char> after;
+    std::string stem = dir + "/global_" + globals[g].first;
+    if (!copy_out(globals[g].second, after) || !write_file(stem + ".in", globals[g].second.before) ||
+        !write_file(stem + ".out", after)) {
+      std::fprintf(manifest, "skipped write_failed\n");
+      break;
+    }
+    std::fprintf(manifest, "global %s %zu\n", globals[g].first.c_str(), globals[g].second.bytes);
   }
   std::fclose(manifest);
   return result;

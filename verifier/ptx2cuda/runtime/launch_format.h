@@ -1,7 +1,9 @@
 // The launch.txt format that launch_capture.cu writes, read by launch_replay.cu and by tailforge
 // (verifier/ptx2cuda/launch_harness.cpp): one header for both, with no CUDA dependency.
 //   kernel NAME | grid X Y Z | block X Y Z | shared BYTES | param OFFSET SIZE HEX (each parameter)
-//   | buffer ADDRESS BYTES (each recorded allocation) | skipped WHY (no buffers were kept)
+//   | buffer ADDRESS BYTES PARAMETER (each recorded allocation, and the first parameter pointing
+//   into it) | global NAME BYTES (each recorded __device__/__constant__ variable) | skipped WHY
+//   (no buffers were kept)
 #pragma once
 
 #include <cstdlib>
@@ -20,6 +22,12 @@ struct RecordedParameter {
 struct RecordedBuffer {
   unsigned long long address = 0;
   size_t bytes = 0;
+  int parameter = -1;  // the first parameter that points into it
+};
+
+struct RecordedGlobal {
+  std::string name;
+  size_t bytes = 0;
 };
 
 struct RecordedLaunch {
@@ -29,6 +37,7 @@ struct RecordedLaunch {
   size_t shared_bytes = 0;
   std::vector<RecordedParameter> params;
   std::vector<RecordedBuffer> buffers;
+  std::vector<RecordedGlobal> globals;
   std::string skipped;
 };
 
@@ -55,9 +64,15 @@ inline bool parse_launch(std::istream& in, RecordedLaunch& launch) {
       if (param.bytes.size() != size) return false;
       launch.params.push_back(param);
     }
+    if (key == "global") {
+      RecordedGlobal global;
+      fields >> global.name >> global.bytes;
+      launch.globals.push_back(global);
+    }
     if (key == "buffer") {
       RecordedBuffer buffer;
       fields >> buffer.address >> buffer.bytes;
+      if (!(fields >> buffer.parameter)) buffer.parameter = -1;
       launch.buffers.push_back(buffer);
     }
   }

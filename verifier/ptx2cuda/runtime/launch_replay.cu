@@ -3,7 +3,7 @@
 // pointer parameters moved to fresh copies of the recorded input allocations, then writes each
 // allocation after the kernel ran. Built and used by verifier/ptx2cuda/launch_harness.cpp.
 //
-//   launch_replay MODULE LAUNCH_DIR OUT_DIR     -> OUT_DIR/buffer_K.out
+//   launch_replay MODULE LAUNCH_DIR OUT_DIR     -> OUT_DIR/buffer_K.out, OUT_DIR/global_NAME.out
 //
 // Exit status: 0 ran; 2 bad usage or launch files; 3 the module does not load or lacks the
 // kernel; 4 the kernel's parameters differ from the recorded ones; 5 the launch was refused;
@@ -96,6 +96,17 @@ int main(int argc, char** argv) {
       return fail(5, "cuMemcpyHtoD", error);
     }
   }
+  // Module variables the candidate declares start as recorded; one it lacks is not its business.
+  std::vector<CUdeviceptr> globals(launch.globals.size(), 0);
+  for (size_t g = 0; g < launch.globals.size(); ++g) {
+    const tailforge_launch::RecordedGlobal& global = launch.globals[g];
+    size_t bytes = 0;
+    if (cuModuleGetGlobal(&globals[g], &bytes, module, global.name.c_str()) != CUDA_SUCCESS) continue;
+    if (bytes != global.bytes) return fail(4, "the candidate's " + global.name + " differs in size from the recorded one");
+    std::vector<unsigned char> input = read_bytes(launch_dir + "/global_" + global.name + ".in");
+    if (input.size() != bytes) return fail(2, "global_" + global.name + ".in has the wrong size");
+    if ((error = cuMemcpyHtoD(globals[g], input.data(), bytes)) != CUDA_SUCCESS) return fail(5, "cuMemcpyHtoD", error);
+  }
   std::vector<void*> pointers;
   for (tailforge_launch::RecordedParameter& param : launch.params) {
     relocate(param, launch);
@@ -115,6 +126,14 @@ int main(int argc, char** argv) {
       return fail(6, "cuMemcpyDtoH", error);
     }
     std::ofstream out(out_dir + "/buffer_" + std::to_string(k) + ".out", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(output.data()), static_cast<std::streamsize>(output.size()));
+    if (!out) return fail(2, "cannot write " + out_dir);
+  }
+  for (size_t g = 0; g < launch.globals.size(); ++g) {
+    if (!globals[g]) continue;
+    std::vector<unsigned char> output(launch.globals[g].bytes);
+    if ((error = cuMemcpyDtoH(output.data(), globals[g], output.size())) != CUDA_SUCCESS) return fail(6, "cuMemcpyDtoH", error);
+    std::ofstream out(out_dir + "/global_" + launch.globals[g].name + ".out", std::ios::binary);
     out.write(reinterpret_cast<const char*>(output.data()), static_cast<std::streamsize>(output.size()));
     if (!out) return fail(2, "cannot write " + out_dir);
   }
