@@ -101,7 +101,7 @@ const std::vector<CommandSpec>& commands() {
         {"--no-cache", false, "run every tool even when the compile cache has its result"}},
        1, command_verify},
       {"export", "", "write verified pairs as LLaMA-Factory files with a manifest and a held-out split",
-       {kDb, kConfig, kLogLevel, {"--track", true, "cuda2hip (default), sass2rdna3 or c2x86"},
+       {kDb, kConfig, kLogLevel, {"--track", true, "cuda2hip (default), sass2rdna3, ptx2cuda or c2x86"},
         {"--format", true, "alpaca (default), sharegpt or jsonl"}, {"--out", true, "output folder"}},
        0, command_export},
       {"model", "add|retire|activate", "register a model version under test, or stop or resume evaluating one",

@@ -10,17 +10,7 @@ Result<StoredKernelPairs> store_kernel_pairs(Database& db, const Sample& program
                                              const Taxonomy& taxonomy) {
   StoredKernelPairs stored;
   for (const KernelPair& pair : pairing.pairs) {
-    Sample kernel;
-    kernel.track = "sass2rdna3";
-    kernel.origin = program.origin;
-    kernel.language = "sass";
-    kernel.text = pair.sass;
-    kernel.template_id = program.template_id;
-    kernel.seed = program.seed;
-    kernel.model = program.model;
-    kernel.domain = program.domain;
-    kernel.features = program.features;
-    kernel.cycle_id = program.cycle_id;
+    Sample kernel = sample_derived_from(program, "sass2rdna3", "sass", pair.sass);
     kernel.variables = nlohmann::json{{"kernel", pair.kernel},
                                       {"program", program.id},
                                       {"sass_arch", pair.sass_arch},
@@ -53,12 +43,9 @@ Result<StoredKernelPairs> store_kernel_pairs(Database& db, const Sample& program
     for (const auto& [arch, text] : pair.sass_raw) {
       artifacts.push_back({.stage = "sass2rdna3.pair", .name = "sass_kernel:" + arch, .kind = "sass_kernel", .content = text});
     }
-    for (const ArtifactRecord& artifact : artifacts) {
-      if (Result<std::string> id = insert_artifact(db, kernel.id, artifact); !id) return id.error();
+    if (Status s = store_derived_checks(db, kernel, artifacts, pair.checks, pair.ok, taxonomy, "clang-amdgpu"); !s) {
+      return s.error();
     }
-    StageAgent agent_of = [](const StageResult&) { return std::optional<std::string>("clang-amdgpu"); };
-    if (Status s = store_stage_results(db, kernel, pair.checks, taxonomy, agent_of); !s) return s.error();
-    if (Status s = set_sample_status(db, kernel.id, pair.ok ? "verified" : "failed"); !s) return s.error();
     if (pair.ok) ++stored.verified;
   }
   return stored;

@@ -15,6 +15,7 @@
 #include "agents/tree_translate.h"
 #include "daemon/evaluation_jobs.h"
 #include "daemon/kernel_pairs_store.h"
+#include "daemon/ptx_pairs_store.h"
 #include "daemon/stage_records.h"
 #include "daemon/llm_agents.h"
 #include "daemon/llm_synthesis.h"
@@ -323,9 +324,13 @@ class DefaultPipeline : public Pipeline {
     bool translated = sample.track != "cuda2hip" || (result.stage("translate.hip") && result.stage("translate.hip")->ok());
     bool any_ok = std::any_of(result.stages.begin(), result.stages.end(), [](const StageResult& s) { return s.ok(); });
     bool verified = result.ok && any_ok && translated;
-    // A verified CUDA program also yields the sass2rdna3 track: one SASS/RDNA3 pair per kernel.
+    // A verified CUDA program also yields the sass2rdna3 and ptx2cuda tracks: a pair per kernel each.
     std::optional<KernelPairing> kernel_pairs;
-    if (verified && sample.track == "cuda2hip") kernel_pairs = pair_kernels(result, options, (dir / "kernels").string());
+    std::optional<PtxPairing> ptx_pairs;
+    if (verified && sample.track == "cuda2hip") {
+      kernel_pairs = pair_kernels(result, options, (dir / "kernels").string());
+      ptx_pairs = pair_ptx_kernels(read_file_text(file.string()), result, options, (dir / "ptx2cuda").string());
+    }
     fs::remove_all(dir, ec);
 
     Transaction transaction(db);
@@ -344,6 +349,15 @@ class DefaultPipeline : public Pipeline {
                     kernel_pairs->pairs.size(), pairs->inserted, pairs->verified,
                     kernel_pairs->unmatched.empty() ? "" : ", unmatched " + std::to_string(kernel_pairs->unmatched.size()),
                     kernel_pairs->none_reason.empty() ? "" : ", none: " + kernel_pairs->none_reason);
+    }
+    if (ptx_pairs) {
+      Result<StoredPtxPairs> pairs = store_ptx_pairs(db, stored, *ptx_pairs, shared_->taxonomy);
+      if (!pairs) return pairs.error();
+      spdlog::debug("sample {}: {} ptx2cuda pairs ({} new, {} verified){}{}; capture {}", sample_id.substr(0, 12),
+                    ptx_pairs->pairs.size(), pairs->inserted, pairs->verified,
+                    ptx_pairs->unmatched.empty() ? "" : ", unmatched " + std::to_string(ptx_pairs->unmatched.size()),
+                    ptx_pairs->none_reason.empty() ? "" : ", none: " + ptx_pairs->none_reason,
+                    ptx_pairs->capture.status + (ptx_pairs->capture.reason.empty() ? "" : " (" + ptx_pairs->capture.reason + ")"));
     }
     if (Status s = queue.complete(job.id, owner); !s) return s;
     return transaction.commit();

@@ -47,4 +47,31 @@ Status store_stage_results(Database& db, const Sample& sample, const std::vector
   return {};
 }
 
+Sample sample_derived_from(const Sample& program, const std::string& track, const std::string& language,
+                           const std::string& text) {
+  Sample derived;
+  derived.track = track;
+  derived.origin = program.origin;
+  derived.language = language;
+  derived.text = text;
+  derived.template_id = program.template_id;
+  derived.seed = program.seed;
+  derived.model = program.model;
+  derived.domain = program.domain;
+  derived.features = program.features;
+  derived.cycle_id = program.cycle_id;
+  return derived;
+}
+
+Status store_derived_checks(Database& db, const Sample& derived, const std::vector<ArtifactRecord>& artifacts,
+                            const std::vector<StageResult>& checks, bool ok, const Taxonomy& taxonomy,
+                            const std::string& agent) {
+  for (const ArtifactRecord& artifact : artifacts) {
+    if (Result<std::string> id = insert_artifact(db, derived.id, artifact); !id) return id.error();
+  }
+  StageAgent agent_of = [&agent](const StageResult&) { return std::optional<std::string>(agent); };
+  if (Status s = store_stage_results(db, derived, checks, taxonomy, agent_of); !s) return s.error();
+  return set_sample_status(db, derived.id, ok ? "verified" : "failed");
+}
+
 }  // namespace tailforge

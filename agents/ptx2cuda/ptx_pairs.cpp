@@ -1,0 +1,258 @@
+#include "agents/ptx2cuda/ptx_pairs.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "agents/ptx2cuda/kernel_units.h"
+#include "agents/ptx2cuda/refactor.h"
+#include "agents/ptx2cuda/top_level_declarations.h"
+#include "agents/token_diff.h"
+#include "verifier/ptx2cuda/reroll.h"
+
+namespace tailforge {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_binary(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+StageResult reroll_check(const RerolledPtx& rolled) {
+  StageResult stage;
+  stage.name = "ptx2cuda.reroll";
+  stage.status = rolled.fell_back ? "fail" : "ok";
+  stage.reason = rolled.fell_back ? "the Rolled-PTX did not unroll back to the PTX; the PTX is kept unrolled" : "";
+  stage.diagnostics = std::to_string(rolled.chars_in) + " -> " + std::to_string(rolled.chars_out) + " characters, " +
+                      std::to_string(rolled.loops) + " loops";
+  return stage;
+}
+
+// The file-scope __device__ and __constant__ variables of a program, which a kernel may read or
+// write besides its parameters.
+std::vector<std::string> device_variable_names(const std::string& source) {
+  std::vector<std::string> names;
+  Result<std::vector<TopLevelDeclaration>> declarations = split_top_level_declarations(source);
+  if (!declarations) return names;
+  for (const TopLevelDeclaration& declaration : *declarations) {
+    if (declaration.kind != DeclarationKind::variable) continue;
+    const std::vector<std::string>& words = declaration.mentioned_names;
+    bool on_device = std::find(words.begin(), words.end(), "__device__") != words.end() ||
+                     std::find(words.begin(), words.end(), "__constant__") != words.end();
+    if (on_device) names.insert(names.end(), declaration.declared_names.begin(), declaration.declared_names.end());
+  }
+  return names;
+}
+
+// Builds the program with the shared CUDA runtime and runs it with the capture library preloaded;
+// the launches it recorded, by kernel name.
+std::map<std::string, CapturedLaunch> capture_program(StageContext& context, const std::string& cuda_source,
+                                                      const ChainResult& program,
+                                                      const std::vector<std::string>& include_dirs,
+                                                      std::optional<HarnessTools>& harness, StageResult& capture) {
+  std::map<std::string, CapturedLaunch> by_kernel;
+  if (!context.toolchains.has_gpu("nvidia")) {
+    capture = skipped_stage("ptx2cuda.capture", "no NVIDIA GPU: launches are recorded where the program can run");
+    return by_kernel;
+  }
+  const StageResult* ran = program.stage("nvidia.run");
+  if (!ran || !ran->ok()) {
+    capture = skipped_stage("ptx2cuda.capture", "the program did not run here (nvidia.run did not pass)");
+    return by_kernel;
+  }
+  Result<HarnessTools> tools = build_harness_tools(context);
+  if (!tools) {
+    capture = skipped_stage("ptx2cuda.capture", tools.message());
+    return by_kernel;
+  }
+  harness = *tools;
+  std::string dir = make_subdirectory(context, "capture-build");
+  std::string source = dir + "/program.cu", exe = dir + "/program";
+  write_file_text(source, cuda_source);
+  std::string sm = context.options.sm_targets.empty() ? "sm_90" : context.options.sm_targets.back();
+  std::vector<std::string> args = {"-arch=" + sm};
+  for (const std::string& flag : include_flags(include_dirs)) args.push_back(flag);
+  args.insert(args.end(), {source, "-o", exe});
+  for (const std::string& flag : capture_link_flags(context.toolchains)) args.push_back(flag);
+  StageResult built = run_tool_stage(context, {"ptx2cuda.capture.exe", "nvcc", args, {source},
+                                               {{"executable", exe, true}}, sm, {}, ""});
+  if (!built.ok()) {
+    capture = skipped_stage("ptx2cuda.capture", "the program does not build with the shared CUDA runtime: " + built.reason);
+    return by_kernel;
+  }
+  std::string capture_dir;
+  capture = run_capture_stage(context, *tools, exe, device_variable_names(cuda_source), capture_dir);
+  if (!capture.ok()) return by_kernel;
+  Result<std::vector<CapturedLaunch>> launches = read_captured_launches(capture_dir);
+  if (!launches) {
+    capture.status = "error";
+    capture.reason = launches.message();
+    return by_kernel;
+  }
+  for (CapturedLaunch& launch : *launches) by_kernel.emplace(launch.kernel, std::move(launch));
+  return by_kernel;
+}
+
+void attach_launch(PtxPair& pair, const CapturedLaunch& launch) {
+  pair.launch = read_binary(launch.dir + "/launch.txt");
+  for (size_t k = 0; k < launch.buffer_bytes.size(); ++k) {
+    std::string stem = launch.dir + "/buffer_" + std::to_string(k);
+    pair.launch_inputs.push_back(read_binary(stem + ".in"));
+    pair.launch_outputs.push_back(read_binary(stem + ".out"));
+  }
+}
+
+bool every_check_that_ran_passed(const std::vector<StageResult>& checks) {
+  bool any_ran = false;
+  for (const StageResult& check : checks) {
+    if (check.status == "skipped") continue;
+    any_ran = true;
+    if (!check.ok()) return false;
+  }
+  return any_ran;
+}
+
+}  // namespace
+
+std::vector<std::string> parameter_element_types(const std::string& unit, const std::string& kernel) {
+  static const std::map<std::string, std::string> types = {
+      {"float", "f32"},    {"double", "f64"},  {"int", "i32"},      {"int32_t", "i32"}, {"unsigned", "u32"},
+      {"uint32_t", "u32"}, {"int64_t", "i64"}, {"uint64_t", "u64"}, {"size_t", "u64"},  {"char", "i8"},
+      {"int8_t", "i8"},    {"uint8_t", "u8"}};
+  static const std::set<std::string> qualifiers = {"const", "volatile", "__restrict__", "restrict", "struct"};
+  std::vector<Token> tokens;
+  for (const Token& token : tokenize_source(unit).tokens) {
+    if (token.kind != TokenKind::comment) tokens.push_back(token);
+  }
+  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+    if (tokens[i].text != "__global__") continue;
+    size_t name = i + 1;
+    while (name + 1 < tokens.size() && tokens[name].text != "(" &&
+           !(tokens[name].text == kernel && tokens[name + 1].text == "(")) {
+      ++name;
+    }
+    if (name + 1 >= tokens.size() || tokens[name].text != kernel) continue;
+    std::vector<std::string> parameters, words;
+    bool pointer = false;
+    int depth = 0;
+    for (size_t t = name + 1; t < tokens.size(); ++t) {
+      const std::string& text = tokens[t].text;
+      if (text == "(") ++depth;
+      if (text == ")") --depth;
+      if ((text == "," && depth == 1) || depth == 0) {
+        std::string type = words.empty() ? "" : words.front();
+        if (words.size() >= 2 && words[0] == "unsigned") type = words[1] == "char" ? "uint8_t" : "unsigned";
+        auto known = types.find(type);
+        if (!words.empty()) parameters.push_back(pointer && known != types.end() ? known->second : "bytes");
+        words.clear();
+        pointer = false;
+        if (depth == 0) break;
+        continue;
+      }
+      if (text == "*") pointer = true;
+      if (tokens[t].kind == TokenKind::identifier && !qualifiers.count(text) && !pointer) words.push_back(text);
+    }
+    return parameters;
+  }
+  return {};
+}
+
+PtxPairing pair_ptx_kernels(const std::string& cuda_source, const ChainResult& program, const ChainOptions& options,
+                            const std::string& scratch_dir) {
+  PtxPairing pairing;
+  const StageResult* ptx = program.stage("nvidia.ptx");
+  if (!ptx || !ptx->ok()) {
+    pairing.none_reason = "no PTX (nvidia.ptx did not pass)";
+    return pairing;
+  }
+  std::vector<std::string> entry_names;
+  std::map<std::string, std::string> entry_text;
+  for (const Artifact& artifact : ptx->artifacts) {
+    if (artifact.kind != "ptx_kernel") continue;
+    entry_names.push_back(artifact.name);
+    entry_text[artifact.name] = artifact.content;
+  }
+  Result<std::vector<KernelUnit>> units = extract_kernel_units(cuda_source);
+  if (!units) {
+    pairing.none_reason = "no kernel units: " + units.message();
+    return pairing;
+  }
+  std::error_code ignored;
+  fs::create_directories(scratch_dir, ignored);
+  chmod(scratch_dir.c_str(), 0755);
+  StageContext context{options.verifier, options.toolchains ? *options.toolchains : detected_toolchains(),
+                       options.cache_db, options.gate, scratch_dir, {}};
+  std::optional<HarnessTools> harness;
+  std::map<std::string, CapturedLaunch> launches =
+      capture_program(context, cuda_source, program, options.include_dirs, harness, pairing.capture);
+  std::string sm = options.verifier.sm_targets.empty() ? "sm_80" : options.verifier.sm_targets.front();
+  std::set<std::string> paired;
+
+  for (size_t u = 0; u < units->size(); ++u) {
+    Result<KernelUnit> unit = instantiate_kernel_unit(cuda_source, (*units)[u], entry_names);
+    Result<std::vector<std::string>> entries = kernel_entry_names((*units)[u].name, entry_names);
+    if (!unit || !entries) {
+      pairing.unmatched.push_back("kernel " + (*units)[u].name + ": " + (unit ? entries.message() : unit.message()));
+      continue;
+    }
+    RefactorResult refactored = refactor_cuda(unit->source);
+    StageContext unit_context{options.verifier, context.toolchains, options.cache_db, options.gate,
+                              scratch_dir + "/unit" + std::to_string(u), {}};
+    fs::create_directories(unit_context.scratch_dir, ignored);
+    chmod(unit_context.scratch_dir.c_str(), 0755);
+    std::string module = run_candidate_compile_stage(unit_context, refactored.text, options.include_dirs);
+    for (const std::string& entry : *entries) {
+      PtxPair pair;
+      pair.kernel = entry;
+      pair.sm = sm;
+      pair.ptx = entry_text[entry];
+      RerolledPtx rolled = reroll_ptx(pair.ptx);
+      pair.rolled_ptx = rolled.text;
+      pair.unit = unit->source;
+      pair.cuda = refactored.text;
+      pair.ptx_chars = rolled.chars_in;
+      pair.rolled_ptx_chars = rolled.chars_out;
+      pair.unit_chars = unit->source.size();
+      pair.cuda_chars = refactored.text.size();
+      StageContext pair_context{options.verifier, context.toolchains, options.cache_db, options.gate,
+                                unit_context.scratch_dir, {}};
+      pair_context.stages = unit_context.stages;  // the unit's compile
+      auto launch = launches.find(entry);
+      if (launch == launches.end()) {
+        std::string why = pairing.capture.ok() ? "the program did not launch this kernel" : pairing.capture.reason;
+        pair_context.add(skipped_stage("ptx2cuda.launch", "no recorded launch: " + why));
+      } else {
+        attach_launch(pair, launch->second);
+        std::vector<std::string> parameter_types = parameter_element_types(pair.cuda, unit->name);
+        std::vector<std::string> types;
+        for (int parameter : launch->second.buffer_parameters) {
+          bool known = parameter >= 0 && static_cast<size_t>(parameter) < parameter_types.size();
+          types.push_back(known ? parameter_types[parameter] : "bytes");
+        }
+        run_replay_stages(pair_context, *harness, launch->second, module, types);
+      }
+      pair.checks.push_back(reroll_check(rolled));
+      for (StageResult& stage : pair_context.stages) pair.checks.push_back(std::move(stage));
+      pair.ok = every_check_that_ran_passed(pair.checks);
+      paired.insert(entry);
+      pairing.pairs.push_back(std::move(pair));
+    }
+  }
+  for (const std::string& entry : entry_names) {
+    if (!paired.count(entry)) pairing.unmatched.push_back("ptx:" + entry);
+  }
+  if (pairing.pairs.empty() && pairing.none_reason.empty()) pairing.none_reason = "no kernel unit matched a PTX entry";
+  return pairing;
+}
+
+}  // namespace tailforge

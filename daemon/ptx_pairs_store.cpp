@@ -1,0 +1,70 @@
+#include "daemon/ptx_pairs_store.h"
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/stage_records.h"
+#include "synth/artifact_kinds.h"
+
+namespace tailforge {
+namespace {
+
+std::vector<ArtifactRecord> pair_artifacts(const PtxPair& pair) {
+  const char* stage = "ptx2cuda.pair";
+  std::vector<ArtifactRecord> artifacts = {
+      {.stage = stage, .name = kPtxKind, .kind = kPtxKind, .content = pair.ptx},
+      {.stage = stage, .name = kRolledPtxKind, .kind = kRolledPtxKind, .content = pair.rolled_ptx},
+      {.stage = stage, .name = "kernel_unit", .kind = "kernel_unit", .content = pair.unit}};
+  if (pair.launch.empty()) return artifacts;
+  artifacts.push_back({.stage = stage, .name = "launch", .kind = "launch", .content = pair.launch});
+  for (size_t k = 0; k < pair.launch_inputs.size(); ++k) {
+    std::string index = std::to_string(k);
+    artifacts.push_back({.stage = stage, .name = "launch_input:" + index, .kind = "launch_buffer",
+                         .content = pair.launch_inputs[k]});
+    artifacts.push_back({.stage = stage, .name = "launch_output:" + index, .kind = "launch_buffer",
+                         .content = pair.launch_outputs[k]});
+  }
+  return artifacts;
+}
+
+}  // namespace
+
+Result<StoredPtxPairs> store_ptx_pairs(Database& db, const Sample& program, const PtxPairing& pairing,
+                                       const Taxonomy& taxonomy) {
+  StoredPtxPairs stored;
+  for (const PtxPair& pair : pairing.pairs) {
+    Sample kernel = sample_derived_from(program, "ptx2cuda", "cuda", pair.cuda);
+    kernel.variables = nlohmann::json{{"kernel", pair.kernel},
+                                      {"program", program.id},
+                                      {"sm", pair.sm},
+                                      {"ptx_chars", pair.ptx_chars},
+                                      {"rolled_ptx_chars", pair.rolled_ptx_chars},
+                                      {"unit_chars", pair.unit_chars},
+                                      {"cuda_chars", pair.cuda_chars},
+                                      {"launch_captured", !pair.launch.empty()}}
+                           .dump();
+    // A template kernel's instantiations share one unit: the entry tells their pairs apart.
+    kernel.id = sample_id_for(pair.cuda + "\n// ptx entry " + pair.kernel + "\n");
+    Result<InsertOutcome> inserted = insert_sample_if_absent(db, kernel);
+    if (!inserted) return inserted.error();
+    kernel.id = inserted->id;
+    LineageEdge edge{.parent_id = program.id,
+                     .child_id = kernel.id,
+                     .relation = "compiled_to",
+                     .agent = "nvcc -ptx/kernel unit",
+                     .reason = "kernel " + pair.kernel};
+    if (Status s = insert_lineage_edge(db, edge); !s) return s.error();
+    if (!inserted->inserted) {
+      ++stored.already_stored;
+      continue;
+    }
+    ++stored.inserted;
+    if (Status s = store_derived_checks(db, kernel, pair_artifacts(pair), pair.checks, pair.ok, taxonomy, "nvcc");
+        !s) {
+      return s.error();
+    }
+    if (pair.ok) ++stored.verified;
+  }
+  return stored;
+}
+
+}  // namespace tailforge

@@ -1,0 +1,162 @@
+// The ptx2cuda track from a verified program: one pair per PTX entry (a template's instantiations
+// each), Rolled-PTX on the PTX side, the refactored kernel unit on the CUDA side compiling alone,
+// on a GPU each kernel replayed on its recorded launch; stored as samples with their artifacts and
+// exported as Rolled-PTX -> CUDA pairs.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "agents/ptx2cuda/ptx_pairs.h"
+#include "daemon/ptx_pairs_store.h"
+#include "policies/config.h"
+#include "test_support/query.h"
+#include "test_support/run_tailforge.h"
+#include "test_support/temp_dir.h"
+
+namespace tailforge {
+namespace {
+
+const char* kProgram = R"(#include <cstdio>
+#define N 4096
+__constant__ float weights[8];
+
+__device__ float weighted(const float* x, int i) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) sum += weights[k] * x[(i + k) % N];
+  return sum;
+}
+
+__global__ void smooth(const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) y[i] = (weighted(x, i));
+}
+
+template <typename T>
+__global__ void scale(T* data, T factor) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if ((i) < N) data[i] = data[blockIdx.x * blockDim.x + threadIdx.x] * factor;
+}
+
+int main() {
+  float host_weights[8] = {0.1f, 0.2f, 0.3f, 0.4f, 0.4f, 0.3f, 0.2f, 0.1f};
+  cudaMemcpyToSymbol(weights, host_weights, sizeof host_weights);
+  float *x, *y;
+  double* z;
+  cudaMalloc(&x, N * sizeof(float));
+  cudaMalloc(&y, N * sizeof(float));
+  cudaMalloc(&z, N * sizeof(double));
+  float ones[N];
+  for (int i = 0; i < N; ++i) ones[i] = 1.0f + i % 3;
+  cudaMemcpy(x, ones, sizeof ones, cudaMemcpyHostToDevice);
+  cudaMemset(z, 0, N * sizeof(double));
+  smooth<<<N / 256, 256>>>(x, y);
+  scale<float><<<N / 256, 256>>>(y, 2.0f);
+  scale<double><<<N / 256, 256>>>(z, 3.0);
+  float out[N];
+  cudaMemcpy(out, y, sizeof out, cudaMemcpyDeviceToHost);
+  printf("%.4f %.4f\n", out[0], out[N - 1]);
+  return 0;
+}
+)";
+
+}  // namespace
+
+TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and exported as Rolled-PTX -> CUDA") {
+  const Toolchains& toolchains = detected_toolchains();
+  if (!toolchains.tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found");
+    return;
+  }
+  TempDir dir;
+  chmod(dir.path().c_str(), 0755);  // the sandbox user reaches the capture's directory through it
+  std::string program = dir.file("program.cu");
+  std::ofstream(program) << kProgram;
+  ChainOptions options;
+  options.verifier.sm_targets = {"sm_90"};
+  options.verifier.stages = {"nvidia", "ptx2cuda"};
+  options.verifier.cache_dir = dir.file("cache");
+  ChainResult chain = verify_file(program, options);
+  REQUIRE_MESSAGE(chain.stage("nvidia.ptx")->ok(), chain.stage("nvidia.ptx")->diagnostics);
+
+  PtxPairing pairing = pair_ptx_kernels(kProgram, chain, options, dir.file("pairs"));
+  CHECK_MESSAGE(pairing.none_reason.empty(), pairing.none_reason);
+  for (const std::string& unmatched : pairing.unmatched) FAIL_CHECK("unmatched: " << unmatched);
+  REQUIRE(pairing.pairs.size() == 3);  // smooth, scale<float>, scale<double>
+  bool gpu = toolchains.has_gpu("nvidia");
+  for (const PtxPair& pair : pairing.pairs) {
+    CAPTURE(pair.kernel);
+    CHECK(pair.ok);
+    CHECK(pair.rolled_ptx_chars <= pair.ptx_chars);
+    CHECK(pair.cuda.find("int main") == std::string::npos);
+    CHECK(pair.cuda.find("__global__") != std::string::npos);
+    std::map<std::string, std::string> status;
+    for (const StageResult& check : pair.checks) {
+      status[check.name] = check.status;
+      if (check.status != "ok" && check.status != "skipped") MESSAGE(check.name << ": " << check.reason << "\n" << check.diagnostics);
+    }
+    CHECK(status["ptx2cuda.reroll"] == "ok");
+    CHECK(status["ptx2cuda.compile"] == "ok");
+    CHECK(status["ptx2cuda.launch"] == (gpu ? "ok" : "skipped"));
+    if (gpu) {
+      CHECK(status["ptx2cuda.compare"] == "ok");
+      CHECK(pair.launch.find("kernel " + pair.kernel) != std::string::npos);
+    }
+  }
+  const PtxPair& smooth = pairing.pairs.front();
+  CHECK(smooth.kernel == "_Z6smoothPKfPf");
+  CHECK(smooth.rolled_ptx.find("for.size.") != std::string::npos);  // the unrolled 8-tap sum folds
+  CHECK(smooth.rolled_ptx_chars < smooth.ptx_chars);
+  CHECK(smooth.cuda.find("weights[8]") != std::string::npos);  // the constant it reads comes along
+  CHECK(smooth.cuda.find("y[i] = weighted(x, i);") != std::string::npos);  // refactored: no redundant parentheses
+  CHECK(parameter_element_types(smooth.cuda, "smooth") == std::vector<std::string>{"f32", "f32"});
+  CHECK(parameter_element_types("template <typename T>\n__global__ void scale(T* data, T factor) {}", "scale") ==
+        std::vector<std::string>{"bytes", "bytes"});
+  CHECK(parameter_element_types("__global__ void mix(const double* __restrict__ a, unsigned char* b, int n) {}", "mix") ==
+        std::vector<std::string>{"f64", "u8", "bytes"});
+  if (gpu) {
+    CHECK_MESSAGE(pairing.capture.ok(), pairing.capture.reason << "\n" << pairing.capture.diagnostics);
+    CHECK(smooth.launch.find("global weights 32") != std::string::npos);  // the __constant__ it reads
+  } else {
+    CHECK(pairing.capture.status == "skipped");
+    CHECK(pairing.capture.reason.find("no NVIDIA GPU") == 0);
+  }
+
+  std::string db_path = dir.file("pairs.db");
+  {
+    Database db = Database::open(db_path).value();
+    Sample parent;
+    parent.track = "cuda2hip";
+    parent.origin = "template";
+    parent.language = "cuda";
+    parent.text = kProgram;
+    parent.features = {"constant_memory"};
+    parent.id = insert_sample_if_absent(db, parent).value().id;
+    Taxonomy taxonomy = load_taxonomy(data_path("policies/taxonomy.json")).value();
+    Result<StoredPtxPairs> stored = store_ptx_pairs(db, parent, pairing, taxonomy);
+    REQUIRE_MESSAGE(stored.ok(), stored.message());
+    CHECK(stored->inserted == 3);
+    CHECK(stored->verified == 3);
+    CHECK(store_ptx_pairs(db, parent, pairing, taxonomy)->already_stored == 3);
+    CHECK(query_int(db, "SELECT count(*) FROM sample WHERE track = 'ptx2cuda' AND status = 'verified'") == 3);
+    CHECK(query_int(db, "SELECT count(*) FROM lineage WHERE relation = 'compiled_to' AND parent_id = '" + parent.id +
+                            "'") == 3);
+    CHECK(query_int(db, "SELECT count(*) FROM sample_artifact WHERE name = 'rolled_ptx'") == 3);
+    CHECK(query_int(db, "SELECT count(*) FROM sample_artifact WHERE name = 'launch'") == (gpu ? 3 : 0));
+  }
+  ProcessResult exported = run_tailforge({"export", "--db", db_path, "--track", "ptx2cuda", "--format", "jsonl",
+                                          "--out", dir.file("dataset")});
+  REQUIRE_MESSAGE(exported.exit_code == 0, exported.stderr_text);
+  CHECK(exported.stdout_text.find("exported 3 ptx2cuda pairs") == 0);
+  std::ifstream rows(dir.file("dataset/train.jsonl"));
+  std::ifstream held_out(dir.file("dataset/eval.jsonl"));
+  std::string line, all;
+  while (std::getline(rows, line)) all += line + "\n";
+  while (std::getline(held_out, line)) all += line + "\n";
+  CHECK(all.find("for.size.") != std::string::npos);
+  CHECK(all.find("__global__ void smooth") != std::string::npos);
+}
+
+}  // namespace tailforge
