@@ -163,6 +163,10 @@ TEST_CASE("imported programs are queued and the daemon verifies them with their 
   if (detected_toolchains().tool("nvcc").found()) {
     CHECK(stage_status("scale7", "nvidia.exe") == "ok:");
     CHECK(stage_status("scale7", "hip_on_nvidia.exe") == "ok:");  // the translated headers are found
-    CHECK(query_int(database, "SELECT count(*) FROM sample WHERE origin = 'imported' AND status = 'verified'") == 2);
+    CHECK(query_int(database, "SELECT count(*) FROM sample WHERE origin = 'imported' AND track = 'cuda2hip' AND "
+                              "status = 'verified'") == 2);
+    // Their kernels' units compile alone with the bundles' headers: one ptx2cuda pair each.
+    CHECK(query_int(database, "SELECT count(*) FROM sample WHERE origin = 'imported' AND track = 'ptx2cuda' AND "
+                              "status = 'verified'") == 2);
   }
 }
