@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "daemon/stage_records.h"
 #include "policies/categorizer.h"
 #include "store/samples.h"
 #include "synth/artifact_kinds.h"
@@ -14,13 +15,7 @@
 
 namespace tailforge {
 
-struct StoredKernelPairs {
-  int64_t inserted = 0;
-  int64_t already_stored = 0;
-  int64_t verified = 0;  // of the inserted
-};
-
-Result<StoredKernelPairs> store_kernel_pairs(Database& db, const Sample& program, const KernelPairing& pairing,
-                                             const Taxonomy& taxonomy);
+Result<StoredDerivedSamples> store_kernel_pairs(Database& db, const Sample& program, const KernelPairing& pairing,
+                                               const Taxonomy& taxonomy);
 
 }  // namespace tailforge

@@ -343,7 +343,7 @@ class DefaultPipeline : public Pipeline {
     if (Status s = store_stage_results(db, stored, result.stages, shared_->taxonomy, agent_of); !s) return s;
     if (Status s = set_sample_status(db, sample_id, verified ? "verified" : "failed"); !s) return s;
     if (kernel_pairs) {
-      Result<StoredKernelPairs> pairs = store_kernel_pairs(db, stored, *kernel_pairs, shared_->taxonomy);
+      Result<StoredDerivedSamples> pairs = store_kernel_pairs(db, stored, *kernel_pairs, shared_->taxonomy);
       if (!pairs) return pairs.error();
       spdlog::debug("sample {}: {} kernel pairs ({} new, {} verified){}{}", sample_id.substr(0, 12),
                     kernel_pairs->pairs.size(), pairs->inserted, pairs->verified,
@@ -351,7 +351,7 @@ class DefaultPipeline : public Pipeline {
                     kernel_pairs->none_reason.empty() ? "" : ", none: " + kernel_pairs->none_reason);
     }
     if (ptx_pairs) {
-      Result<StoredPtxPairs> pairs = store_ptx_pairs(db, stored, *ptx_pairs, shared_->taxonomy);
+      Result<StoredDerivedSamples> pairs = store_ptx_pairs(db, stored, *ptx_pairs, shared_->taxonomy);
       if (!pairs) return pairs.error();
       spdlog::debug("sample {}: {} ptx2cuda pairs ({} new, {} verified){}{}; capture {}", sample_id.substr(0, 12),
                     ptx_pairs->pairs.size(), pairs->inserted, pairs->verified,

@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/stage_records.h"
 #include "synth/artifact_kinds.h"
 
 namespace tailforge {
@@ -28,41 +27,29 @@ std::vector<ArtifactRecord> pair_artifacts(const PtxPair& pair) {
 
 }  // namespace
 
-Result<StoredPtxPairs> store_ptx_pairs(Database& db, const Sample& program, const PtxPairing& pairing,
-                                       const Taxonomy& taxonomy) {
-  StoredPtxPairs stored;
+Result<StoredDerivedSamples> store_ptx_pairs(Database& db, const Sample& program, const PtxPairing& pairing,
+                                             const Taxonomy& taxonomy) {
+  StoredDerivedSamples stored;
   for (const PtxPair& pair : pairing.pairs) {
-    Sample kernel = sample_derived_from(program, "ptx2cuda", "cuda", pair.cuda);
-    kernel.variables = nlohmann::json{{"kernel", pair.kernel},
-                                      {"program", program.id},
-                                      {"sm", pair.sm},
-                                      {"ptx_chars", pair.ptx_chars},
-                                      {"rolled_ptx_chars", pair.rolled_ptx_chars},
-                                      {"unit_chars", pair.unit_chars},
-                                      {"cuda_chars", pair.cuda_chars},
-                                      {"launch_captured", !pair.launch.empty()}}
-                           .dump();
+    DerivedSample kernel{.sample = sample_derived_from(program, "ptx2cuda", "cuda", pair.cuda),
+                         .edge_agent = "nvcc -ptx/kernel unit",
+                         .reason = "kernel " + pair.kernel,
+                         .artifacts = pair_artifacts(pair),
+                         .checks = pair.checks,
+                         .check_agent = "nvcc",
+                         .ok = pair.ok};
+    kernel.sample.variables = nlohmann::json{{"kernel", pair.kernel},
+                                             {"program", program.id},
+                                             {"sm", pair.sm},
+                                             {"ptx_chars", pair.ptx_chars},
+                                             {"rolled_ptx_chars", pair.rolled_ptx_chars},
+                                             {"unit_chars", pair.unit_chars},
+                                             {"cuda_chars", pair.cuda_chars},
+                                             {"launch_captured", !pair.launch.empty()}}
+                                  .dump();
     // A template kernel's instantiations share one unit: the entry tells their pairs apart.
-    kernel.id = sample_id_for(pair.cuda + "\n// ptx entry " + pair.kernel + "\n");
-    Result<InsertOutcome> inserted = insert_sample_if_absent(db, kernel);
-    if (!inserted) return inserted.error();
-    kernel.id = inserted->id;
-    LineageEdge edge{.parent_id = program.id,
-                     .child_id = kernel.id,
-                     .relation = "compiled_to",
-                     .agent = "nvcc -ptx/kernel unit",
-                     .reason = "kernel " + pair.kernel};
-    if (Status s = insert_lineage_edge(db, edge); !s) return s.error();
-    if (!inserted->inserted) {
-      ++stored.already_stored;
-      continue;
-    }
-    ++stored.inserted;
-    if (Status s = store_derived_checks(db, kernel, pair_artifacts(pair), pair.checks, pair.ok, taxonomy, "nvcc");
-        !s) {
-      return s.error();
-    }
-    if (pair.ok) ++stored.verified;
+    kernel.sample.id = sample_id_for(pair.cuda + "\n// ptx entry " + pair.kernel + "\n");
+    if (Status s = store_derived_sample(db, program, kernel, taxonomy, stored); !s) return s.error();
   }
   return stored;
 }

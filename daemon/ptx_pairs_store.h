@@ -5,21 +5,14 @@
 // program. A pair already stored only gains the edge. Runs inside the caller's transaction.
 #pragma once
 
-#include <cstdint>
-
 #include "agents/ptx2cuda/ptx_pairs.h"
+#include "daemon/stage_records.h"
 #include "policies/categorizer.h"
 #include "store/samples.h"
 
 namespace tailforge {
 
-struct StoredPtxPairs {
-  int64_t inserted = 0;
-  int64_t already_stored = 0;
-  int64_t verified = 0;  // of the inserted
-};
-
-Result<StoredPtxPairs> store_ptx_pairs(Database& db, const Sample& program, const PtxPairing& pairing,
+Result<StoredDerivedSamples> store_ptx_pairs(Database& db, const Sample& program, const PtxPairing& pairing,
                                        const Taxonomy& taxonomy);
 
 }  // namespace tailforge

@@ -63,15 +63,32 @@ Sample sample_derived_from(const Sample& program, const std::string& track, cons
   return derived;
 }
 
-Status store_derived_checks(Database& db, const Sample& derived, const std::vector<ArtifactRecord>& artifacts,
-                            const std::vector<StageResult>& checks, bool ok, const Taxonomy& taxonomy,
-                            const std::string& agent) {
-  for (const ArtifactRecord& artifact : artifacts) {
-    if (Result<std::string> id = insert_artifact(db, derived.id, artifact); !id) return id.error();
+Status store_derived_sample(Database& db, const Sample& program, const DerivedSample& derived,
+                            const Taxonomy& taxonomy, StoredDerivedSamples& stored) {
+  Result<InsertOutcome> inserted = insert_sample_if_absent(db, derived.sample);
+  if (!inserted) return inserted.error();
+  Sample sample = derived.sample;
+  sample.id = inserted->id;
+  LineageEdge edge{.parent_id = program.id,
+                   .child_id = sample.id,
+                   .relation = "compiled_to",
+                   .agent = derived.edge_agent,
+                   .reason = derived.reason};
+  if (Status s = insert_lineage_edge(db, edge); !s) return s.error();
+  if (!inserted->inserted) {
+    ++stored.already_stored;
+    return {};
   }
+  ++stored.inserted;
+  for (const ArtifactRecord& artifact : derived.artifacts) {
+    if (Result<std::string> id = insert_artifact(db, sample.id, artifact); !id) return id.error();
+  }
+  const std::string& agent = derived.check_agent;
   StageAgent agent_of = [&agent](const StageResult&) { return std::optional<std::string>(agent); };
-  if (Status s = store_stage_results(db, derived, checks, taxonomy, agent_of); !s) return s.error();
-  return set_sample_status(db, derived.id, ok ? "verified" : "failed");
+  if (Status s = store_stage_results(db, sample, derived.checks, taxonomy, agent_of); !s) return s.error();
+  if (Status s = set_sample_status(db, sample.id, derived.ok ? "verified" : "failed"); !s) return s.error();
+  if (derived.ok) ++stored.verified;
+  return {};
 }
 
 }  // namespace tailforge

@@ -2,6 +2,7 @@
 // artifacts, and a categorized failure per failed stage. Runs inside the caller's transaction.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -21,10 +22,27 @@ using StageAgent = std::function<std::optional<std::string>(const StageResult&)>
 Sample sample_derived_from(const Sample& program, const std::string& track, const std::string& language,
                            const std::string& text);
 
-// Stores a derived sample's artifacts and checks, and sets it verified when `ok`, else failed.
-Status store_derived_checks(Database& db, const Sample& derived, const std::vector<ArtifactRecord>& artifacts,
-                            const std::vector<StageResult>& checks, bool ok, const Taxonomy& taxonomy,
-                            const std::string& agent);
+// A sample derived from a program (a kernel pair) with what to store of it.
+struct DerivedSample {
+  Sample sample;                         // from sample_derived_from(); an id set here is kept
+  std::string edge_agent;                // who made it: the compiled_to edge from the program
+  std::string reason;                    // the edge's reason, e.g. "kernel _Z3addPfS_i"
+  std::vector<ArtifactRecord> artifacts;
+  std::vector<StageResult> checks;
+  std::string check_agent;               // the agent of its failed checks
+  bool ok = false;                       // verified, else failed
+};
+
+struct StoredDerivedSamples {
+  int64_t inserted = 0;
+  int64_t already_stored = 0;  // the same sample from another program: only the edge is added
+  int64_t verified = 0;        // of the inserted
+};
+
+// Inserts the derived sample unless it is stored, links it to `program`, and when it is new
+// stores its artifacts, checks and status; counts what happened into `stored`.
+Status store_derived_sample(Database& db, const Sample& program, const DerivedSample& derived,
+                            const Taxonomy& taxonomy, StoredDerivedSamples& stored);
 
 Status store_stage_results(Database& db, const Sample& sample, const std::vector<StageResult>& stages,
                            const Taxonomy& taxonomy, const StageAgent& agent_of);

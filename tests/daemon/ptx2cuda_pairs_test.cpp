@@ -135,7 +135,7 @@ TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and
     parent.features = {"constant_memory"};
     parent.id = insert_sample_if_absent(db, parent).value().id;
     Taxonomy taxonomy = load_taxonomy(data_path("policies/taxonomy.json")).value();
-    Result<StoredPtxPairs> stored = store_ptx_pairs(db, parent, pairing, taxonomy);
+    Result<StoredDerivedSamples> stored = store_ptx_pairs(db, parent, pairing, taxonomy);
     REQUIRE_MESSAGE(stored.ok(), stored.message());
     CHECK(stored->inserted == 3);
     CHECK(stored->verified == 3);
