@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "agents/ptx2cuda/kernel_units.h"
 #include "agents/ptx2cuda/refactor.h"
@@ -20,13 +18,6 @@ namespace tailforge {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_binary(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 
 StageResult reroll_check(const RerolledPtx& rolled) {
   StageResult stage;
@@ -104,11 +95,11 @@ std::map<std::string, CapturedLaunch> capture_program(StageContext& context, con
 }
 
 void attach_launch(PtxPair& pair, const CapturedLaunch& launch) {
-  pair.launch = read_binary(launch.dir + "/launch.txt");
+  pair.launch = read_file_text(launch.dir + "/launch.txt");
   for (size_t k = 0; k < launch.buffer_bytes.size(); ++k) {
     std::string stem = launch.dir + "/buffer_" + std::to_string(k);
-    pair.launch_inputs.push_back(read_binary(stem + ".in"));
-    pair.launch_outputs.push_back(read_binary(stem + ".out"));
+    pair.launch_inputs.push_back(read_file_text(stem + ".in"));
+    pair.launch_outputs.push_back(read_file_text(stem + ".out"));
   }
 }
 

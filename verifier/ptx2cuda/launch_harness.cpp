@@ -20,13 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
 // nvcc builds one runtime program into `output` unless it is there already (named by content).
 Status build_runtime_program(const std::string& nvcc, const std::vector<std::string>& flags, const std::string& source,
                              const std::string& output) {
@@ -90,7 +83,7 @@ Result<HarnessTools> build_harness_tools(const StageContext& context) {
   std::string capture_source = data_path("verifier/ptx2cuda/runtime/launch_capture.cu");
   std::string replay_source = data_path("verifier/ptx2cuda/runtime/launch_replay.cu");
   std::string format_header = data_path("verifier/ptx2cuda/runtime/launch_format.h");
-  std::string key = sha256_hex(read_bytes(capture_source) + read_bytes(replay_source) + read_bytes(format_header) +
+  std::string key = sha256_hex(read_file_text(capture_source) + read_file_text(replay_source) + read_file_text(format_header) +
                                nvcc.version_line)
                         .substr(0, 16);
   std::string dir = resolved_cache_dir(context.options) + "/ptx2cuda-harness-" + key;
@@ -245,7 +238,7 @@ void run_replay_stages(StageContext& context, const HarnessTools& tools, const C
   for (size_t k = 0; k < launch.buffer_bytes.size(); ++k) {
     std::string name = "/buffer_" + std::to_string(k) + ".out";
     std::string type = k < element_types.size() ? element_types[k] : "bytes";
-    BufferComparison buffer = compare_buffers(read_bytes(launch.dir + name), read_bytes(run_dir + name), type);
+    BufferComparison buffer = compare_buffers(read_file_text(launch.dir + name), read_file_text(run_dir + name), type);
     compare.diagnostics += "buffer " + std::to_string(k) + ": " + (buffer.equal ? "equal" : buffer.message) + "\n";
     if (!buffer.equal && compare.ok()) {
       compare = stage_failure(compare.name, "buffer " + std::to_string(k) + " differs from the recorded output",
@@ -253,12 +246,12 @@ void run_replay_stages(StageContext& context, const HarnessTools& tools, const C
     }
   }
   for (const std::string& global : launch.globals) {
-    std::string recorded = read_bytes(launch.dir + "/global_" + global + ".out");
+    std::string recorded = read_file_text(launch.dir + "/global_" + global + ".out");
     std::string replayed_path = run_dir + "/global_" + global + ".out";
-    bool changed = recorded != read_bytes(launch.dir + "/global_" + global + ".in");
+    bool changed = recorded != read_file_text(launch.dir + "/global_" + global + ".in");
     if (!fs::exists(replayed_path) && !changed) continue;  // neither kernel writes it
     BufferComparison variable = fs::exists(replayed_path)
-                                    ? compare_buffers(recorded, read_bytes(replayed_path), "bytes")
+                                    ? compare_buffers(recorded, read_file_text(replayed_path), "bytes")
                                     : BufferComparison{false, 0, "the candidate does not declare it"};
     compare.diagnostics += "global " + global + ": " + (variable.equal ? "equal" : variable.message) + "\n";
     if (!variable.equal && compare.ok()) {
