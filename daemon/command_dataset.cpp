@@ -1,4 +1,5 @@
 // Commands over the dataset: export.
+#include <iomanip>
 #include <iostream>
 
 #include "daemon/commands.h"
@@ -54,6 +55,13 @@ int command_export(const CommandLine& args) {
             << summary->train_samples << " train (" << summary->train_rows << " rows after resampling), "
             << summary->eval_samples << " held-out eval, " << summary->clusters << " near-duplicate clusters\n"
             << "manifest: " << summary->manifest_path << "\nsnapshot: " << summary->snapshot_hash << "\n";
+  if (summary->near_duplicates_dropped > 0) {
+    std::cout << "near-duplicates dropped: " << summary->near_duplicates_dropped << " (one sample kept per cluster)\n";
+  }
+  for (const auto& [name, reduction] : summary->length_reductions) {
+    std::cout << "length reduction " << name << ": " << std::fixed << std::setprecision(1) << 100 * reduction << "%\n";
+  }
+  if (summary->harnesses > 0) std::cout << "recorded launches: " << summary->harnesses << " under harness/\n";
   if (summary->samples == 0 && options.track == "sass2rdna3") std::cout << why_no_kernel_pairs(*db);
   return 0;
 }

@@ -14,13 +14,19 @@ std::vector<ArtifactRecord> pair_artifacts(const PtxPair& pair) {
       {.stage = stage, .name = kRolledPtxKind, .kind = kRolledPtxKind, .content = pair.rolled_ptx},
       {.stage = stage, .name = "kernel_unit", .kind = "kernel_unit", .content = pair.unit}};
   if (pair.launch.empty()) return artifacts;
-  artifacts.push_back({.stage = stage, .name = "launch", .kind = "launch", .content = pair.launch});
-  for (size_t k = 0; k < pair.launch_inputs.size(); ++k) {
+  artifacts.push_back({.stage = stage, .name = "launch", .kind = "launch", .content = pair.launch.launch_txt});
+  for (size_t k = 0; k < pair.launch.inputs.size(); ++k) {
     std::string index = std::to_string(k);
     artifacts.push_back({.stage = stage, .name = "launch_input:" + index, .kind = "launch_buffer",
-                         .content = pair.launch_inputs[k]});
+                         .content = pair.launch.inputs[k]});
     artifacts.push_back({.stage = stage, .name = "launch_output:" + index, .kind = "launch_buffer",
-                         .content = pair.launch_outputs[k]});
+                         .content = pair.launch.outputs[k]});
+  }
+  for (const StoredLaunch::Variable& variable : pair.launch.globals) {
+    artifacts.push_back({.stage = stage, .name = "launch_global_input:" + variable.name, .kind = "launch_global",
+                         .content = variable.input});
+    artifacts.push_back({.stage = stage, .name = "launch_global_output:" + variable.name, .kind = "launch_global",
+                         .content = variable.output});
   }
   return artifacts;
 }
@@ -45,7 +51,8 @@ Result<StoredDerivedSamples> store_ptx_pairs(Database& db, const Sample& program
                                              {"rolled_ptx_chars", pair.rolled_ptx_chars},
                                              {"unit_chars", pair.unit_chars},
                                              {"cuda_chars", pair.cuda_chars},
-                                             {"launch_captured", !pair.launch.empty()}}
+                                             {"launch_captured", !pair.launch.empty()},
+                                             {"buffer_types", pair.launch.element_types}}
                                   .dump();
     // A template kernel's instantiations share one unit: the entry tells their pairs apart.
     kernel.sample.id = sample_id_for(pair.cuda + "\n// ptx entry " + pair.kernel + "\n");

@@ -114,6 +114,7 @@ struct ExportRow {
   std::string features = "[]";  // JSON array text
   std::string source;
   std::string target;
+  std::string variables = "{}";  // the sample's variables (JSON object text)
 };
 // Verified samples of `tracks` having both kinds; "text" names the sample's own text. When a
 // sample holds several artifacts of a kind, the one named like the kind wins, else all are

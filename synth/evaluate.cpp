@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/samples.h"
+#include "synth/evaluate_ptx2cuda.h"
 
 namespace tailforge {
 namespace {
@@ -14,13 +15,17 @@ namespace fs = std::filesystem;
 
 bool failed(const std::string& status) { return status == "fail" || status == "timeout" || status == "error"; }
 
+bool ends_with(const std::string& text, const std::string& tail) {
+  return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 // The deepest check that ran: compare, run, compile, or only the answer.
 std::string deepest_check(const std::vector<StageResult>& stages) {
   std::string deepest = "answer";
   for (const StageResult& stage : stages) {
     if (stage.status == "skipped") continue;
-    if (stage.name == "compare") return "compare";
-    if (stage.name.size() > 4 && stage.name.compare(stage.name.size() - 4, 4, ".run") == 0) {
+    if (ends_with(stage.name, "compare")) return "compare";
+    if (ends_with(stage.name, ".run") || ends_with(stage.name, ".launch")) {
       deepest = "run";
     } else if (deepest == "answer") {
       deepest = "compile";
@@ -59,7 +64,15 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
     expected = *text;
   }
 
-  ModelAnswer answer = model.answer(db, (*sample)->text);
+  // What the model reads: the sample's text, except for ptx2cuda, whose text is the answer's
+  // reference (the CUDA kernel) and whose question is the pair's Rolled-PTX.
+  std::string question = (*sample)->text;
+  if (item.track == "ptx2cuda") {
+    Result<std::string> rolled = ptx2cuda_question(db, **sample);
+    if (!rolled) return rolled.error();
+    question = *rolled;
+  }
+  ModelAnswer answer = model.answer(db, question);
   if (answer.unavailable) return make_error("model " + record.name + " unavailable: " + answer.message);
 
   JudgedAnswer judged;
@@ -86,21 +99,26 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
   fs::path dir = fs::path(setup.work_dir) / ("eval-" + std::to_string(record.id) + "-" + item.sample_id.substr(0, 16));
   std::error_code ec;
   fs::create_directories(dir, ec);
-  // The answer is named as its track's target form, which picks the chain's stages.
-  fs::path file = dir / (item.track == "sass2rdna3" ? "answer.s" : "answer.hip");
-  {
-    std::ofstream out(file, std::ios::binary);
-    out << answer.output;
-    if (!out) return make_error("cannot write " + file.string() + " (disk full?)");
+  ChainResult result;
+  if (item.track == "ptx2cuda") {
+    result.stages = judge_ptx2cuda_answer(db, **sample, answer.output, setup, dir.string());
+  } else {
+    // The answer is named as its track's target form, which picks the chain's stages.
+    fs::path file = dir / (item.track == "sass2rdna3" ? "answer.s" : "answer.hip");
+    {
+      std::ofstream out(file, std::ios::binary);
+      out << answer.output;
+      if (!out) return make_error("cannot write " + file.string() + " (disk full?)");
+    }
+    ChainOptions options;
+    options.verifier = setup.verifier;
+    options.track = item.track;
+    options.cache_db = &db;
+    options.gate = setup.gate;
+    options.expected_stdout = expected;
+    options.toolchains = setup.toolchains;
+    result = verify_file(file.string(), options);
   }
-  ChainOptions options;
-  options.verifier = setup.verifier;
-  options.track = item.track;
-  options.cache_db = &db;
-  options.gate = setup.gate;
-  options.expected_stdout = expected;
-  options.toolchains = setup.toolchains;
-  ChainResult result = verify_file(file.string(), options);
   fs::remove_all(dir, ec);
 
   e.stages.push_back({"answer", "ok", std::nullopt, std::nullopt, answer.seconds, false});

@@ -13,6 +13,7 @@
 #include "store/evaluations.h"
 #include "store/samples.h"
 #include "store/sha256.h"
+#include "synth/evaluate_ptx2cuda.h"
 #include "synth/minhash.h"
 
 namespace tailforge {
@@ -54,11 +55,11 @@ Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& optio
   Result<std::set<std::string>> items = eval_item_ids(db, options.track);
   if (!items) return make_error("export: " + items.message());
   if (items->empty()) return rows;
+  // Items are verified samples of the track, so their sources are among the rows: near-duplicates
+  // are judged on the side the model reads.
   NearDuplicateIndex evaluated(options.policy.dedup);
-  for (const std::string& id : *items) {
-    Result<std::optional<Sample>> sample = find_sample(db, id);
-    if (!sample) return make_error("export: " + sample.message());
-    if (*sample) evaluated.add((*sample)->text);
+  for (const ExportRow& row : *rows) {
+    if (items->count(row.sample_id)) evaluated.add(row.source);
   }
   std::vector<ExportRow> kept;
   for (ExportRow& row : *rows) {
@@ -185,6 +186,26 @@ double sample_weight(const ResamplingWeights& weights, const std::vector<std::st
   return weight;
 }
 
+namespace {
+
+// Writes the row's recorded launch (launch_0/launch.txt, buffers and module variables before and
+// after, element_types.json) under `dir`; "" when the sample has none, else the folder's name
+// relative to the export.
+Result<std::string> write_launch_harness(Database& db, const ExportRow& row, const std::string& dir) {
+  Sample sample;
+  sample.id = row.sample_id;
+  sample.variables = row.variables;
+  Result<StoredLaunch> stored = stored_launch_of(db, sample);
+  if (!stored) return stored.error();
+  if (stored->empty()) return std::string();
+  Result<CapturedLaunch> restored = restore_captured_launch(*stored, dir);
+  if (!restored) return restored.error();
+  if (Status s = write_json(dir + "/element_types.json", json(stored->element_types)); !s) return s.error();
+  return "harness/" + row.sample_id;
+}
+
+}  // namespace
+
 Result<std::string> export_snapshot_hash(Database& db, const ExportOptions& options) {
   const ExportPair* pair = nullptr;
   Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair);
@@ -210,6 +231,21 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   std::vector<std::string> sources;
   for (const ExportRow& row : *rows) sources.push_back(row.source);
   std::vector<size_t> cluster = cluster_texts(sources, options.policy.dedup);
+  int64_t near_duplicates_dropped = 0;
+  if (pair->drop_near_duplicates) {  // one sample per cluster: its first, the cluster's key
+    std::vector<ExportRow> kept;
+    std::vector<size_t> kept_cluster;
+    for (size_t i = 0; i < rows->size(); ++i) {
+      if (cluster[i] != i) {
+        ++near_duplicates_dropped;
+        continue;
+      }
+      kept_cluster.push_back(kept.size());
+      kept.push_back(std::move((*rows)[i]));
+    }
+    *rows = std::move(kept);
+    cluster = std::move(kept_cluster);
+  }
 
   std::map<std::string, int64_t> feature_counts, domain_counts, origin_counts;
   std::vector<std::vector<std::string>> tags(rows->size());
@@ -237,6 +273,8 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
 
   ExportSummary summary;
   summary.out_dir = options.out_dir;
+  summary.near_duplicates_dropped = near_duplicates_dropped;
+  std::map<std::string, std::pair<double, double>> lengths;  // name -> (before, after) over exported rows
   std::vector<json> train, eval;
   json sample_list = json::array();
   std::set<size_t> clusters;
@@ -259,9 +297,25 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
       for (int c = 0; c < copies; ++c) train.push_back(record);
       summary.train_ids.push_back(row.sample_id);
     }
-    sample_list.push_back({{"id", row.sample_id}, {"sha256", sha256_hex(row.source + "\n\x1f\n" + row.target)},
-                           {"split", held_out ? "eval" : "train"}, {"weight", weight}, {"copies", held_out ? 1 : copies},
-                           {"cluster", cluster_key}, {"origin", row.origin}, {"domain", row.domain}});
+    json listed = {{"id", row.sample_id}, {"sha256", sha256_hex(row.source + "\n\x1f\n" + row.target)},
+                   {"split", held_out ? "eval" : "train"}, {"weight", weight}, {"copies", held_out ? 1 : copies},
+                   {"cluster", cluster_key}, {"origin", row.origin}, {"domain", row.domain}};
+    json variables = json::parse(row.variables, nullptr, false);
+    for (const auto& [name, keys] : pair->length_reductions) {
+      if (!variables.is_object() || !variables.contains(keys.first) || !variables.contains(keys.second)) continue;
+      if (!variables[keys.first].is_number() || !variables[keys.second].is_number()) continue;
+      lengths[name].first += variables[keys.first].get<double>();
+      lengths[name].second += variables[keys.second].get<double>();
+    }
+    if (pair->launch_harness) {
+      Result<std::string> written = write_launch_harness(db, row, options.out_dir + "/harness/" + row.sample_id);
+      if (!written) return make_error("export: " + written.message());
+      if (!written->empty()) {
+        listed["harness"] = *written;
+        ++summary.harnesses;
+      }
+    }
+    sample_list.push_back(std::move(listed));
   }
   summary.samples = static_cast<int64_t>(rows->size());
   summary.train_samples = static_cast<int64_t>(summary.train_ids.size());
@@ -306,6 +360,20 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
                             {"replicated", options.policy.resampling.replicate}}},
       {"files", {{"train", train_file}, {"eval", eval_file}, {"dataset_info", "dataset_info.json"}}},
       {"samples", sample_list}};
+  if (!pair->length_reductions.empty()) {
+    json reductions = json::object();
+    for (const auto& [name, keys] : pair->length_reductions) {
+      auto [before, after] = lengths[name];
+      reductions[name] = {{"before_variable", keys.first}, {"after_variable", keys.second},
+                          {"characters_before", before}, {"characters_after", after},
+                          {"reduction", before > 0 ? 1.0 - after / before : 0.0}};
+      summary.length_reductions[name] = before > 0 ? 1.0 - after / before : 0.0;
+    }
+    manifest["length_reductions"] = reductions;
+  }
+  manifest["filters"]["near_duplicates"] = pair->drop_near_duplicates ? "dropped: one sample per cluster" : "kept";
+  manifest["filters"]["near_duplicates_dropped"] = near_duplicates_dropped;
+  if (pair->launch_harness) manifest["counts"]["harnesses"] = summary.harnesses;
   summary.manifest_path = options.out_dir + "/manifest.json";
   if (Status s = write_json(summary.manifest_path, manifest); !s) return s.error();
   summary.files = {train_file, eval_file, "dataset_info.json", "manifest.json"};

@@ -54,6 +54,9 @@ struct ExportSummary {
   int64_t eval_samples = 0;
   int64_t clusters = 0;
   int64_t held_back_for_evaluation = 0;  // evaluation items and their near-duplicates left out
+  int64_t near_duplicates_dropped = 0;   // with the pair's drop_near_duplicates
+  int64_t harnesses = 0;                 // recorded launches written (launch_harness)
+  std::map<std::string, double> length_reductions;  // the pair's length_reductions: 1 - after/before
   std::vector<std::string> train_ids;
   std::vector<std::string> eval_ids;
   std::vector<std::string> files;

@@ -80,7 +80,8 @@ void read_pairs(const ObjectReader& parent, std::map<std::string, ExportPair>& p
   std::vector<std::string> kinds = known_export_kinds();
   for (const auto& [track, value] : object.items()) {
     ObjectReader reader(value, parent.child_path("pairs") + "." + track, parent.error());
-    reader.allow_only({"sample_tracks", "source_kind", "target_kind", "source_normalization", "instruction"});
+    reader.allow_only({"sample_tracks", "source_kind", "target_kind", "source_normalization", "instruction",
+                       "drop_near_duplicates", "length_reductions", "launch_harness"});
     ExportPair pair;
     pair.sample_tracks = {track};
     reader.read("sample_tracks", pair.sample_tracks);
@@ -88,6 +89,21 @@ void read_pairs(const ObjectReader& parent, std::map<std::string, ExportPair>& p
     reader.read("target_kind", pair.target_kind);
     reader.read("source_normalization", pair.source_normalization);
     reader.read("instruction", pair.instruction);
+    reader.read("drop_near_duplicates", pair.drop_near_duplicates);
+    reader.read("launch_harness", pair.launch_harness);
+    const json& lengths = reader.child("length_reductions");
+    if (lengths.is_object()) {
+      for (const auto& [name, variables] : lengths.items()) {
+        if (!variables.is_array() || variables.size() != 2 || !variables[0].is_string() || !variables[1].is_string()) {
+          reader.fail(parent.child_path("pairs") + "." + track + ".length_reductions." + name,
+                      "must be [\"<variable before>\", \"<variable after>\"]");
+          continue;
+        }
+        pair.length_reductions[name] = {variables[0].get<std::string>(), variables[1].get<std::string>()};
+      }
+    } else if (!lengths.is_null()) {
+      reader.fail(parent.child_path("pairs") + "." + track + ".length_reductions", "must be an object");
+    }
     for (const std::string& kind : {pair.source_kind, pair.target_kind}) {
       if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
         reader.fail(parent.child_path("pairs") + "." + track, "names unknown artifact kind '" + kind + "'");

@@ -75,6 +75,14 @@ struct ExportPair {
   std::string target_kind;
   std::string source_normalization = "none";  // none, assembly (comments and whitespace removed)
   std::string instruction;
+  // PtxDec's data filtering: keep one sample per near-duplicate cluster instead of keeping whole
+  // clusters on one side of the split.
+  bool drop_near_duplicates = false;
+  // Manifest figures: name -> the two sample variables holding a length before and after a
+  // pre-processing step ("rolled_ptx": ["ptx_chars", "rolled_ptx_chars"]).
+  std::map<std::string, std::pair<std::string, std::string>> length_reductions;
+  // Write each sample's recorded kernel launch under harness/<id>/ (ptx2cuda's test data).
+  bool launch_harness = false;
 };
 
 struct SynthPolicy {

@@ -94,15 +94,6 @@ std::map<std::string, CapturedLaunch> capture_program(StageContext& context, con
   return by_kernel;
 }
 
-void attach_launch(PtxPair& pair, const CapturedLaunch& launch) {
-  pair.launch = read_file_text(launch.dir + "/launch.txt");
-  for (size_t k = 0; k < launch.buffer_bytes.size(); ++k) {
-    std::string stem = launch.dir + "/buffer_" + std::to_string(k);
-    pair.launch_inputs.push_back(read_file_text(stem + ".in"));
-    pair.launch_outputs.push_back(read_file_text(stem + ".out"));
-  }
-}
-
 bool every_check_that_ran_passed(const std::vector<StageResult>& checks) {
   bool any_ran = false;
   for (const StageResult& check : checks) {
@@ -223,14 +214,13 @@ PtxPairing pair_ptx_kernels(const std::string& cuda_source, const ChainResult& p
         std::string why = pairing.capture.ok() ? "the program did not launch this kernel" : pairing.capture.reason;
         pair_context.add(skipped_stage("ptx2cuda.launch", "no recorded launch: " + why));
       } else {
-        attach_launch(pair, launch->second);
+        pair.launch = load_captured_launch(launch->second);
         std::vector<std::string> parameter_types = parameter_element_types(pair.cuda, unit->name);
-        std::vector<std::string> types;
         for (int parameter : launch->second.buffer_parameters) {
           bool known = parameter >= 0 && static_cast<size_t>(parameter) < parameter_types.size();
-          types.push_back(known ? parameter_types[parameter] : "bytes");
+          pair.launch.element_types.push_back(known ? parameter_types[parameter] : "bytes");
         }
-        run_replay_stages(pair_context, *harness, launch->second, module, types);
+        run_replay_stages(pair_context, *harness, launch->second, module, pair.launch.element_types);
       }
       pair.checks.push_back(reroll_check(rolled));
       for (StageResult& stage : pair_context.stages) pair.checks.push_back(std::move(stage));

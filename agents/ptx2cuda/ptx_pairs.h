@@ -23,8 +23,7 @@ struct PtxPair {
   std::string unit;             // the kernel's unit as extracted
   std::string cuda;             // the unit refactored: the pair's target
   size_t ptx_chars = 0, rolled_ptx_chars = 0, unit_chars = 0, cuda_chars = 0;
-  std::string launch;           // the captured launch.txt, empty where none was captured
-  std::vector<std::string> launch_inputs, launch_outputs;  // its buffers, in launch.txt order
+  StoredLaunch launch;          // the captured launch, empty where none was captured
   std::vector<StageResult> checks;  // ptx2cuda.reroll, ptx2cuda.compile, ptx2cuda.launch, ptx2cuda.compare
   bool ok = false;                  // every check that ran passed
 };

@@ -13,6 +13,7 @@
 #include "policies/config.h"
 #include "test_support/query.h"
 #include "test_support/run_tailforge.h"
+#include "test_support/ptx_pairs_fixture.h"
 #include "test_support/temp_dir.h"
 
 namespace tailforge {
@@ -71,17 +72,7 @@ TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and
     return;
   }
   TempDir dir;
-  chmod(dir.path().c_str(), 0755);  // the sandbox user reaches the capture's directory through it
-  std::string program = dir.file("program.cu");
-  std::ofstream(program) << kProgram;
-  ChainOptions options;
-  options.verifier.sm_targets = {"sm_90"};
-  options.verifier.stages = {"nvidia", "ptx2cuda"};
-  options.verifier.cache_dir = dir.file("cache");
-  ChainResult chain = verify_file(program, options);
-  REQUIRE_MESSAGE(chain.stage("nvidia.ptx")->ok(), chain.stage("nvidia.ptx")->diagnostics);
-
-  PtxPairing pairing = pair_ptx_kernels(kProgram, chain, options, dir.file("pairs"));
+  PtxPairing pairing = pair_test_program(dir, kProgram);
   CHECK_MESSAGE(pairing.none_reason.empty(), pairing.none_reason);
   for (const std::string& unmatched : pairing.unmatched) FAIL_CHECK("unmatched: " << unmatched);
   REQUIRE(pairing.pairs.size() == 3);  // smooth, scale<float>, scale<double>
@@ -102,7 +93,7 @@ TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and
     CHECK(status["ptx2cuda.launch"] == (gpu ? "ok" : "skipped"));
     if (gpu) {
       CHECK(status["ptx2cuda.compare"] == "ok");
-      CHECK(pair.launch.find("kernel " + pair.kernel) != std::string::npos);
+      CHECK(pair.launch.launch_txt.find("kernel " + pair.kernel) != std::string::npos);
     }
   }
   const PtxPair& smooth = pairing.pairs.front();
@@ -118,7 +109,7 @@ TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and
         std::vector<std::string>{"f64", "u8", "bytes"});
   if (gpu) {
     CHECK_MESSAGE(pairing.capture.ok(), pairing.capture.reason << "\n" << pairing.capture.diagnostics);
-    CHECK(smooth.launch.find("global weights 32") != std::string::npos);  // the __constant__ it reads
+    CHECK(smooth.launch.launch_txt.find("global weights 32") != std::string::npos);  // the __constant__ it reads
   } else {
     CHECK(pairing.capture.status == "skipped");
     CHECK(pairing.capture.reason.find("no NVIDIA GPU") == 0);
@@ -157,6 +148,29 @@ TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and
   while (std::getline(held_out, line)) all += line + "\n";
   CHECK(all.find("for.size.") != std::string::npos);
   CHECK(all.find("__global__ void smooth") != std::string::npos);
+  CHECK(exported.stdout_text.find("length reduction rolled_ptx: ") != std::string::npos);
+  std::ifstream manifest_file(dir.file("dataset/manifest.json"));
+  nlohmann::json manifest = nlohmann::json::parse(manifest_file);
+  size_t ptx_chars = 0, rolled_chars = 0;
+  for (const PtxPair& pair : pairing.pairs) {
+    ptx_chars += pair.ptx_chars;
+    rolled_chars += pair.rolled_ptx_chars;
+  }
+  CHECK(manifest["length_reductions"]["rolled_ptx"]["characters_before"].get<double>() == doctest::Approx(ptx_chars));
+  CHECK(manifest["length_reductions"]["rolled_ptx"]["characters_after"].get<double>() == doctest::Approx(rolled_chars));
+  CHECK(manifest["length_reductions"]["refactored_cuda"]["reduction"].get<double>() > 0);  // parentheses went
+  CHECK(manifest["counts"]["harnesses"] == (gpu ? 3 : 0));
+  for (const nlohmann::json& sample : manifest["samples"]) {
+    if (!gpu) {
+      CHECK_FALSE(sample.contains("harness"));
+      continue;
+    }
+    // The recorded launch, as files a test can be rebuilt from.
+    std::string harness = dir.file("dataset/" + sample["harness"].get<std::string>());
+    CHECK(std::filesystem::exists(harness + "/launch_0/launch.txt"));
+    CHECK(std::filesystem::exists(harness + "/launch_0/buffer_0.in"));
+    CHECK(std::filesystem::exists(harness + "/element_types.json"));
+  }
 }
 
 }  // namespace tailforge

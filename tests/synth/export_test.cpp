@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "store/cycles.h"
@@ -132,6 +133,45 @@ TEST_CASE("export splits train and eval with no shared sample and no near-duplic
     CHECK(manifest["source_database"] == db.path());
     CHECK(manifest["snapshot_hash"] == export_snapshot_hash(db, options).value());
   }
+}
+
+TEST_CASE("a pair with drop_near_duplicates keeps one sample per cluster and sums its length reductions") {
+  TempDir dir;
+  Database db = std::move(Database::open(dir.file("tailforge.db")).value());
+  std::vector<std::pair<std::string, std::string>> twins;
+  for (int i = 0; i < 20; ++i) {
+    std::string id = add_pair(db, program(i), "elementwise", {});
+    if (i % 4 == 0) twins.emplace_back(id, add_pair(db, "// variant\n" + program(i) + "\n\n", "elementwise", {}));
+  }
+  // Lengths the manifest sums: 100 -> 60 for each sample.
+  REQUIRE(db.exec(R"(UPDATE sample SET variables = '{"chars_before": 100, "chars_after": 60}')").ok());
+
+  SynthPolicy policy = load_default_synth_policy(TAILFORGE_SOURCE_DIR).value();
+  ExportOptions kept{"cuda2hip", "jsonl", dir.file("out-kept"), policy};
+  Result<ExportSummary> all = export_dataset(db, kept);
+  REQUIRE(all.ok());
+  CHECK(all->samples == 25);  // by default near-duplicates stay, a cluster on one side of the split
+  REQUIRE(all->clusters < 25);
+
+  ExportPair& pair = policy.export_pairs.at("cuda2hip");
+  pair.drop_near_duplicates = true;
+  pair.length_reductions["shorter"] = {"chars_before", "chars_after"};
+  ExportOptions options{"cuda2hip", "jsonl", dir.file("out"), policy};
+  Result<ExportSummary> summary = export_dataset(db, options);
+  REQUIRE_MESSAGE(summary.ok(), summary.message());
+  CHECK(summary->samples == all->clusters);
+  CHECK(summary->clusters == all->clusters);
+  CHECK(summary->near_duplicates_dropped == 25 - all->clusters);
+  nlohmann::json manifest = nlohmann::json::parse(read_file(summary->manifest_path));
+  CHECK(manifest["filters"]["near_duplicates_dropped"] == 25 - all->clusters);
+  double samples = static_cast<double>(summary->samples);
+  CHECK(manifest["length_reductions"]["shorter"]["characters_before"].get<double>() == doctest::Approx(100 * samples));
+  CHECK(manifest["length_reductions"]["shorter"]["characters_after"].get<double>() == doctest::Approx(60 * samples));
+  CHECK(manifest["length_reductions"]["shorter"]["reduction"].get<double>() == doctest::Approx(0.4));
+  CHECK(summary->length_reductions["shorter"] == doctest::Approx(0.4));
+  std::set<std::string> exported;
+  for (const nlohmann::json& sample : manifest["samples"]) exported.insert(sample["id"].get<std::string>());
+  for (const auto& [original, twin] : twins) CHECK(exported.count(original) + exported.count(twin) <= 1);
 }
 
 TEST_CASE("resampling lifts a tail to the target fraction of the head, capped") {

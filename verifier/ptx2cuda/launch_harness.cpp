@@ -135,6 +135,52 @@ Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& ca
   return launches;
 }
 
+StoredLaunch load_captured_launch(const CapturedLaunch& launch) {
+  StoredLaunch stored;
+  stored.launch_txt = read_file_text(launch.dir + "/launch.txt");
+  for (size_t k = 0; k < launch.buffer_bytes.size(); ++k) {
+    std::string stem = launch.dir + "/buffer_" + std::to_string(k);
+    stored.inputs.push_back(read_file_text(stem + ".in"));
+    stored.outputs.push_back(read_file_text(stem + ".out"));
+  }
+  for (const std::string& name : launch.globals) {
+    std::string stem = launch.dir + "/global_" + name;
+    stored.globals.push_back({name, read_file_text(stem + ".in"), read_file_text(stem + ".out")});
+  }
+  return stored;
+}
+
+Result<CapturedLaunch> restore_captured_launch(const StoredLaunch& stored, const std::string& dir) {
+  std::string launch_dir = dir + "/launch_0";
+  std::error_code error;
+  fs::create_directories(launch_dir, error);
+  if (error) return make_error("cannot make " + launch_dir + ": " + error.message());
+  bool written = write_file_text(launch_dir + "/launch.txt", stored.launch_txt);
+  for (size_t k = 0; k < stored.inputs.size() && k < stored.outputs.size(); ++k) {
+    std::string stem = launch_dir + "/buffer_" + std::to_string(k);
+    written = written && write_file_text(stem + ".in", stored.inputs[k]) && write_file_text(stem + ".out", stored.outputs[k]);
+  }
+  for (const StoredLaunch::Variable& variable : stored.globals) {
+    std::string stem = launch_dir + "/global_" + variable.name;
+    written = written && write_file_text(stem + ".in", variable.input) && write_file_text(stem + ".out", variable.output);
+  }
+  if (!written) return make_error("cannot write the stored launch into " + launch_dir + " (disk full?)");
+  Result<std::vector<CapturedLaunch>> launches = read_captured_launches(dir);
+  if (!launches) return launches.error();
+  if (launches->empty()) return make_error("the stored launch has no launch.txt");
+  CapturedLaunch launch = std::move(launches->front());
+  if (launch.skipped.empty() && launch.buffer_bytes.size() != stored.inputs.size()) {
+    return make_error("the stored launch names " + std::to_string(launch.buffer_bytes.size()) + " buffers but " +
+                      std::to_string(stored.inputs.size()) + " were stored");
+  }
+  for (const std::string& name : launch.globals) {
+    if (!fs::exists(launch_dir + "/global_" + name + ".in")) {
+      return make_error("the stored launch names module variable " + name + " but its contents were not stored");
+    }
+  }
+  return launch;
+}
+
 StageResult run_capture_stage(StageContext& context, const HarnessTools& tools, const std::string& executable,
                               const std::vector<std::string>& global_names, std::string& capture_dir) {
   const char* name = "ptx2cuda.capture";

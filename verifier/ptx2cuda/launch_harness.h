@@ -43,6 +43,26 @@ struct CapturedLaunch {
 // The launches a capture run left in `capture_dir` (launch_N folders), in launch order.
 Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& capture_dir);
 
+// One captured launch as data, for storage: launch.txt, each buffer before and after the launch,
+// each module variable before and after, and how each buffer's elements are compared.
+struct StoredLaunch {
+  struct Variable {
+    std::string name, input, output;
+  };
+  std::string launch_txt;  // empty: no launch was recorded
+  std::vector<std::string> inputs, outputs;
+  std::vector<Variable> globals;
+  std::vector<std::string> element_types;  // per buffer: f32, i32, ..., bytes
+  bool empty() const { return launch_txt.empty(); }
+};
+
+// Reads a captured launch's files into data.
+StoredLaunch load_captured_launch(const CapturedLaunch& launch);
+
+// Writes a stored launch into `dir` in the capture's layout and reads it back, so a test is
+// rebuilt from storage alone; errors when launch.txt is malformed or its buffers are missing.
+Result<CapturedLaunch> restore_captured_launch(const StoredLaunch& stored, const std::string& dir);
+
 // Runs `executable` (linked with capture_link_flags) in the sandbox with the capture library
 // preloaded, as stage "ptx2cuda.capture"; on success `capture_dir` names the folder of launches.
 // `global_names` are the program's __device__/__constant__ variables to record with each launch.

@@ -1,0 +1,116 @@
+#include "synth/evaluate_ptx2cuda.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "synth/artifact_kinds.h"
+
+namespace tailforge {
+namespace {
+
+// The K of "launch_input:K"; -1 for another name.
+long index_after(const std::string& name, const std::string& prefix) {
+  if (name.compare(0, prefix.size(), prefix) != 0) return -1;
+  const std::string digits = name.substr(prefix.size());
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stol(digits);
+}
+
+}  // namespace
+
+Result<std::string> ptx2cuda_question(Database& db, const Sample& pair) {
+  Result<std::vector<ArtifactRecord>> artifacts = artifacts_of(db, pair.id);
+  if (!artifacts) return artifacts.error();
+  for (const ArtifactRecord& artifact : *artifacts) {
+    if (artifact.name == kRolledPtxKind) return artifact.content;
+  }
+  return make_error("ptx2cuda pair " + pair.id + " has no " + kRolledPtxKind + " artifact");
+}
+
+Result<StoredLaunch> stored_launch_of(Database& db, const Sample& pair) {
+  Result<std::vector<ArtifactRecord>> artifacts = artifacts_of(db, pair.id);
+  if (!artifacts) return artifacts.error();
+  StoredLaunch stored;
+  std::map<std::string, StoredLaunch::Variable> globals;
+  for (const ArtifactRecord& artifact : *artifacts) {
+    const std::string& name = artifact.name;
+    if (name == "launch") stored.launch_txt = artifact.content;
+    for (auto [prefix, buffers] : {std::pair{"launch_input:", &stored.inputs}, std::pair{"launch_output:", &stored.outputs}}) {
+      long k = index_after(name, prefix);
+      if (k < 0) continue;
+      if (buffers->size() <= static_cast<size_t>(k)) buffers->resize(k + 1);
+      (*buffers)[k] = artifact.content;
+    }
+    for (const char* prefix : {"launch_global_input:", "launch_global_output:"}) {
+      std::string head = prefix;
+      if (name.compare(0, head.size(), head) != 0) continue;
+      StoredLaunch::Variable& variable = globals[name.substr(head.size())];
+      variable.name = name.substr(head.size());
+      (head == "launch_global_input:" ? variable.input : variable.output) = artifact.content;
+    }
+  }
+  for (auto& [name, variable] : globals) stored.globals.push_back(std::move(variable));
+  if (stored.inputs.size() != stored.outputs.size()) {
+    return make_error("ptx2cuda pair " + pair.id + " has " + std::to_string(stored.inputs.size()) +
+                      " recorded inputs but " + std::to_string(stored.outputs.size()) + " outputs");
+  }
+  nlohmann::json variables = nlohmann::json::parse(pair.variables.value_or("{}"), nullptr, false);
+  if (variables.is_object() && variables.contains("buffer_types") && variables["buffer_types"].is_array()) {
+    for (const nlohmann::json& type : variables["buffer_types"]) {
+      stored.element_types.push_back(type.is_string() ? type.get<std::string>() : "bytes");
+    }
+  }
+  return stored;
+}
+
+std::vector<StageResult> judge_ptx2cuda_answer(Database& db, const Sample& pair, const std::string& answer,
+                                               const EvaluationSetup& setup, const std::string& work_dir) {
+  const Toolchains& toolchains = setup.toolchains ? *setup.toolchains : detected_toolchains();
+  StageContext context{setup.verifier, toolchains, &db, setup.gate, work_dir, {}};
+  std::error_code ignored;
+  std::filesystem::create_directories(work_dir, ignored);
+  chmod(work_dir.c_str(), 0755);  // the sandbox user reaches the replay's folder through it
+  if (!toolchains.tool("nvcc").found()) {
+    context.add(skipped_stage("ptx2cuda.compile", "nvcc not found"));
+    return context.stages;
+  }
+  std::string module = run_candidate_compile_stage(context, answer, {});
+
+  Result<StoredLaunch> stored = stored_launch_of(db, pair);
+  if (!stored) {
+    StageResult broken = skipped_stage("ptx2cuda.launch", "the recorded launch cannot be read: " + stored.message());
+    broken.status = "error";
+    context.add(broken);
+    return context.stages;
+  }
+  if (stored->empty()) {
+    context.add(skipped_stage("ptx2cuda.launch", "the pair has no recorded launch (its program never launched this "
+                                                 "kernel, or ran where no NVIDIA GPU was)"));
+    return context.stages;
+  }
+  if (!toolchains.has_gpu("nvidia")) {
+    context.add(skipped_stage("ptx2cuda.launch", "no NVIDIA GPU (" + toolchains.nvidia_gpu_note + ")"));
+    return context.stages;
+  }
+  Result<HarnessTools> tools = build_harness_tools(context);
+  if (!tools) {
+    StageResult broken = skipped_stage("ptx2cuda.launch", "the replay program does not build: " + tools.message());
+    broken.status = "error";
+    context.add(broken);
+    return context.stages;
+  }
+  Result<CapturedLaunch> launch = restore_captured_launch(*stored, make_subdirectory(context, "recorded"));
+  if (!launch) {
+    StageResult broken = skipped_stage("ptx2cuda.launch", "the recorded launch cannot be rebuilt: " + launch.message());
+    broken.status = "error";
+    context.add(broken);
+    return context.stages;
+  }
+  run_replay_stages(context, *tools, *launch, module, stored->element_types);
+  return context.stages;
+}
+
+}  // namespace tailforge
