@@ -44,7 +44,7 @@ const std::vector<DomainSpec>& all_domains() {
   static const std::vector<DomainSpec> domains = [] {
     std::vector<DomainSpec> list;
     for (auto table : {basic_domains, stencil_domains, image_domains, linalg_domains,
-                       discrete_domains, science_domains}) {
+                       discrete_domains, science_domains, tensor_codegen_domains}) {
       for (DomainSpec& spec : table()) list.push_back(std::move(spec));
     }
     return list;
@@ -207,6 +207,9 @@ void apply_hints(const json& hints, DomainContext& context, std::set<std::string
     }
     if (hint.contains("element_type") && hint["element_type"].is_string()) {
       context.parameters["type_hint"] = hint["element_type"];
+    }
+    if (hint.contains("operator") && hint["operator"].is_string()) {
+      context.parameters["operator_hint"] = hint["operator"];  // read (and erased) by the domain writer
     }
     if (hint.contains("features") && hint["features"].is_array()) {
       for (const json& feature : hint["features"]) {

@@ -102,6 +102,7 @@ std::vector<DomainSpec> image_domains();      // heat diffusion, convolution, im
 std::vector<DomainSpec> linalg_domains();     // matmul, softmax, layernorm, spmv csr/ell
 std::vector<DomainSpec> discrete_domains();   // graph bfs, bitonic sort, sha256 hash
 std::vector<DomainSpec> science_domains();    // nbody, monte carlo, kmeans step
+std::vector<DomainSpec> tensor_codegen_domains();  // tensor operators as a DL compiler's codegen writes them
 
 // The shared head of every program; `kernels` decides which optional helpers it needs.
 std::string program_prelude(const DomainContext& context, const std::string& kernels,
