@@ -15,10 +15,6 @@ bool is_builtin_vector(const std::string& name) {
 
 bool is_commutative(const std::string& op) { return op == "+" || op == "*" || op == "&" || op == "|" || op == "^"; }
 
-bool is_index_operator(const std::string& op) {
-  return is_commutative(op) || op == "-" || op == "/" || op == "%" || op == "<<" || op == ">>";
-}
-
 ArithmeticType integer_type(const std::string& name, bool is_unsigned, int rank) {
   return {name, false, is_unsigned, rank, rank == 1 ? 32 : 64};
 }
@@ -159,6 +155,32 @@ std::string strip_casts(std::string canonical) {
 
 }  // namespace
 
+bool is_index_operator(const std::string& op) {
+  return is_commutative(op) || op == "-" || op == "/" || op == "%" || op == "<<" || op == ">>";
+}
+
+bool is_index_plus_offset(const SourceLexemes& source, const ExpressionTree& tree, int index) {
+  const ExpressionNode& node = tree.nodes[index];
+  if (node.kind != NodeKind::binary || (node.op != "+" && node.op != "-")) return false;
+  int right = node.children[1];
+  while (tree.nodes[right].kind == NodeKind::paren) right = tree.nodes[right].children[0];
+  const ExpressionNode& offset = tree.nodes[right];
+  return offset.kind == NodeKind::leaf && offset.first == offset.last &&
+         source.lexemes[offset.first].kind == TokenKind::number && literal_type(source.lexemes[offset.first].text);
+}
+
+bool is_inside_subscript(const ExpressionTree& tree, int index) {
+  for (int child = index, parent = tree.nodes[index].parent; parent >= 0;
+       child = parent, parent = tree.nodes[parent].parent) {
+    const ExpressionNode& node = tree.nodes[parent];
+    if (node.kind == NodeKind::subscript) return node.children[1] == child;
+    bool arithmetic = node.kind == NodeKind::binary && is_index_operator(node.op);
+    if (!arithmetic && node.kind != NodeKind::paren && node.kind != NodeKind::cast && node.kind != NodeKind::prefix)
+      return false;
+  }
+  return false;
+}
+
 std::optional<ArithmeticType> arithmetic_type(const std::string& spelled) {
   std::istringstream words(spelled);
   std::string word, name;
@@ -182,7 +204,32 @@ std::optional<IndexTerm> index_term(const SourceLexemes& source, const Expressio
   return TermReader(source, tree, parameters).read(index);
 }
 
+// The canonical text without its integer casts: (int)threadIdx.x reads as threadIdx.x.
+std::string without_integer_casts(std::string canonical) {
+  for (const char* cast : {"(int)", "(unsigned int)"}) {
+    for (size_t at = canonical.find(cast); at != std::string::npos; at = canonical.find(cast, at))
+      canonical.erase(at, std::string(cast).size());
+  }
+  return canonical;
+}
+
+// blockIdx.x * <literal> + threadIdx.x: the global index of a kernel whose block size a code
+// generator wrote as a number (the factors in either order, as sorting with casts leaves them).
+bool is_literal_block_index(const std::string& bare) {
+  const std::string head = "((", tail = ")+threadIdx.x)";
+  if (bare.size() <= head.size() + tail.size() || bare.rfind(head, 0) != 0 ||
+      bare.compare(bare.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  std::string product = bare.substr(head.size(), bare.size() - head.size() - tail.size());
+  size_t star = product.find('*');
+  if (star == std::string::npos) return false;
+  std::string left = product.substr(0, star), right = product.substr(star + 1);
+  if (left == "blockIdx.x") std::swap(left, right);
+  return right == "blockIdx.x" && !left.empty() && left.find_first_not_of("0123456789") == std::string::npos;
+}
+
 std::string readable_name(const std::string& canonical) {
+  if (is_literal_block_index(without_integer_casts(canonical))) return "idx";
   std::string bare = strip_casts(canonical);
   const std::vector<std::pair<char, std::string>> axes = {{'x', ""}, {'y', "_y"}, {'z', "_z"}};
   for (const auto& [axis, suffix] : axes) {

@@ -38,6 +38,17 @@ struct IndexTerm {
 std::optional<IndexTerm> index_term(const SourceLexemes& source, const ExpressionTree& tree, int index,
                                     const std::map<std::string, ArithmeticType>& parameters);
 
+// `X + 9` or `X - 9` (an integer literal right operand): PtxDec's Index+Offset form, in which X
+// is the index worth naming and the offset stays written.
+bool is_index_plus_offset(const SourceLexemes& source, const ExpressionTree& tree, int index);
+
+// +, -, *, /, %, <<, >>, &, |, ^: the operators of index arithmetic.
+bool is_index_operator(const std::string& op);
+
+// Whether node `index` is part of an array subscript's index: a chain of index operators,
+// parentheses, casts and unary operators leads from it to the subscript's bracketed operand.
+bool is_inside_subscript(const ExpressionTree& tree, int index);
+
 // A readable local name for a canonical term: idx, idy, stride, block_start, ... or index_term.
 std::string readable_name(const std::string& canonical);
 

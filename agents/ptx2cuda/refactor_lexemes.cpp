@@ -136,13 +136,19 @@ bool is_type_name(const SourceLexemes& source, const std::string& name) {
   return source.type_names.count(name) > 0 || is_type_like(name);
 }
 
+bool is_pragma_line(const SourceLexemes& source, size_t index) {
+  const Lexeme& lexeme = source.lexemes[index];
+  return lexeme.text == "#" && lexeme.first_token < lexeme.last_token &&
+         source.tokenized.tokens[lexeme.first_token + 1].text == "pragma";
+}
+
 size_t matching_close(const SourceLexemes& source, size_t open, size_t end) {
   const std::string& opener = source.lexemes[open].text;
   std::string closer = opener == "(" ? ")" : opener == "[" ? "]" : "}";
   int depth = 0;
   for (size_t i = open; i < end; ++i) {
     const std::string& text = source.lexemes[i].text;
-    if (text == "#") return std::string::npos;
+    if (text == "#" && !(opener == "{" && is_pragma_line(source, i))) return std::string::npos;
     if (text == opener) ++depth;
     if (text == closer && --depth == 0) return i;
   }

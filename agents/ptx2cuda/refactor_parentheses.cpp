@@ -1,6 +1,7 @@
 // Redundant-parenthesis elimination: a pair goes when the parsed tree binds the same way
 // without it. Mixed comparisons, shifts, bitwise and logical operators keep their parentheses
-// (compilers warn without them), and so do commas, assignments and anything naming a macro.
+// (compilers warn without them), and so do commas, assignments and anything naming a macro;
+// arithmetic compared (`(a + b) < c`) loses them, as no compiler asks for those.
 #include <algorithm>
 
 #include "agents/ptx2cuda/refactor_passes.h"
@@ -37,11 +38,16 @@ bool could_be_cast(const SourceLexemes& source, const ExpressionNode& paren, con
   return next == "+" || next == "-" || next == "*" || next == "&";
 }
 
+bool is_comparison(const std::string& op) {
+  return op == "<" || op == ">" || op == "<=" || op == ">=" || op == "==" || op == "!=";
+}
+
 bool redundant_under_binary(const ExpressionNode& parent, bool left_side, const ExpressionNode& inner) {
   int outer = node_precedence(parent), own = node_precedence(inner);
   if (parent.op == "," || is_assignment_operator(parent.op)) return own > outer;
   if (inner.kind != NodeKind::binary) return own > outer;
   if (is_arithmetic(parent.op)) return own > outer || (own == outer && left_side);
+  if (is_comparison(parent.op) && is_arithmetic(inner.op)) return true;  // `a + b < c` draws no warning
   return left_side && inner.op == parent.op && is_left_associative_chain(parent.op);
 }
 
@@ -117,6 +123,10 @@ ParenthesisPass remove_redundant_parentheses(const std::string& text) {
   }
   pass.text = apply_token_edits(source.tokenized, edits);
   return pass;
+}
+
+std::vector<size_t> redundant_parenthesis_lexemes(const SourceLexemes& source, const ExpressionRegion& region) {
+  return redundant_pairs(source, region).removed_lexemes;
 }
 
 size_t count_redundant_parentheses(const std::string& text) {

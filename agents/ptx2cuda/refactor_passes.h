@@ -41,6 +41,9 @@ ParenthesisPass remove_redundant_parentheses(const std::string& text);
 // How many redundant pairs remove_redundant_parentheses would remove.
 size_t count_redundant_parentheses(const std::string& text);
 
+// The lexemes of the redundant pairs of one region, '(' and ')' alike.
+std::vector<size_t> redundant_parenthesis_lexemes(const SourceLexemes& source, const ExpressionRegion& region);
+
 struct IndexPass {
   std::string text;
   size_t expressions_extracted = 0;  // locals added or reused
@@ -51,5 +54,16 @@ struct IndexPass {
 
 // Hoists thread-index arithmetic repeated in a __global__ / __device__ body into a const local.
 IndexPass extract_index_expressions(const std::string& text);
+
+// Hoists repeated index sub-expressions that read locals into `int indexN` locals placed in the
+// block of their uses (refactor_index_offsets.cpp); `X + 9` keeps its offset.
+IndexPass extract_offset_index_expressions(const std::string& text);
+
+// Characters of repeated index arithmetic in __global__ / __device__ bodies, read from the text
+// alone (refactor_measure.cpp).
+size_t repeated_index_characters(const std::string& text);
+
+// Characters of the __global__ / __device__ function bodies, braces included.
+size_t device_body_characters(const std::string& text);
 
 }  // namespace tailforge::cuda_refactor

@@ -67,7 +67,12 @@ struct ExpressionRegion {
 // parse and hold no template-like angle brackets, in text order.
 std::vector<ExpressionRegion> expression_regions(const SourceLexemes& source);
 
-// The lexeme index of the bracket closing the one at `open`, or npos.
+// Whether lexeme `index` is a whole `#pragma ...` line.
+bool is_pragma_line(const SourceLexemes& source, size_t index);
+
+// The lexeme index of the bracket closing the one at `open`, or npos. A preprocessor line in
+// between makes the brackets unreadable, except a #pragma line between braces (`#pragma unroll`
+// inside a function body).
 size_t matching_close(const SourceLexemes& source, size_t open, size_t end);
 
 }  // namespace tailforge::cuda_refactor
