@@ -215,6 +215,9 @@ PtxPairing pair_ptx_kernels(const std::string& cuda_source, const ChainResult& p
         pair_context.add(skipped_stage("ptx2cuda.launch", "no recorded launch: " + why));
       } else {
         pair.launch = load_captured_launch(launch->second);
+        // The recorder keeps every module variable at each launch; the pair keeps those its unit
+        // declares, which are the ones its kernel can read or write.
+        keep_module_variables(pair.launch, device_variable_names(unit->source));
         std::vector<std::string> parameter_types = parameter_element_types(pair.cuda, unit->name);
         for (int parameter : launch->second.buffer_parameters) {
           bool known = parameter >= 0 && static_cast<size_t>(parameter) < parameter_types.size();

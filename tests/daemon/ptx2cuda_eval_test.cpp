@@ -96,7 +96,9 @@ TEST_CASE("ptx2cuda eval: a model reads Rolled-PTX; its kernels are compiled and
     Result<StoredDerivedSamples> stored = store_ptx_pairs(db, parent, pairing, taxonomy);
     REQUIRE_MESSAGE(stored.ok(), stored.message());
     REQUIRE(stored->verified == 3);
+    // Only shift's unit declares bias: its pair alone keeps the variable's recorded contents.
     CHECK(query_int(db, "SELECT count(*) FROM sample_artifact WHERE name = 'launch_global_input:bias'") == (gpu ? 1 : 0));
+    CHECK(query_int(db, "SELECT count(*) FROM sample_artifact WHERE name = 'launch'") == (gpu ? 3 : 0));
   }
   // The answers, by kernel: the stored kernel, an off-by-one bound, and an undeclared name.
   for (const PtxPair& pair : pairing.pairs) {

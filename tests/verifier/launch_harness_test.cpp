@@ -117,6 +117,23 @@ TEST_CASE("harness: recorded launches are read back in launch order with their b
   CHECK_FALSE(read_captured_launches(dir.path()).ok());
 }
 
+TEST_CASE("harness: a stored launch keeps the module variables its kernel declares, in its data and launch.txt") {
+  StoredLaunch stored;
+  stored.launch_txt = "kernel _Z5shiftPf\ngrid 1 1 1\nblock 32 1 1\nshared 0\nglobal bias 16\nglobal weights 8\n";
+  stored.globals = {{"bias", std::string(16, 'b'), std::string(16, 'B')}, {"weights", std::string(8, 'w'), std::string(8, 'W')}};
+  keep_module_variables(stored, {"weights", "unrelated"});
+  REQUIRE(stored.globals.size() == 1);
+  CHECK(stored.globals[0].name == "weights");
+  CHECK(stored.launch_txt == "kernel _Z5shiftPf\ngrid 1 1 1\nblock 32 1 1\nshared 0\nglobal weights 8\n");
+  TempDir dir;
+  Result<CapturedLaunch> restored = restore_captured_launch(stored, dir.path());
+  REQUIRE_MESSAGE(restored.ok(), restored.message());
+  CHECK(restored->globals == std::vector<std::string>{"weights"});
+  keep_module_variables(stored, {});
+  CHECK(stored.globals.empty());
+  CHECK(stored.launch_txt.find("global") == std::string::npos);
+}
+
 TEST_CASE("harness: the taxonomy names each way a candidate fails") {
   StageResult stage;
   stage.status = "fail";

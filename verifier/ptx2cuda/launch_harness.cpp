@@ -150,6 +150,21 @@ StoredLaunch load_captured_launch(const CapturedLaunch& launch) {
   return stored;
 }
 
+void keep_module_variables(StoredLaunch& launch, const std::vector<std::string>& names) {
+  auto kept = [&](const std::string& name) { return std::find(names.begin(), names.end(), name) != names.end(); };
+  std::erase_if(launch.globals, [&](const StoredLaunch::Variable& variable) { return !kept(variable.name); });
+  std::istringstream lines(launch.launch_txt);
+  std::string line, text;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string keyword, name;
+    words >> keyword >> name;
+    if (keyword == "global" && !kept(name)) continue;
+    text += line + "\n";
+  }
+  launch.launch_txt = text;
+}
+
 Result<CapturedLaunch> restore_captured_launch(const StoredLaunch& stored, const std::string& dir) {
   std::string launch_dir = dir + "/launch_0";
   std::error_code error;

@@ -59,6 +59,10 @@ struct StoredLaunch {
 // Reads a captured launch's files into data.
 StoredLaunch load_captured_launch(const CapturedLaunch& launch);
 
+// Drops the module variables not named in `names` from the launch, its data and its launch.txt
+// alike (the recorder keeps every variable of the program at each launch).
+void keep_module_variables(StoredLaunch& launch, const std::vector<std::string>& names);
+
 // Writes a stored launch into `dir` in the capture's layout and reads it back, so a test is
 // rebuilt from storage alone; errors when launch.txt is malformed or its buffers are missing.
 Result<CapturedLaunch> restore_captured_launch(const StoredLaunch& stored, const std::string& dir);
