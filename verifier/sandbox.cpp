@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 namespace tailforge {
@@ -96,6 +98,24 @@ Status sandbox_self_test(const SandboxOptions& options) {
   return status;
 }
 
+namespace {
+
+// Why the program did not start, when the cause passes: "" otherwise. Every sandbox runs as the
+// same user, and sandboxes that just ended count against that user's process limit until init
+// reaps them; at the limit, starting bwrap as that user fails (EAGAIN), or bwrap exits 1 with
+// "bwrap: Can't fork for pid 1: Resource temporarily unavailable". And a program file that was
+// just written can still be open for writing in a child another thread forked meanwhile
+// (ETXTBSY, "Text file busy") until that child execs.
+std::string transient_start_failure(const ProcessResult& process) {
+  const std::string& message = process.spawned ? process.stderr_text : process.spawn_error;
+  if (process.spawned && (process.exit_code != 1 || message.rfind("bwrap: ", 0) != 0)) return "";
+  for (const char* cause : {"Resource temporarily unavailable", "Text file busy"})
+    if (message.find(cause) != std::string::npos) return message.substr(0, message.find('\n'));
+  return "";
+}
+
+}  // namespace
+
 SandboxOutcome run_sandboxed(const SandboxOptions& options, const SandboxRun& run) {
   SandboxOutcome outcome;
   ProcessSpec spec;
@@ -134,6 +154,16 @@ SandboxOutcome run_sandboxed(const SandboxOptions& options, const SandboxRun& ru
   spec.argv.insert(spec.argv.end(), run.argv.begin(), run.argv.end());
   outcome.command = command_line(spec.argv);
   outcome.process = run_process(spec);
+  // Nothing of the program ran: start it again after a pause, for about five seconds in all,
+  // then report it as not executed rather than as the program's failure.
+  for (int attempt = 0; !transient_start_failure(outcome.process).empty(); ++attempt) {
+    if (attempt == 7) {
+      outcome.skip_reason = "the sandbox could not start the program: " + transient_start_failure(outcome.process);
+      return outcome;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(40 << attempt));
+    outcome.process = run_process(spec);
+  }
   outcome.executed = outcome.process.spawned;
   if (!outcome.executed) outcome.skip_reason = "could not start: " + outcome.process.spawn_error;
   return outcome;

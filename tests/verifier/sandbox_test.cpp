@@ -81,6 +81,20 @@ int main(void) {
   CHECK(outcome.process.stdout_text.find("fork failed after") != std::string::npos);
 }
 
+TEST_CASE("a sandbox that cannot fork its first process is reported as not executed, after retries") {
+  if (!bwrap_usable()) return;
+  TestDir dir;
+  SandboxOptions options = test_options();
+  options.limits.max_processes = 1;  // bwrap itself is the one process the sandbox user may have
+  SandboxOutcome outcome = run_sandboxed(options, {{"/bin/true"}, dir.path, false, 2, ""});
+  CHECK_FALSE(outcome.executed);
+  CHECK_MESSAGE(outcome.skip_reason.find("could not start the program: ") != std::string::npos, outcome.skip_reason);
+  CHECK_MESSAGE(outcome.skip_reason.find("Resource temporarily unavailable") != std::string::npos, outcome.skip_reason);
+  CHECK(outcome.process.wall_seconds < 3);  // the last attempt's; the retries waited about 5 s in all
+  // With room for its processes the same program runs.
+  CHECK(run_sandboxed(test_options(), {{"/bin/true"}, dir.path, false, 2, ""}).executed);
+}
+
 TEST_CASE("a 64 GiB allocation fails without harming the caller") {
   if (!bwrap_usable()) return;
   TestDir dir;
