@@ -371,11 +371,13 @@ TEST_CASE("a daemon killed while evaluating resumes and stores every evaluation 
 // that event from the snapshot (none of whose samples is an evaluation item), and the same cycle's
 // second evaluation step judges the new version on every item.
 TEST_CASE("the default trainer registers a version for its retrain event, and the same cycle evaluates it") {
+  // Evaluation items are picked by a hash of the sample id and their near-duplicates are held
+  // out of training: the cycle makes enough samples that some are left to train on.
   TempDir dir;
   std::string db_path = dir.file("loop.db");
   std::string config = write_config(dir, "loop.json",
-                                    {{"daemon", {{"samples_per_cycle", 6}}},
-                                     {"eval", {{"fraction", 0.5}}},
+                                    {{"daemon", {{"samples_per_cycle", 10}}},
+                                     {"eval", {{"fraction", 0.4}}},
                                      {"retrain", {{"enabled", true},
                                                   {"min_initial_verified", 1},
                                                   {"min_model_tail_samples", 0},
