@@ -139,9 +139,11 @@ const std::vector<CommandSpec>& commands() {
        1, command_import},
       {"toolchains", "", "compilers, assemblers and GPUs found here, and which stages can run",
        {kJson}, 0, command_toolchains},
-      {"generate", "", "write built-in generated CUDA programs and a manifest.jsonl",
+      {"generate", "", "write built-in generated CUDA programs (or C functions with IO tests: --track c2x86) and a manifest.jsonl",
        {kConfig, kLogLevel, {"--count", true, "number of programs (default 10)"},
-        {"--seed", true, "seed (default 1)"}, {"--out", true, "output folder (default ./generated)"}},
+        {"--seed", true, "seed (default 1)"}, {"--out", true, "output folder (default ./generated)"},
+        {"--track", true, "cuda2hip (default) or c2x86: C functions, drivers, IO tests and gcc -O0 oracle assembly, "
+                          "each checked"}},
        0, command_generate},
       {"translate", "FILE.cu | --tree SRC --out DST",
        "print the built-in CUDA->HIP translation of a file, or translate a whole tree (programs and their "

@@ -1,0 +1,167 @@
+#include "agents/c2x86/c_batch.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/c2x86/c_generator.h"
+#include "verifier/c2x86/float_constants.h"
+#include "verifier/c2x86/io_tests.h"
+#include "verifier/stage_runner.h"
+
+namespace tailforge {
+namespace fs = std::filesystem;
+namespace {
+
+// A private scratch folder the sandbox user can reach, removed when the check is done.
+std::string scratch_folder(const VerifierOptions& verifier) {
+  std::string root = verifier.scratch_root;
+  if (root.empty()) root = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  std::string pattern = root + "/tailforge-c2x86-XXXXXX";
+  if (!mkdtemp(pattern.data())) return "";
+  chmod(pattern.c_str(), 0755);
+  return pattern;
+}
+
+const StageResult* find_check(const CBatchEntry& entry, const std::string& name) {
+  for (const StageResult& stage : entry.checks)
+    if (stage.name == name) return &stage;
+  return nullptr;
+}
+
+// Records the expected outputs, then runs the track's checks on the oracle assembly.
+void check_entry(CBatchEntry& entry, const VerifierOptions& verifier, const Toolchains& toolchains) {
+  std::string scratch = scratch_folder(verifier);
+  if (scratch.empty()) {
+    entry.failure = "cannot create a scratch folder";
+    return;
+  }
+  StageContext context{verifier, toolchains, nullptr, nullptr, scratch, {}};
+  Result<std::vector<IoCase>> recorded = record_expected_outputs(context, entry.function);
+  if (recorded) entry.function.cases = *recorded;
+  StageContext checks{verifier, toolchains, nullptr, nullptr, scratch, {}};
+  run_c2x86_stages(checks, entry.function, nullptr);
+  entry.checks = std::move(checks.stages);
+  if (!verifier.keep_scratch) {
+    std::error_code ignored;
+    fs::remove_all(scratch, ignored);
+  }
+  auto ok = [&](const char* name) {
+    const StageResult* stage = find_check(entry, name);
+    return stage && stage->ok();
+  };
+  entry.compiled = ok("c2x86.oracle") && ok("c2x86.assemble") && ok("c2x86.link");
+  const StageResult* jump = find_check(entry, "c2x86.jump_table");
+  entry.jump_table = jump && jump->status == "fail";
+  entry.io_passed = recorded.ok() && ok("c2x86.io");
+  const StageResult* oracle = find_check(entry, "c2x86.oracle");
+  if (const Artifact* assembly = oracle ? oracle->artifact("x86_asm") : nullptr) {
+    Result<SymbolicAssembly> symbolic = symbolize_float_constants(assembly->content);
+    entry.float_round_trip = symbolic.ok();
+    if (symbolic) {
+      entry.symbolic_assembly = symbolic->text;
+      entry.float_constants = symbolic->symbolized();
+      Result<std::string> words = interpret_float_constants(symbolic->text);
+      entry.float_round_trip = words.ok() && *words == assembly->content;
+    }
+  }
+  if (!recorded) {
+    entry.failure = "recording the expected outputs: " + recorded.message();
+    return;
+  }
+  for (const StageResult& stage : entry.checks) {
+    if (stage.ok()) continue;
+    entry.failure = stage.name + " " + stage.status + ": " + stage.reason;
+    break;
+  }
+}
+
+nlohmann::json manifest_line(const CBatchEntry& entry, const std::string& stem, bool has_assembly) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const IoCase& io : entry.function.cases) cases.push_back({{"input", io.input}, {"expected", io.expected}});
+  nlohmann::json checks = nlohmann::json::object();
+  for (const StageResult& stage : entry.checks) checks[stage.name] = stage.status;
+  nlohmann::json line = {{"file", entry.file},
+                         {"driver", stem + "_driver.c"},
+                         {"assembly", has_assembly ? nlohmann::json(stem + ".s") : nlohmann::json(nullptr)},
+                         {"name", entry.function.name},
+                         {"kind", entry.kind},
+                         {"features", entry.function.features},
+                         {"declarations", entry.function.declarations},
+                         {"cases", cases},
+                         {"checks", checks},
+                         {"compiled", entry.compiled},
+                         {"io_passed", entry.io_passed},
+                         {"jump_table", entry.jump_table},
+                         {"symbolic_assembly", has_assembly ? nlohmann::json(stem + ".symbolic.s") : nlohmann::json(nullptr)},
+                         {"float_constants", entry.float_constants},
+                         {"float_round_trip", entry.float_round_trip}};
+  if (!entry.failure.empty()) line["failure"] = entry.failure;
+  return line;
+}
+
+}  // namespace
+
+Result<CBatch> write_c_batch(const CBatchOptions& options, const VerifierOptions& verifier,
+                             const Toolchains& toolchains) {
+  std::error_code error;
+  fs::create_directories(options.out_dir, error);
+  if (error) return make_error(options.out_dir + ": " + error.message());
+  CBatch batch;
+  const std::vector<std::string>& kinds = c_function_kinds();
+  for (uint64_t index = 0; index < options.count; ++index) {
+    Result<CFunction> function = generate_c_function({.seed = options.seed, .index = index});
+    if (!function) return function.error();
+    CBatchEntry entry;
+    entry.function = std::move(*function);
+    entry.kind = kinds[index % kinds.size()];
+    entry.file = std::to_string(index) + "_" + entry.function.name + ".c";
+    batch.entries.push_back(std::move(entry));
+  }
+
+  size_t jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  for (size_t worker = 0; worker < std::min(jobs, batch.entries.size()); ++worker) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < batch.entries.size(); i = next++) check_entry(batch.entries[i], verifier, toolchains);
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+
+  std::string manifest_path = options.out_dir + "/manifest.jsonl";
+  std::ofstream manifest(manifest_path, std::ios::binary | std::ios::trunc);
+  if (!manifest) return make_error(manifest_path + ": cannot open for writing");
+  for (const CBatchEntry& entry : batch.entries) {
+    std::string stem = entry.file.substr(0, entry.file.size() - 2);
+    bool written = write_file_text(options.out_dir + "/" + entry.file, entry.function.function) &&
+                   write_file_text(options.out_dir + "/" + stem + "_driver.c", entry.function.driver);
+    const StageResult* oracle = find_check(entry, "c2x86.oracle");
+    const Artifact* assembly = oracle ? oracle->artifact("x86_asm") : nullptr;
+    if (assembly) {
+      written = written && write_file_text(options.out_dir + "/" + stem + ".s", assembly->content) &&
+                write_file_text(options.out_dir + "/" + stem + ".symbolic.s", entry.symbolic_assembly);
+    }
+    if (!written) return make_error(options.out_dir + ": cannot write " + entry.file + " (disk full?)");
+    manifest << manifest_line(entry, stem, assembly != nullptr).dump() << "\n";
+    batch.compiled += entry.compiled;
+    batch.io_passed += entry.compiled && entry.io_passed;
+    batch.jump_tables += entry.jump_table;
+    batch.cases += entry.function.cases.size();
+    for (const std::string& tag : entry.function.features) ++batch.features[tag];
+    batch.float_constants += entry.float_constants;
+    batch.with_float_constants += entry.float_constants > 0;
+    batch.float_round_trips += entry.float_constants > 0 && entry.float_round_trip;
+  }
+  if (!manifest.flush()) return make_error(manifest_path + ": write failed (disk full?)");
+  return batch;
+}
+
+}  // namespace tailforge
