@@ -217,7 +217,9 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   });
   // Registers a model version: the definition `tailforge model add` takes, as JSON; a trainer
   // passes "retrain_event" (its $TAILFORGE_RETRAIN_EVENT) and "parent".
-  server.Post("/v1/models", [db_path, token = *token](const httplib::Request& req, httplib::Response& res) {
+  // POST routes, kept in a table so that bodiless POSTs reach them too (see below).
+  std::vector<std::pair<std::string, httplib::Server::Handler>> post_routes;
+  post_routes.emplace_back("/v1/models", [db_path, token = *token](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(token, req, res, "registering a model")) return;
     nlohmann::json definition = nlohmann::json::parse(req.body, nullptr, false);
     if (!definition.is_object()) return send_error(res, 400, "the body must be a JSON object (a model definition)");
@@ -239,10 +241,10 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     if (!text) return send_error(res, 500, text.message());
     res.set_content(*text, "text/plain; version=0.0.4");
   });
-  server.Post(R"(/v1/control/([a-z]+))", [token = *token, &control, wake](const httplib::Request& req,
-                                                                         httplib::Response& res) {
+  post_routes.emplace_back(R"(/v1/control/([a-z]+))", [token = *token, &control, wake](const httplib::Request& req,
+                                                                                    httplib::Response& res) {
     if (!authorized(token, req, res, "control")) return;
-    std::string action = req.matches[1];
+    std::string action = req.path.substr(std::string("/v1/control/").size());
     if (action == "pause") {
       control.paused = true;
     } else if (action == "resume") {
@@ -261,7 +263,25 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   auto method_not_allowed = [](const httplib::Request& req, httplib::Response& res) {
     send_error(res, 405, "method " + req.method + " not allowed on " + req.path);
   };
-  server.Post(R"(/(healthz|metrics|v1/status|v1/taxonomy|v1/jobs|v1/samples/.*))", method_not_allowed);
+  post_routes.emplace_back(R"(/(healthz|metrics|v1/status|v1/taxonomy|v1/jobs|v1/samples/.*))", method_not_allowed);
+  for (const auto& [pattern, handler] : post_routes) server.Post(pattern, handler);
+  // `curl -X POST URL` sends neither a body nor Content-Length; httplib would wait for a body
+  // until its keep-alive timeout and answer 400. Such a request has an empty body: it goes to the
+  // same handlers before httplib tries to read one.
+  std::vector<std::pair<std::regex, httplib::Server::Handler>> bodiless_routes;
+  for (const auto& [pattern, handler] : post_routes) bodiless_routes.emplace_back(std::regex(pattern), handler);
+  server.set_pre_routing_handler([bodiless_routes](const httplib::Request& req, httplib::Response& res) {
+    using Outcome = httplib::Server::HandlerResponse;
+    if (req.method != "POST" || req.has_header("Content-Length") || req.has_header("Transfer-Encoding"))
+      return Outcome::Unhandled;
+    for (const auto& [pattern, handler] : bodiless_routes) {
+      if (!std::regex_match(req.path, pattern)) continue;
+      handler(req, res);
+      return Outcome::Handled;
+    }
+    send_error(res, 404, "no such endpoint: " + req.path);
+    return Outcome::Handled;
+  });
   server.Put(R"(/.*)", method_not_allowed);
   server.Delete(R"(/.*)", method_not_allowed);
   server.Patch(R"(/.*)", method_not_allowed);

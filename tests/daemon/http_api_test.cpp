@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include <chrono>
 #include <random>
 
 #include "daemon/http_api.h"
@@ -162,6 +163,45 @@ TEST_CASE("control needs the bearer token and changes the daemon's state") {
   CHECK(server.control.drain_requested);
   CHECK(client.Post("/v1/control/explode", right, "", "application/json")->status == 404);
   CHECK(server.wakes == 3);
+}
+
+TEST_CASE("a POST with no body and no Content-Length (curl -X POST) is answered at once") {
+  Server server;
+  auto bodiless = [&](const std::string& path, const std::string& authorization) {
+    std::string head = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n";
+    if (!authorization.empty()) head += "Authorization: " + authorization + "\r\n";
+    auto start = std::chrono::steady_clock::now();
+    int status = raw_request(server.port, head + "\r\n");
+    CHECK_MESSAGE(std::chrono::steady_clock::now() - start < std::chrono::seconds(2), path, " waited for a body");
+    return status;
+  };
+  CHECK(bodiless("/v1/control/pause", "") == 401);
+  CHECK(bodiless("/v1/control/pause", "Bearer nope") == 401);
+  CHECK_FALSE(server.control.paused);
+  CHECK(bodiless("/v1/control/pause", "Bearer s3cret") == 200);
+  CHECK(server.control.paused);
+  CHECK(bodiless("/v1/control/resume", "Bearer s3cret") == 200);
+  CHECK_FALSE(server.control.paused);
+  CHECK(bodiless("/v1/control/explode", "Bearer s3cret") == 404);
+  CHECK(bodiless("/v1/models", "Bearer s3cret") == 400);  // a model definition is a body
+  CHECK(bodiless("/v1/status", "") == 405);
+  CHECK(bodiless("/nowhere", "") == 404);
+  CHECK(server.wakes == 2);
+  Server tokenless("");
+  CHECK(raw_request(tokenless.port, "POST /v1/control/pause HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 403);
+  CHECK_FALSE(tokenless.control.paused);
+
+  // The command the README shows, where curl exists.
+  if (!run_process({.argv = {"curl", "--version"}, .timeout_seconds = 10}).succeeded()) {
+    MESSAGE("skipped: curl not found (the raw requests above are what it sends)");
+    return;
+  }
+  std::string url = "http://127.0.0.1:" + std::to_string(server.port) + "/v1/control/drain";
+  ProcessResult curl = run_process({.argv = {"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H",
+                                             "Authorization: Bearer s3cret", url},
+                                    .timeout_seconds = 10});
+  CHECK(curl.stdout_text == "200");
+  CHECK(server.control.drain_requested);
 }
 
 TEST_CASE("the server survives a fuzz run of malformed requests and answers each with a 4xx") {
