@@ -12,7 +12,7 @@ namespace {
 using nlohmann::json;
 
 // The tracks a model can be evaluated on: those with an evaluator in synth/evaluate.h.
-const char* const kEvaluatedTracks[] = {"cuda2hip", "sass2rdna3", "ptx2cuda"};
+const char* const kEvaluatedTracks[] = {"cuda2hip", "sass2rdna3", "ptx2cuda", "c2x86"};
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -138,7 +138,7 @@ Status validate_model_definition(const ModelRecord& model) {
   }
   bool evaluated = false;
   for (const char* track : kEvaluatedTracks) evaluated = evaluated || model.track == track;
-  if (!evaluated) return make_error(at + "track '" + model.track + "' has no evaluator (cuda2hip, sass2rdna3 and ptx2cuda have)");
+  if (!evaluated) return make_error(at + "track '" + model.track + "' has no evaluator (cuda2hip, sass2rdna3, ptx2cuda and c2x86 have)");
   json parameters = json::parse(model.parameters, nullptr, false);
   if (!parameters.is_object()) return make_error(at + "parameters must be a JSON object");
   if (parameters.contains("timeout_seconds") &&

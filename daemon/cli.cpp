@@ -93,7 +93,7 @@ const std::vector<CommandSpec>& commands() {
       {"tails", "", "a cycle's ranked long-tail list with its numbers, and a tail's share over the cycles",
        {kDb, kConfig, kLogLevel, kJson, {"--cycle", true, "cycle id (default: the newest with a tail list)"},
         {"--series", true, "feature/NAME, domain/NAME or category/NAME (default: the list's top entry)"},
-        {"--track", true, "track of the share series (default cuda2hip)"}},
+        {"--track", true, "track of the share series and the feature-tag distribution (default: the synth policy's)"}},
        0, command_tails},
       {"verify", "FILE", "run the verifier chain on one .cu, .hip, .c or .s file; exit 1 when a stage failed",
        {kDb, kConfig, kLogLevel, kJson, {"--track", true, "cuda2hip, c2x86 or sass2rdna3 (default: from the extension)"},
@@ -131,8 +131,11 @@ const std::vector<CommandSpec>& commands() {
         {"--no-register", false, "train: only write the dictionary"},
         {"--dictionary", true, "translate: the dictionary file"}},
        2, command_baseline},
-      {"import", "PATH", "one pending sample per CUDA program of a source tree, with the headers it includes",
-       {kDb, kConfig, kLogLevel, kJson, {"--name", true, "the tree's name (default: the folder's name)"},
+      {"import", "PATH", "one pending sample per CUDA program of a source tree, with the headers it includes "
+                         "(or per ExeBench record of a .jsonl file: --format exebench)",
+       {kDb, kConfig, kLogLevel, kJson, {"--format", true, "tree (default) or exebench: a .jsonl of ExeBench records "
+                                                          "(fname, func_def, deps, IO pairs, exe wrapper) as c2x86 samples"},
+        {"--name", true, "the tree's name (default: the folder's name)"},
         {"--track", true, "the track of the samples (default cuda2hip)"},
         {"--filters", true, "import filters (default policies/import_filters.json)"},
         {"--no-progress", false, "no live progress line"}},

@@ -1,5 +1,4 @@
 // Commands over the dataset: export.
-#include <iomanip>
 #include <iostream>
 
 #include "daemon/commands.h"
@@ -62,6 +61,7 @@ int command_export(const CommandLine& args) {
     std::cout << "length reduction " << name << ": " << std::fixed << std::setprecision(1) << 100 * reduction << "%\n";
   }
   if (summary->harnesses > 0) std::cout << "recorded launches: " << summary->harnesses << " under harness/\n";
+  if (summary->io_tests > 0) std::cout << "io tests: " << summary->io_tests << " functions under io_tests/\n";
   if (summary->samples == 0 && options.track == "sass2rdna3") std::cout << why_no_kernel_pairs(*db);
   return 0;
 }

@@ -1,9 +1,14 @@
 // `tailforge import PATH`: one pending bundle sample per program file of a source tree, with a
-// summary of what was kept and why the rest was skipped.
+// summary of what was kept and why the rest was skipped; `--format exebench FILE.jsonl`: one
+// c2x86 sample per ExeBench record.
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
+#include "agents/c2x86/c_samples.h"
+#include "agents/c2x86/exebench.h"
 #include "agents/importer.h"
 #include "daemon/planner.h"
 #include "store/queue.h"
@@ -53,13 +58,72 @@ void print_summary(const ImportSummary& summary, std::ostream& out) {
   }
 }
 
+// `import --format exebench FILE.jsonl`: one pending c2x86 sample per usable record, each with a
+// verify job; a record that cannot be used is skipped with its line and the field at fault.
+int import_exebench(const CommandContext& context, const CommandLine& args) {
+  const std::string path = args.positionals[0];
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return report_failure("cannot read " + path);
+  Result<Database> db = Database::open(context.db_path);
+  if (!db) return report_failure(db.message());
+  JobQueue queue(*db);
+  int64_t lines = 0, kept = 0, present = 0;
+  json skips = json::array();
+  std::vector<std::string> ids;
+  std::string line;
+  while (std::getline(in, line)) {
+    ++lines;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json record = json::parse(line, nullptr, false);
+    Result<CFunction> function =
+        record.is_discarded() ? Result<CFunction>(make_error("not JSON")) : c_function_from_exebench(record);
+    if (!function) {
+      skips.push_back({{"line", lines}, {"reason", function.message()}});
+      continue;
+    }
+    Sample sample = c2x86_sample(*function, "exebench", "imported", std::nullopt);
+    sample.template_id = "exebench";
+    sample.model = "exebench:" + std::filesystem::path(path).filename().string();
+    Transaction transaction(*db);
+    if (Status s = transaction.begin_status(); !s) return report_failure(s.message());
+    Result<InsertOutcome> inserted = insert_sample_if_absent(*db, sample);
+    if (!inserted) return report_failure(inserted.message());
+    NewJob verify{.kind = kVerifyJob, .payload = json{{"sample_id", inserted->id}}.dump(),
+                  .idempotency_key = "verify:" + inserted->id};
+    if (Result<EnqueueOutcome> enqueued = queue.enqueue(verify); !enqueued) return report_failure(enqueued.message());
+    if (Status s = transaction.commit(); !s) return report_failure(s.message());
+    (inserted->inserted ? kept : present) += 1;
+    if (inserted->inserted) ids.push_back(inserted->id);
+  }
+  if (args.has("--json")) {
+    std::cout << json{{"file", path}, {"records", lines}, {"new_samples", kept}, {"already_present", present},
+                      {"skipped", skips.size()}, {"skips", skips}, {"sample_ids", ids}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << "imported " << path << ": " << lines << " records, " << kept << " new c2x86 samples, " << present
+              << " already stored, " << skips.size() << " skipped\n";
+    for (const json& skip : skips) {
+      std::cout << "  line " << skip["line"].get<int64_t>() << ": " << skip["reason"].get<std::string>() << "\n";
+    }
+    if (kept > 0) std::cout << "the daemon verifies them (IO tests against the record's outputs) in its next cycles\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int command_import(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
   if (args.positionals.size() != 1) {
-    std::cerr << "tailforge: import needs one folder\n";
+    std::cerr << "tailforge: import needs one folder (or, with --format exebench, one .jsonl file)\n";
+    return 2;
+  }
+  std::string format = args.get("--format", "tree");
+  if (format == "exebench") return import_exebench(*context, args);
+  if (format != "tree") {
+    std::cerr << "tailforge: --format must be tree or exebench, got '" << format << "'\n";
     return 2;
   }
   Result<ImportFilters> filters = load_import_filters(args.get("--filters", data_path("policies/import_filters.json")));

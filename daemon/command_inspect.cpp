@@ -1,12 +1,15 @@
 // Read-only commands: toolchains, taxonomy, lineage, tails.
+#include <filesystem>
 #include <iostream>
 
 #include "daemon/commands.h"
 #include "daemon/context.h"
 #include "daemon/views.h"
+#include "policies/config.h"
 #include "store/failures.h"
 #include "store/corpus.h"
 #include "synth/lineage.h"
+#include "synth/policy.h"
 #include "synth/tails.h"
 #include "verifier/toolchains.h"
 
@@ -80,6 +83,23 @@ int command_lineage(const CommandLine& args) {
   return 0;
 }
 
+namespace {
+
+// The policy whose feature targets the distribution shows: the configured one for its own track,
+// else the track's policies/synth_policy_<track>.json, else no targets (every tag seen).
+Result<SynthPolicy> policy_for_track(const SynthPolicy& configured, const std::string& track) {
+  if (configured.track == track) return configured;
+  std::string file = data_dir() + "/policies/synth_policy_" + track + ".json";
+  if (std::filesystem::exists(file)) return load_synth_policy(file);
+  SynthPolicy policy;
+  policy.track = track;
+  policy.tails.features = ShareTarget{};
+  policy.tails.features.min_share = 0;
+  return policy;
+}
+
+}  // namespace
+
 int command_tails(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
@@ -106,13 +126,30 @@ int command_tails(const CommandLine& args) {
     }
     name = series.substr(slash + 1);
   }
-  std::string track = args.get("--track", "cuda2hip");
+  Result<SynthPolicy> configured = synth_policy_from_config(context->config["synth"], data_dir());
+  if (!configured) return report_failure(configured.message());
+  std::string track = args.get("--track", configured->track);
+  Result<SynthPolicy> policy = policy_for_track(*configured, track);
+  if (!policy) return report_failure(policy.message());
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
+  Result<std::vector<FeatureShare>> distribution = feature_distribution(*db, *policy, track);
+  if (!distribution) return report_failure(distribution.message());
+  Result<int64_t> verified_total = verified_count(*db, track);
+  if (!verified_total) return report_failure(verified_total.message());
   if (!cycle) {
     Result<std::optional<int64_t>> latest = latest_tail_report_cycle(*db);
     if (!latest) return report_failure(latest.message());
-    if (!*latest) return report_failure("no cycle has a tail list yet in " + context->db_path);
+    if (!*latest) {
+      if (*verified_total == 0) return report_failure("no cycle has a tail list yet in " + context->db_path);
+      if (args.has("--json")) {
+        std::cout << nlohmann::json{{"distribution", feature_distribution_to_json(*distribution, *verified_total)}}.dump(2)
+                  << "\n";
+      } else {
+        std::cout << format_feature_distribution(track, *distribution, *verified_total) << "\nno cycle has a tail list yet\n";
+      }
+      return 0;
+    }
     cycle = **latest;
   }
   TailReport report{*cycle, {}};
@@ -134,9 +171,11 @@ int command_tails(const CommandLine& args) {
     nlohmann::json out = tail_report_to_json(report);
     out["series"] = {{"track", track}, {"dimension", dimension}, {"name", name},
                      {"points", tail_share_series_to_json(*series)}};
+    out["distribution"] = feature_distribution_to_json(*distribution, *verified_total);
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
-    std::cout << format_tail_report(report) << "\n" << format_tail_share_series(track, dimension, name, *series);
+    std::cout << format_tail_report(report) << "\n" << format_tail_share_series(track, dimension, name, *series) << "\n"
+              << format_feature_distribution(track, *distribution, *verified_total);
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include "agents/generator.h"
 #include "agents/hipify.h"
 #include "agents/tree_translate.h"
+#include "daemon/c2x86_jobs.h"
 #include "daemon/evaluation_jobs.h"
 #include "daemon/kernel_pairs_store.h"
 #include "daemon/ptx_pairs_store.h"
@@ -26,6 +27,7 @@
 #include "store/bundles.h"
 #include "store/failures.h"
 #include "store/samples.h"
+#include "synth/c2x86_candidates.h"
 #include "synth/evaluate.h"
 #include "synth/policy.h"
 #include "synth/retrain.h"
@@ -119,6 +121,7 @@ class DefaultPipeline : public Pipeline {
     }
     retrain_.eval = shared_->eval;
     seed_ = config["daemon"]["seed"].get<int64_t>();
+    c2x86_ = shared_->synth.track == "c2x86";
 
     const Toolchains& toolchains = detected_toolchains();
     int compile_slots = config["daemon"]["compile_slots"].get<int>();
@@ -147,6 +150,11 @@ class DefaultPipeline : public Pipeline {
     llm_generator_ = agents.value("generator", "builtin") == "llm";
     llm_translator_ = agents.value("translator", "builtin") == "llm";
     llm_synthesizer_ = agents.value("synthesizer", "builtin") == "llm";
+    if (c2x86_ && (llm_generator_ || llm_synthesizer_)) {
+      return make_error(std::string("agents.") + (llm_generator_ ? "generator" : "synthesizer") +
+                        ": the LLM agents write CUDA programs; the c2x86 track (synth policy) grows C functions with "
+                        "the built-in generator and synthesizer: set it to \"builtin\"");
+    }
     if (!llm_generator_ && !llm_translator_ && !llm_synthesizer_) return {};
     Result<Database> db = Database::open(db_path);
     if (!db) return db.error();
@@ -182,13 +190,9 @@ class DefaultPipeline : public Pipeline {
       return make_error("generate job payload needs cycle, index and seed: " + job.payload);
     }
     int64_t cycle = payload["cycle"].get<int64_t>();
-    GenerationRequest request =
-        batch_request(payload["seed"].get<uint64_t>(), payload["index"].get<size_t>());
-    // The built-in generator picks persona, template and values from the job's seed and index;
-    // the LLM generator is asked the prompt that choice gives.
-    Result<GeneratedProgram> program = generate_program(catalog_, request);
-    if (!program) return make_error("generating: " + program.message());
-    Result<Sample> sample = llm_generator_ ? llm_sample(db, *program, cycle) : builtin_sample(*program, cycle);
+    Result<Sample> sample = c2x86_
+                                ? generate_c2x86_sample(payload["seed"].get<uint64_t>(), payload["index"].get<uint64_t>(), cycle)
+                                : cuda_sample(db, payload["seed"].get<uint64_t>(), payload["index"].get<size_t>(), cycle);
     if (!sample) return make_error("generating: " + sample.message());
 
     Transaction transaction(db);
@@ -203,6 +207,14 @@ class DefaultPipeline : public Pipeline {
     }
     if (Status s = queue.complete(job.id, owner); !s) return s;
     return transaction.commit();
+  }
+
+  // The built-in generator picks persona, template and values from the job's seed and index;
+  // the LLM generator is asked the prompt that choice gives.
+  Result<Sample> cuda_sample(Database& db, uint64_t seed, size_t index, int64_t cycle) {
+    Result<GeneratedProgram> program = generate_program(catalog_, batch_request(seed, index));
+    if (!program) return program.error();
+    return llm_generator_ ? llm_sample(db, *program, cycle) : builtin_sample(*program, cycle);
   }
 
   // Who translated a sample's CUDA, as its translation failures record it.
@@ -246,6 +258,7 @@ class DefaultPipeline : public Pipeline {
     if (!found) return found.error();
     if (!found->has_value()) return make_error("verify job for unknown sample " + sample_id);
     const Sample& sample = **found;
+    if (sample.track == "c2x86") return verify_c2x86(db, queue, job, owner, sample);
 
     // Absolute: the bundle's include directories are made relative to it.
     std::error_code ec;
@@ -363,6 +376,20 @@ class DefaultPipeline : public Pipeline {
     return transaction.commit();
   }
 
+  // A C function: recorded outputs, oracle, jump-table check, assemble, link, IO tests.
+  Status verify_c2x86(Database& db, JobQueue& queue, const Job& job, const std::string& owner, const Sample& sample) {
+    C2x86Verification result = verify_c2x86_sample(sample, {shared_->verifier, detected_toolchains(), &db, &gate_});
+    // The sandbox could not run the function: nothing is known about it yet, so the job retries.
+    if (!result.not_run.empty()) return make_error("c2x86 sample " + sample.id.substr(0, 12) + " not run: " + result.not_run);
+    Transaction transaction(db);
+    if (!transaction.begin_status()) return transaction.begin_status();
+    StageAgent agent_of = [&](const StageResult&) { return sample.model; };
+    if (Status s = store_stage_results(db, sample, result.stages, shared_->taxonomy, agent_of); !s) return s;
+    if (Status s = set_sample_status(db, sample.id, result.verified ? "verified" : "failed"); !s) return s;
+    if (Status s = queue.complete(job.id, owner); !s) return s;
+    return transaction.commit();
+  }
+
   // The cycle's long-tail synthesis: detect tails, make N x candidates, enqueue their verification.
   Status synthesize(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
     Result<int64_t> cycle = cycle_of(job);
@@ -373,7 +400,8 @@ class DefaultPipeline : public Pipeline {
         llm_synthesizer_
             ? synthesize_for_cycle_with_llm(db, *llm_, {feature_rules_, domain_rules_, shared_->synth.language},
                                             shared_->synth, *cycle, seed)
-            : synthesize_for_cycle(db, catalog_, shared_->synth, *cycle, seed);
+            : c2x86_ ? synthesize_c2x86_for_cycle(db, shared_->synth, *cycle, seed)
+                     : synthesize_for_cycle(db, catalog_, shared_->synth, *cycle, seed);
     if (!summary) return make_error("synthesis for cycle " + std::to_string(*cycle) + ": " + summary.message());
     std::string tails;
     for (const TailSynthesis& tail : summary->per_tail) {
@@ -436,6 +464,7 @@ class DefaultPipeline : public Pipeline {
   bool llm_generator_ = false;
   bool llm_translator_ = false;
   bool llm_synthesizer_ = false;
+  bool c2x86_ = false;  // the synth policy's track: generate C functions instead of CUDA programs
   std::unique_ptr<LlmAgents> llm_;  // when an agent is "llm"
   std::unique_ptr<EvaluationJobs> evaluation_;
 };

@@ -399,9 +399,9 @@ Result<std::vector<ExportRow>> verified_export_rows(Database& db, const std::vec
   // kind -> (sample -> (content named like the kind, all contents joined))
   std::map<std::string, std::map<std::string, std::pair<std::string, std::string>>> found;
   Statement& artifacts = db.cached(
-      "SELECT sa.sample_id, a.kind, sa.name, a.content FROM sample_artifact sa"
+      "SELECT sa.sample_id, sa.kind, sa.name, a.content FROM sample_artifact sa"
       " JOIN artifact a ON a.id = sa.artifact_id JOIN sample s ON s.id = sa.sample_id"
-      " WHERE s.status = 'verified' AND s.track IN (SELECT value FROM json_each(?1)) AND a.kind IN (?2, ?3)"
+      " WHERE s.status = 'verified' AND s.track IN (SELECT value FROM json_each(?1)) AND sa.kind IN (?2, ?3)"
       " ORDER BY sa.sample_id, sa.stage, sa.name");
   artifacts.bind(1, track_list).bind(2, source_kind).bind(3, target_kind);
   while (artifacts.step()) {

@@ -94,8 +94,8 @@ Result<std::optional<EvalItem>> find_eval_item(Database& db, const std::string& 
 Result<std::optional<std::string>> sample_artifact_id(Database& db, const std::string& sample_id,
                                                       const std::string& stage_prefix, const std::string& kind) {
   Statement& select = db.cached(
-      "SELECT sa.artifact_id FROM sample_artifact sa JOIN artifact a ON a.id = sa.artifact_id"
-      " WHERE sa.sample_id = ?1 AND substr(sa.stage, 1, length(?2)) = ?2 AND a.kind = ?3"
+      "SELECT sa.artifact_id FROM sample_artifact sa"
+      " WHERE sa.sample_id = ?1 AND substr(sa.stage, 1, length(?2)) = ?2 AND sa.kind = ?3"
       " ORDER BY sa.stage, sa.name LIMIT 1");
   select.bind(1, sample_id).bind(2, stage_prefix).bind(3, kind);
   std::optional<std::string> id;

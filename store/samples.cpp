@@ -117,10 +117,10 @@ Result<std::string> insert_artifact(Database& db, const std::string& sample_id, 
   insert.bind(6, artifact.toolchain_version).bind(7, now_ms());
   if (Status s = insert.run(); !s) return s.error();
   Statement& link = db.cached(
-      "INSERT INTO sample_artifact (sample_id, stage, name, artifact_id) VALUES (?1, ?2, ?3, ?4)"
-      " ON CONFLICT (sample_id, stage, name) DO UPDATE SET artifact_id = excluded.artifact_id");
-  if (Status s = link.bind(1, sample_id).bind(2, artifact.stage).bind(3, artifact.name).bind(4, artifact.id).run();
-      !s) {
+      "INSERT INTO sample_artifact (sample_id, stage, name, artifact_id, kind) VALUES (?1, ?2, ?3, ?4, ?5)"
+      " ON CONFLICT (sample_id, stage, name) DO UPDATE SET artifact_id = excluded.artifact_id, kind = excluded.kind");
+  link.bind(1, sample_id).bind(2, artifact.stage).bind(3, artifact.name).bind(4, artifact.id).bind(5, artifact.kind);
+  if (Status s = link.run(); !s) {
     return s.error();
   }
   return artifact.id;
@@ -128,7 +128,7 @@ Result<std::string> insert_artifact(Database& db, const std::string& sample_id, 
 
 Result<std::vector<ArtifactRecord>> artifacts_of(Database& db, const std::string& sample_id) {
   Statement& select = db.cached(
-      "SELECT sa.stage, sa.name, a.kind, a.content, a.command, a.toolchain_version, a.id"
+      "SELECT sa.stage, sa.name, sa.kind, a.content, a.command, a.toolchain_version, a.id"
       " FROM sample_artifact sa JOIN artifact a ON a.id = sa.artifact_id"
       " WHERE sa.sample_id = ?1 ORDER BY sa.stage, sa.name");
   select.bind(1, sample_id);

@@ -361,6 +361,14 @@ CREATE INDEX failure_track_time_novelty ON failure(track, created_ms, category, 
 CREATE INDEX evaluation_model_item ON evaluation(model_id, sample_id, ok, category, stage, created_ms, top_category, track);
 )sql";
 
+// Version 6: an artifact's content is stored once, under the kind of its first producer, so two
+// kinds with the same text (c2x86's symbolic assembly of a function without float constants is
+// gcc's assembly) shared one kind. Each link now keeps the kind its producer gave it.
+const char* kVersion6 = R"sql(
+ALTER TABLE sample_artifact ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+UPDATE sample_artifact SET kind = (SELECT a.kind FROM artifact a WHERE a.id = sample_artifact.artifact_id);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -370,6 +378,7 @@ const std::vector<Migration>& schema_migrations() {
       {3, kVersion3},
       {4, kVersion4},
       {5, kVersion5},
+      {6, kVersion6},
   };
   return migrations;
 }

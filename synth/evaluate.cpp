@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/samples.h"
+#include "synth/evaluate_c2x86.h"
 #include "synth/evaluate_ptx2cuda.h"
 
 namespace tailforge {
@@ -25,7 +26,7 @@ std::string deepest_check(const std::vector<StageResult>& stages) {
   for (const StageResult& stage : stages) {
     if (stage.status == "skipped") continue;
     if (ends_with(stage.name, "compare")) return "compare";
-    if (ends_with(stage.name, ".run") || ends_with(stage.name, ".launch")) {
+    if (ends_with(stage.name, ".run") || ends_with(stage.name, ".launch") || stage.name == "c2x86.io") {
       deepest = "run";
     } else if (deepest == "answer") {
       deepest = "compile";
@@ -102,6 +103,10 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
   ChainResult result;
   if (item.track == "ptx2cuda") {
     result.stages = judge_ptx2cuda_answer(db, **sample, answer.output, setup, dir.string());
+  } else if (item.track == "c2x86") {
+    Result<std::vector<StageResult>> stages = judge_c2x86_answer(db, **sample, answer.output, setup);
+    if (!stages) return stages.error();
+    result.stages = std::move(*stages);
   } else {
     // The answer is named as its track's target form, which picks the chain's stages.
     fs::path file = dir / (item.track == "sass2rdna3" ? "answer.s" : "answer.hip");

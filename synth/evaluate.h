@@ -2,7 +2,8 @@
 // the answer goes through the same verifier chain as any sample (for cuda2hip: the gfx1100
 // compile, assemble and code object, the HIP-on-NVIDIA build, and where a GPU exists the run,
 // in the sandbox, compared with the item's reference output; for ptx2cuda the model reads the
-// pair's Rolled-PTX and its kernel is judged on the pair's recorded launch, evaluate_ptx2cuda.h).
+// pair's Rolled-PTX and its kernel is judged on the pair's recorded launch, evaluate_ptx2cuda.h;
+// for c2x86 the assembly is interpreted, assembled, linked and IO-tested, evaluate_c2x86.h).
 // The verdict is one evaluation:
 // the first failing stage and its category, with every stage as detail. Stores only what the
 // caller asks (store_evaluation), so the daemon can complete the job in the same transaction.

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agents/c2x86/c_samples.h"
 #include "store/corpus.h"
 #include "store/evaluations.h"
 #include "store/samples.h"
@@ -204,6 +205,32 @@ Result<std::string> write_launch_harness(Database& db, const ExportRow& row, con
   return "harness/" + row.sample_id;
 }
 
+// Writes the row's function, driver and recorded IO cases to `path` (a JSON object a harness
+// compiles and runs: build driver.c with the assembly, feed each input on stdin, compare stdout).
+Status write_io_tests(Database& db, const ExportRow& row, const std::string& path) {
+  Sample sample;
+  sample.id = row.sample_id;
+  sample.text = row.source;
+  sample.variables = row.variables;
+  Result<CFunction> function = c_function_of(sample);
+  if (!function) return function.error();
+  Result<std::optional<std::string>> cases_id = sample_artifact_id(db, row.sample_id, "", kIoCasesArtifact);
+  if (!cases_id) return cases_id.error();
+  if (!*cases_id) return make_error("sample " + row.sample_id + " has no recorded io cases");
+  Result<std::optional<std::string>> cases = artifact_text(db, **cases_id);
+  if (!cases) return cases.error();
+  json value = {{"sample_id", row.sample_id},
+                {"function_name", function->name},
+                {"function", function->function},
+                {"declarations", function->declarations},
+                {"driver", function->driver},
+                {"build", "gcc driver.c function.s -o program -lm (function.s: the assembly with its literals interpreted)"},
+                {"cases", json::parse(cases->value_or("[]"), nullptr, false)}};
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  return write_json(path, value);
+}
+
 }  // namespace
 
 Result<std::string> export_snapshot_hash(Database& db, const ExportOptions& options) {
@@ -315,6 +342,12 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
         ++summary.harnesses;
       }
     }
+    if (pair->io_tests) {
+      std::string file = "io_tests/" + row.sample_id + ".json";
+      if (Status s = write_io_tests(db, row, options.out_dir + "/" + file); !s) return make_error("export: " + s.message());
+      listed["io_tests"] = file;
+      ++summary.io_tests;
+    }
     sample_list.push_back(std::move(listed));
   }
   summary.samples = static_cast<int64_t>(rows->size());
@@ -374,6 +407,7 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   manifest["filters"]["near_duplicates"] = pair->drop_near_duplicates ? "dropped: one sample per cluster" : "kept";
   manifest["filters"]["near_duplicates_dropped"] = near_duplicates_dropped;
   if (pair->launch_harness) manifest["counts"]["harnesses"] = summary.harnesses;
+  if (pair->io_tests) manifest["counts"]["io_tests"] = summary.io_tests;
   summary.manifest_path = options.out_dir + "/manifest.json";
   if (Status s = write_json(summary.manifest_path, manifest); !s) return s.error();
   summary.files = {train_file, eval_file, "dataset_info.json", "manifest.json"};

@@ -56,6 +56,7 @@ struct ExportSummary {
   int64_t held_back_for_evaluation = 0;  // evaluation items and their near-duplicates left out
   int64_t near_duplicates_dropped = 0;   // with the pair's drop_near_duplicates
   int64_t harnesses = 0;                 // recorded launches written (launch_harness)
+  int64_t io_tests = 0;                  // IO test files written (io_tests)
   std::map<std::string, double> length_reductions;  // the pair's length_reductions: 1 - after/before
   std::vector<std::string> train_ids;
   std::vector<std::string> eval_ids;

@@ -81,7 +81,7 @@ void read_pairs(const ObjectReader& parent, std::map<std::string, ExportPair>& p
   for (const auto& [track, value] : object.items()) {
     ObjectReader reader(value, parent.child_path("pairs") + "." + track, parent.error());
     reader.allow_only({"sample_tracks", "source_kind", "target_kind", "source_normalization", "instruction",
-                       "drop_near_duplicates", "length_reductions", "launch_harness"});
+                       "drop_near_duplicates", "length_reductions", "launch_harness", "io_tests"});
     ExportPair pair;
     pair.sample_tracks = {track};
     reader.read("sample_tracks", pair.sample_tracks);
@@ -91,6 +91,7 @@ void read_pairs(const ObjectReader& parent, std::map<std::string, ExportPair>& p
     reader.read("instruction", pair.instruction);
     reader.read("drop_near_duplicates", pair.drop_near_duplicates);
     reader.read("launch_harness", pair.launch_harness);
+    reader.read("io_tests", pair.io_tests);
     const json& lengths = reader.child("length_reductions");
     if (lengths.is_object()) {
       for (const auto& [name, variables] : lengths.items()) {

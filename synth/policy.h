@@ -83,6 +83,8 @@ struct ExportPair {
   std::map<std::string, std::pair<std::string, std::string>> length_reductions;
   // Write each sample's recorded kernel launch under harness/<id>/ (ptx2cuda's test data).
   bool launch_harness = false;
+  // Write each sample's function, driver and IO cases under io_tests/<id>.json (c2x86's test data).
+  bool io_tests = false;
 };
 
 struct SynthPolicy {

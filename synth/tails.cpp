@@ -258,4 +258,53 @@ std::string format_tail_share_series(const std::string& track, const std::string
   return out.str();
 }
 
+Result<std::vector<FeatureShare>> feature_distribution(Database& db, const SynthPolicy& policy, const std::string& track) {
+  Result<int64_t> total = verified_count(db, track);
+  if (!total) return total.error();
+  Result<std::map<std::string, int64_t>> counts = verified_count_by_feature(db, track);
+  if (!counts) return counts.error();
+  std::vector<std::string> names = policy.tails.features.tracked;
+  if (names.empty()) {
+    for (const auto& [name, count] : *counts) names.push_back(name);
+  }
+  auto count_of = [&](const std::string& name) {
+    auto found = counts->find(name);
+    return found == counts->end() ? int64_t{0} : found->second;
+  };
+  int64_t head = 0;
+  for (const std::string& name : names) head = std::max(head, count_of(name));
+  std::vector<FeatureShare> shares;
+  for (const std::string& name : names) {
+    FeatureShare share{name, count_of(name), ratio(count_of(name), *total), 0, false};
+    share.target = policy.tails.features.target_for(name, ratio(head, *total));
+    share.below_target = share.target > 0 && share.share < share.target;
+    shares.push_back(share);
+  }
+  std::stable_sort(shares.begin(), shares.end(), [](const FeatureShare& a, const FeatureShare& b) { return a.verified > b.verified; });
+  return shares;
+}
+
+json feature_distribution_to_json(const std::vector<FeatureShare>& shares, int64_t verified_total) {
+  json features = json::array();
+  for (const FeatureShare& f : shares) {
+    features.push_back({{"name", f.name}, {"verified", f.verified}, {"share", f.share}, {"target_share", f.target},
+                        {"below_target", f.below_target}});
+  }
+  return {{"verified_total", verified_total}, {"features", features}};
+}
+
+std::string format_feature_distribution(const std::string& track, const std::vector<FeatureShare>& shares,
+                                        int64_t verified_total) {
+  std::ostringstream out;
+  out << "feature tags of the " << verified_total << " verified " << track << " samples\n";
+  out << "  " << std::left << std::setw(20) << "feature" << std::right << std::setw(9) << "verified" << std::setw(9)
+      << "share" << std::setw(9) << "target" << "\n";
+  for (const FeatureShare& f : shares) {
+    out << "  " << std::left << std::setw(20) << f.name << std::right << std::setw(9) << f.verified << std::fixed
+        << std::setprecision(3) << std::setw(9) << f.share << std::setw(9) << f.target
+        << (f.below_target ? "  below target" : "") << "\n";
+  }
+  return out.str();
+}
+
 }  // namespace tailforge

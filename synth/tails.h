@@ -55,4 +55,19 @@ nlohmann::json tail_share_series_to_json(const std::vector<TailSharePoint>& seri
 std::string format_tail_share_series(const std::string& track, const std::string& dimension,
                                      const std::string& name, const std::vector<TailSharePoint>& series);
 
+// The feature tags of the track's verified corpus (the keyword long tail): every tag the policy
+// tracks (or, tracking none, every tag seen), with its count, its share and the share the policy
+// wants of it; below_target marks the ones under their target.
+struct FeatureShare {
+  std::string name;
+  int64_t verified = 0;
+  double share = 0;
+  double target = 0;
+  bool below_target = false;
+};
+Result<std::vector<FeatureShare>> feature_distribution(Database& db, const SynthPolicy& policy, const std::string& track);
+nlohmann::json feature_distribution_to_json(const std::vector<FeatureShare>& shares, int64_t verified_total);
+std::string format_feature_distribution(const std::string& track, const std::vector<FeatureShare>& shares,
+                                        int64_t verified_total);
+
 }  // namespace tailforge

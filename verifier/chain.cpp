@@ -206,12 +206,9 @@ ChainResult verify_file(const std::string& path, const ChainOptions& options) {
   };
   if (result.track.empty()) return fail("unsupported file kind '" + extension + "' (want .cu, .hip, .c or .s)");
   if (!fs::is_regular_file(path)) return fail("no such file: " + path);
-  std::string root = options.verifier.scratch_root;
-  if (root.empty()) root = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
-  std::string pattern = root + "/tailforge-verify-XXXXXX";
-  if (!mkdtemp(pattern.data())) return fail("cannot create a scratch directory under " + root);
-  context.scratch_dir = pattern;
-  chmod(context.scratch_dir.c_str(), 0755);  // the sandbox user must reach its private directory
+  Result<std::string> scratch = make_scratch_directory(options.verifier, "tailforge-verify");
+  if (!scratch) return fail(scratch.message());
+  context.scratch_dir = *scratch;
   context.cuda_include_dirs = options.include_dirs;
   context.hip_include_dirs = options.hip_include_dirs.empty() ? options.include_dirs : options.hip_include_dirs;
   context.hip_include_dirs.push_back(options.hip_compat_include.empty() ? data_path("verifier/hip_compat")

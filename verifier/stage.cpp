@@ -17,4 +17,10 @@ StageResult skipped_stage(const std::string& name, const std::string& reason) {
   return stage;
 }
 
+StageResult error_stage(const std::string& name, const std::string& reason) {
+  StageResult stage = skipped_stage(name, reason);
+  stage.status = "error";
+  return stage;
+}
+
 }  // namespace tailforge

@@ -41,6 +41,9 @@ struct StageResult {
 };
 
 StageResult skipped_stage(const std::string& name, const std::string& reason);
+// A stage that could not be carried out for a reason of the verifier's own (a file it could not
+// write): status "error", not the program's failure.
+StageResult error_stage(const std::string& name, const std::string& reason);
 
 enum class ResourceKind { cpu, gpu, llm };
 

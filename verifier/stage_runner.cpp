@@ -1,8 +1,10 @@
 #include "verifier/stage_runner.h"
 
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -84,6 +86,15 @@ bool write_file_text(const std::string& path, const std::string& content) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file << content;
   return static_cast<bool>(file);
+}
+
+Result<std::string> make_scratch_directory(const VerifierOptions& options, const std::string& prefix) {
+  std::string root = options.scratch_root;
+  if (root.empty()) root = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  std::string pattern = root + "/" + prefix + "-XXXXXX";
+  if (!mkdtemp(pattern.data())) return make_error("cannot create a scratch directory under " + root);
+  chmod(pattern.c_str(), 0755);  // the sandbox user must reach its private directories
+  return pattern;
 }
 
 std::string make_subdirectory(const StageContext& context, const std::string& name) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/result.h"
 #include "verifier/options.h"
 #include "verifier/stage.h"
 #include "verifier/toolchains.h"
@@ -66,6 +67,10 @@ StageResult run_program_stage(StageContext& context, const std::string& name,
 // made by make_subdirectory), as run_program_stage does.
 StageResult run_untrusted_stage(StageContext& context, const std::string& name, const std::vector<std::string>& argv,
                                 const std::string& private_dir, bool gpu);
+
+// A fresh scratch directory "<root>/<prefix>-XXXXXX" for one chain run, reachable by the sandbox
+// user; root is verifier.scratch_root, else $TMPDIR, else /tmp. The error names the root.
+Result<std::string> make_scratch_directory(const VerifierOptions& options, const std::string& prefix);
 
 // A new directory under the scratch directory, readable by the sandbox user.
 std::string make_subdirectory(const StageContext& context, const std::string& name);

@@ -1,8 +1,5 @@
 #include "agents/c2x86/c_batch.h"
 
-#include <stdlib.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -12,23 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/c2x86/c_generator.h"
-#include "verifier/c2x86/float_constants.h"
-#include "verifier/c2x86/io_tests.h"
+#include "verifier/c2x86/function_check.h"
 #include "verifier/stage_runner.h"
 
 namespace tailforge {
 namespace fs = std::filesystem;
 namespace {
-
-// A private scratch folder the sandbox user can reach, removed when the check is done.
-std::string scratch_folder(const VerifierOptions& verifier) {
-  std::string root = verifier.scratch_root;
-  if (root.empty()) root = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
-  std::string pattern = root + "/tailforge-c2x86-XXXXXX";
-  if (!mkdtemp(pattern.data())) return "";
-  chmod(pattern.c_str(), 0755);
-  return pattern;
-}
 
 const StageResult* find_check(const CBatchEntry& entry, const std::string& name) {
   for (const StageResult& stage : entry.checks)
@@ -38,21 +24,9 @@ const StageResult* find_check(const CBatchEntry& entry, const std::string& name)
 
 // Records the expected outputs, then runs the track's checks on the oracle assembly.
 void check_entry(CBatchEntry& entry, const VerifierOptions& verifier, const Toolchains& toolchains) {
-  std::string scratch = scratch_folder(verifier);
-  if (scratch.empty()) {
-    entry.failure = "cannot create a scratch folder";
-    return;
-  }
-  StageContext context{verifier, toolchains, nullptr, nullptr, scratch, {}};
-  Result<std::vector<IoCase>> recorded = record_expected_outputs(context, entry.function);
-  if (recorded) entry.function.cases = *recorded;
-  StageContext checks{verifier, toolchains, nullptr, nullptr, scratch, {}};
-  run_c2x86_stages(checks, entry.function, nullptr);
-  entry.checks = std::move(checks.stages);
-  if (!verifier.keep_scratch) {
-    std::error_code ignored;
-    fs::remove_all(scratch, ignored);
-  }
+  C2x86Check check = check_c_function(entry.function, {verifier, toolchains});
+  entry.function.cases = check.cases;
+  entry.checks = std::move(check.stages);
   auto ok = [&](const char* name) {
     const StageResult* stage = find_check(entry, name);
     return stage && stage->ok();
@@ -60,21 +34,11 @@ void check_entry(CBatchEntry& entry, const VerifierOptions& verifier, const Tool
   entry.compiled = ok("c2x86.oracle") && ok("c2x86.assemble") && ok("c2x86.link");
   const StageResult* jump = find_check(entry, "c2x86.jump_table");
   entry.jump_table = jump && jump->status == "fail";
-  entry.io_passed = recorded.ok() && ok("c2x86.io");
-  const StageResult* oracle = find_check(entry, "c2x86.oracle");
-  if (const Artifact* assembly = oracle ? oracle->artifact("x86_asm") : nullptr) {
-    Result<SymbolicAssembly> symbolic = symbolize_float_constants(assembly->content);
-    entry.float_round_trip = symbolic.ok();
-    if (symbolic) {
-      entry.symbolic_assembly = symbolic->text;
-      entry.float_constants = symbolic->symbolized();
-      Result<std::string> words = interpret_float_constants(symbolic->text);
-      entry.float_round_trip = words.ok() && *words == assembly->content;
-    }
-  }
-  if (!recorded) {
-    entry.failure = "recording the expected outputs: " + recorded.message();
-    return;
+  entry.io_passed = ok("c2x86.record") && ok("c2x86.io");
+  entry.float_round_trip = check.float_round_trip;
+  if (check.symbolic) {
+    entry.symbolic_assembly = check.symbolic->text;
+    entry.float_constants = check.symbolic->symbolized();
   }
   for (const StageResult& stage : entry.checks) {
     if (stage.ok()) continue;

@@ -22,6 +22,7 @@ struct CFunction {
   std::string driver;       // the driver's translation unit: declarations + main()
   std::vector<IoCase> cases;
   std::vector<std::string> features;  // C feature tags: switch, float, recursion, ...
+  bool driver_is_cpp = false;  // the driver is C++ (an imported ExeBench wrapper), built with -x c++
 };
 
 }  // namespace tailforge

@@ -167,12 +167,21 @@ ToolStep gcc_step(const std::string& stage, std::vector<std::string> args, std::
   return {stage, "gcc", std::move(args), std::move(inputs), {std::move(output)}, "x86_64", {}, ""};
 }
 
-StageResult error_stage(const std::string& name, const std::string& reason) {
-  StageResult stage;
-  stage.name = name;
-  stage.status = "error";
-  stage.reason = reason;
-  return stage;
+// The driver's file name and the arguments that compile it and link it with `objects` (a C++
+// driver, an ExeBench wrapper, is compiled as C++ and linked with the C++ library).
+std::string driver_file(const CFunction& function) { return function.driver_is_cpp ? "driver.cpp" : "driver.c"; }
+
+std::vector<std::string> driver_link_args(const CFunction& function, const std::string& driver,
+                                          std::vector<std::string> objects, const std::string& output) {
+  std::vector<std::string> args;
+  if (function.driver_is_cpp) args = {"-x", "c++", "-fpermissive"};
+  args.push_back(driver);
+  if (function.driver_is_cpp) args.insert(args.end(), {"-x", "none"});
+  args.insert(args.end(), objects.begin(), objects.end());
+  args.insert(args.end(), {"-o", output});
+  if (function.driver_is_cpp) args.push_back("-lstdc++");
+  args.push_back("-lm");
+  return args;
 }
 
 }  // namespace
@@ -183,10 +192,10 @@ bool io_outputs_match(const std::string& expected, const std::string& actual) {
 
 void run_c2x86_stages(StageContext& context, const CFunction& function, const std::string* candidate_assembly) {
   const std::string dir = context.scratch_dir;
-  const std::string source = dir + "/function.c", driver = dir + "/driver.c", assembly = dir + "/function.s",
-                    object = dir + "/function.o", program = dir + "/program";
+  const std::string source = dir + "/function.c", driver = dir + "/" + driver_file(function),
+                    assembly = dir + "/function.s", object = dir + "/function.o", program = dir + "/program";
   if (!write_file_text(source, function.function) || !write_file_text(driver, function.driver)) {
-    context.add(error_stage("c2x86.oracle", "cannot write function.c and driver.c into " + dir));
+    context.add(error_stage("c2x86.oracle", "cannot write function.c and " + driver_file(function) + " into " + dir));
     return;
   }
   // Relative names: the tools run in the scratch directory, and their messages name function.s.
@@ -203,22 +212,26 @@ void run_c2x86_stages(StageContext& context, const CFunction& function, const st
   context.add(run_tool_stage(context, gcc_step("c2x86.assemble", {"-c", "function.s", "-o", "function.o"}, {assembly},
                                                {"x86_object", object, true})));
   if (!dependencies_ok(context, "c2x86.link", {"c2x86.assemble"})) return;
-  context.add(run_tool_stage(context, gcc_step("c2x86.link", {"driver.c", "function.o", "-o", "program", "-lm"},
-                                               {driver, object}, {"executable", program, true})));
+  context.add(run_tool_stage(context,
+                             gcc_step("c2x86.link", driver_link_args(function, driver_file(function), {"function.o"}, "program"),
+                                      {driver, object}, {"executable", program, true})));
   if (!dependencies_ok(context, "c2x86.io", {"c2x86.link"})) return;
   context.add(run_io_stage(context, program, function.cases));
 }
 
 Result<std::vector<IoCase>> record_expected_outputs(StageContext& context, const CFunction& function) {
   const std::string dir = make_subdirectory(context, "record");
-  const std::string source = dir + "/function.c", driver = dir + "/driver.c", executable = dir + "/program";
+  const std::string source = dir + "/function.c", driver = dir + "/" + driver_file(function),
+                    executable = dir + "/program";
   const std::string what = "recording the outputs of " + function.name + ": ";
   if (!write_file_text(source, function.function) || !write_file_text(driver, function.driver)) {
-    return make_error(what + "cannot write function.c and driver.c into " + dir);
+    return make_error(what + "cannot write function.c and " + driver_file(function) + " into " + dir);
   }
+  std::vector<std::string> args = {"-O0", "-fno-jump-tables", source};
+  std::vector<std::string> link = driver_link_args(function, driver, {}, executable);
+  args.insert(args.end(), link.begin(), link.end());
   StageResult build = run_tool_stage(
-      context, gcc_step("c2x86.record", {"-O0", "-fno-jump-tables", source, driver, "-o", executable, "-lm"},
-                        {source, driver}, {"executable", executable, true}));
+      context, gcc_step("c2x86.record", args, {source, driver}, {"executable", executable, true}));
   if (!build.ok()) {
     return make_error(what + "the build " + build.status + ": " + build.reason + "\n" + build.diagnostics);
   }

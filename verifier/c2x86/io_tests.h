@@ -17,7 +17,7 @@ namespace tailforge {
 //   c2x86.oracle      gcc -O0 -fno-jump-tables -S function.c -o function.s (artifact "x86_asm")
 //   c2x86.jump_table  fails, naming the table, when the assembly to be assembled has a jump table
 //   c2x86.assemble    gcc -c function.s -o function.o
-//   c2x86.link        gcc driver.c function.o -o program -lm
+//   c2x86.link        gcc driver.c function.o -o program -lm (a C++ driver: -x c++ driver.cpp, -lstdc++)
 //   c2x86.io          the program once per case, input on stdin; stops at the first failure
 // With `candidate_assembly` (a model's answer, already in gas syntax) the oracle still runs, as the
 // reference, and the candidate replaces its function.s. Outputs match when they are equal after
