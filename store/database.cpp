@@ -1,6 +1,7 @@
 #include "store/database.h"
 
 #include <chrono>
+#include <thread>
 #include <unordered_map>
 
 #include "store/schema.h"
@@ -168,7 +169,16 @@ Result<Database> Database::open(const std::string& path) {
   sqlite3_busy_timeout(handle, 10000);
   if (Status s = db.exec("PRAGMA foreign_keys = ON"); !s) return s.error();
   if (path != ":memory:") {
-    if (Status s = db.exec("PRAGMA journal_mode = WAL"); !s) return make_error(path + ": " + s.message());
+    // Switching to WAL takes an exclusive lock and does not wait on the busy handler: a process
+    // creating or migrating the same file at this moment makes it fail with "database is locked".
+    // It is tried again for as long as the busy timeout.
+    Status wal = db.exec("PRAGMA journal_mode = WAL");
+    for (int waited_ms = 0; !wal && wal.message().find("locked") != std::string::npos && waited_ms < 10000;
+         waited_ms += 20) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      wal = db.exec("PRAGMA journal_mode = WAL");
+    }
+    if (!wal) return make_error(path + ": " + wal.message());
     if (Status s = db.exec("PRAGMA synchronous = NORMAL"); !s) return s.error();
     // Checkpoint every ~40 MiB of WAL instead of 4 MiB: content-addressed ids dirty random
     // B-tree pages, and each checkpoint copies them into the database file again.
