@@ -104,6 +104,12 @@ const std::vector<CommandSpec>& commands() {
        {kDb, kConfig, kLogLevel, {"--track", true, "cuda2hip (default), sass2rdna3, ptx2cuda or c2x86"},
         {"--format", true, "alpaca (default), sharegpt or jsonl"}, {"--out", true, "output folder"}},
        0, command_export},
+      {"doctor", "", "check what the daemon needs here (toolchains of the track, sandbox, GPU inside it, disk, "
+                     "database); exit 1 when it cannot do its track's work",
+       {kDb, kConfig, kLogLevel, kJson}, 0, command_doctor},
+      {"backup", "", "copy the database consistently while the daemon runs (SQLite online backup), checked before it "
+                     "replaces --out",
+       {kDb, kConfig, kLogLevel, kJson, {"--out", true, "the backup file"}}, 0, command_backup},
       {"model", "add|retire|activate", "register a model version under test, or stop or resume evaluating one",
        {kDb, kConfig, kLogLevel, {"--name", true, "model name (a version: baseline-v2, cass-7b-r3)"},
         {"--kind", true, "openai (an endpoint), command (a program) or builtin (the rule translator); default openai"},

@@ -1,9 +1,11 @@
 // Commands over the dataset: export.
+#include <iomanip>
 #include <iostream>
 
 #include "daemon/commands.h"
 #include "daemon/context.h"
 #include "policies/config.h"
+#include "store/backup.h"
 #include "store/samples.h"
 #include "synth/export.h"
 #include "verifier/toolchains.h"
@@ -63,6 +65,30 @@ int command_export(const CommandLine& args) {
   if (summary->harnesses > 0) std::cout << "recorded launches: " << summary->harnesses << " under harness/\n";
   if (summary->io_tests > 0) std::cout << "io tests: " << summary->io_tests << " functions under io_tests/\n";
   if (summary->samples == 0 && options.track == "sass2rdna3") std::cout << why_no_kernel_pairs(*db);
+  return 0;
+}
+
+int command_backup(const CommandLine& args) {
+  Result<CommandContext> context = make_context(args);
+  if (!context) return report_failure(context.message());
+  std::string out = args.get("--out");
+  if (out.empty()) {
+    std::cerr << "tailforge: backup needs --out FILE\n";
+    return 2;
+  }
+  Result<BackupSummary> backup = backup_database(context->db_path, out);
+  if (!backup) return report_failure(backup.message());
+  if (args.has("--json")) {
+    std::cout << nlohmann::json{{"source", context->db_path}, {"path", backup->path}, {"pages", backup->pages},
+                                {"bytes", backup->bytes}, {"samples", backup->samples},
+                                {"schema_version", backup->schema_version}, {"seconds", backup->seconds}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << "backed up " << context->db_path << " to " << backup->path << ": " << backup->pages << " pages, "
+              << backup->bytes << " bytes, " << backup->samples << " samples, schema v" << backup->schema_version
+              << ", integrity ok (" << std::fixed << std::setprecision(2) << backup->seconds << " s)\n";
+  }
   return 0;
 }
 

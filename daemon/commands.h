@@ -22,5 +22,7 @@ int command_eval(const CommandLine& args);
 int command_baseline(const CommandLine& args);
 int command_import(const CommandLine& args);
 int command_reroll(const CommandLine& args);
+int command_backup(const CommandLine& args);
+int command_doctor(const CommandLine& args);
 
 }  // namespace tailforge

@@ -1,5 +1,7 @@
 #include "store/maintenance.h"
 
+#include <regex>
+
 namespace tailforge {
 
 namespace {
@@ -33,6 +35,27 @@ Status clear_dataset_keep_cache(Database& db) {
     return make_error("clearing the dataset of " + db.path() + ": " + cleared.message());
   }
   return transaction.commit();
+}
+
+Result<std::vector<std::string>> integrity_problems(Database& db) {
+  Result<Statement> check = db.prepare("PRAGMA quick_check");
+  if (!check) return check.error();
+  std::vector<std::string> lines;
+  while (check->step()) lines.push_back(check->text(0));
+  if (!check->status()) return check->status().error();
+  static const std::regex null_value(R"(^NULL value in (\w+)\.(\w+)$)");
+  std::vector<std::string> problems;
+  for (const std::string& line : lines) {
+    if (line == "ok") continue;
+    std::smatch match;
+    if (std::regex_match(line, match, null_value)) {
+      Result<Statement> nulls = db.prepare("SELECT count(*) FROM \"" + match[1].str() + "\" WHERE typeof(\"" +
+                                           match[2].str() + "\") = 'null'");
+      if (nulls && nulls->step() && nulls->int64(0) == 0) continue;
+    }
+    problems.push_back(line);
+  }
+  return problems;
 }
 
 }  // namespace tailforge

@@ -54,6 +54,9 @@ Result<StatusSummary> query_status(Database& db) {
     return r.error();
   if (Status r = count_groups(db, "SELECT state, count(*) FROM job GROUP BY state", s.jobs_by_state); !r)
     return r.error();
+  Result<std::vector<Job>> dead = JobQueue(db).list("dead", kDeadJobsShown);
+  if (!dead) return dead.error();
+  s.dead_jobs = std::move(*dead);
   for (const auto& [origin, n] : s.samples_by_origin) s.samples += n;
   s.verified = s.samples_by_status.count("verified") ? s.samples_by_status["verified"] : 0;
   Result<int64_t> cycles = count_one(db, "SELECT count(*) FROM cycle");
@@ -77,6 +80,16 @@ nlohmann::json status_to_json(const StatusSummary& s) {
   j["verified"] = s.verified;
   j["failures_by_category"] = s.failures_by_category;
   j["jobs_by_state"] = s.jobs_by_state;
+  j["dead_jobs"] = nlohmann::json::array();
+  for (const Job& job : s.dead_jobs) {
+    nlohmann::json payload = nlohmann::json::parse(job.payload, nullptr, false);
+    j["dead_jobs"].push_back({{"id", job.id},
+                              {"kind", job.kind},
+                              {"payload", payload.is_discarded() ? nlohmann::json(job.payload) : payload},
+                              {"attempts", job.attempts},
+                              {"max_attempts", job.max_attempts},
+                              {"last_error", job.last_error ? nlohmann::json(*job.last_error) : nlohmann::json(nullptr)}});
+  }
   j["cycles"] = s.cycles;
   j["retrain_events"] = s.retrain_events;
   j["last_cycle"] = s.last_cycle ? cycle_to_json(*s.last_cycle) : nlohmann::json(nullptr);
@@ -102,6 +115,17 @@ std::string format_status_table(const StatusSummary& s) {
   print_counts(out, "by status", s.samples_by_status);
   print_counts(out, "failures by category", s.failures_by_category);
   print_counts(out, "jobs by state", s.jobs_by_state);
+  if (!s.dead_jobs.empty()) {
+    int64_t dead = s.jobs_by_state.count("dead") ? s.jobs_by_state.at("dead") : 0;
+    out << "dead jobs" << (dead > static_cast<int64_t>(s.dead_jobs.size()) ? " (newest " + std::to_string(s.dead_jobs.size()) + " of " + std::to_string(dead) + ")" : "")
+        << ":\n";
+    for (const Job& job : s.dead_jobs) {
+      std::string error = job.last_error.value_or("no error recorded (its leases expired)");
+      error = error.substr(0, error.find('\n'));
+      if (error.size() > 160) error = error.substr(0, 157) + "...";
+      out << "  #" << job.id << " " << job.kind << " after " << job.attempts << " attempt(s): " << error << "\n";
+    }
+  }
   out << "cycles: " << s.cycles << ", retrain events: " << s.retrain_events << "\n";
   if (s.last_cycle) {
     const CycleRecord& c = *s.last_cycle;

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -99,3 +100,72 @@ TEST_CASE("tails prints a cycle's stored tail list and its top tail's share cycl
   CHECK(run_tailforge({"tails", "--db", db_path, "--series", "persona/x"}).exit_code == 2);
   CHECK(run_tailforge({"tails", "--db", db_path, "--cycle", "zero"}).exit_code == 2);
 }
+
+namespace tailforge {
+
+TEST_CASE("backup copies the database to --out, checked, and the copy is a store the commands read") {
+  TempDir dir;
+  std::string db_path = dir.file("live.db"), out = dir.file("copy.db");
+  {
+    Database db = Database::open(db_path).value();
+    Sample sample{.track = "c2x86", .origin = "template", .language = "c", .text = "int one(void) { return 1; }"};
+    REQUIRE(insert_sample_if_absent(db, sample).ok());
+  }
+  ProcessResult missing = run_tailforge({"backup", "--db", db_path});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.stderr_text.find("--out") != std::string::npos);
+  ProcessResult backed_up = run_tailforge({"backup", "--db", db_path, "--out", out});
+  REQUIRE_MESSAGE(backed_up.exit_code == 0, backed_up.stderr_text);
+  CHECK(backed_up.stdout_text.find("backed up " + db_path + " to " + out) != std::string::npos);
+  CHECK(backed_up.stdout_text.find("1 samples, schema v" + std::to_string(current_schema_version()) + ", integrity ok") !=
+        std::string::npos);
+  ProcessResult status = run_tailforge({"status", "--db", out, "--json"});
+  REQUIRE(status.exit_code == 0);
+  CHECK(nlohmann::json::parse(status.stdout_text)["samples"] == 1);
+}
+
+}  // namespace tailforge
+
+namespace tailforge {
+
+TEST_CASE("doctor says what the configured track needs, what is wrong and how to fix it; exit 1 when it cannot run") {
+  TempDir dir;
+  std::string db_path = dir.file("doctor.db");
+  REQUIRE(Database::open(db_path).ok());
+  std::string c2x86 = dir.file("c2x86.json");
+  std::ofstream(c2x86) << R"({"synth": {"policy_file": "policies/synth_policy_c2x86.json"}})";
+  ProcessResult healthy = run_tailforge({"doctor", "--db", db_path, "--config", c2x86, "--json"});
+  nlohmann::json report = nlohmann::json::parse(healthy.stdout_text);
+  CAPTURE(healthy.stdout_text);
+  CHECK(report["track"] == "c2x86");
+  std::map<std::string, std::string> level;
+  for (const nlohmann::json& check : report["checks"]) level[check["name"]] = check["level"];
+  CHECK(level["config"] == "ok");
+  CHECK(level["database"] == "ok");
+  CHECK(level["disk"] == "ok");
+  CHECK(level.count("gcc") == 1);
+  CHECK(level.count("sandbox") == 1);
+  bool runnable = level["gcc"] == "ok" && level["sandbox"] == "ok";
+  CHECK(report["ready"] == runnable);
+  CHECK(healthy.exit_code == (runnable ? 0 : 1));
+
+  std::string broken = dir.file("broken.json");
+  std::ofstream(broken) << R"({"synth": {"policy_file": "policies/synth_policy_c2x86.json"},
+                               "sandbox": {"bwrap": "/nonexistent/bwrap"}, "daemon": {"min_free_disk_mb": 999999999}})";
+  ProcessResult sick = run_tailforge({"doctor", "--db", db_path, "--config", broken});
+  CAPTURE(sick.stdout_text);
+  CHECK(sick.exit_code == 1);
+  CHECK(sick.stdout_text.find("FAIL  sandbox: ") != std::string::npos);
+  CHECK(sick.stdout_text.find("FAIL  disk: ") != std::string::npos);
+  CHECK(sick.stdout_text.find("      fix: free space there, or lower daemon.min_free_disk_mb") != std::string::npos);
+  CHECK(sick.stdout_text.find("the daemon cannot run the c2x86 track here: fix the FAIL lines") != std::string::npos);
+
+  std::string invalid = dir.file("invalid.json");
+  std::ofstream(invalid) << R"({"daemon": {"samples_per_cycle": "many"}})";
+  ProcessResult unreadable = run_tailforge({"doctor", "--db", db_path, "--config", invalid});
+  CHECK(unreadable.exit_code == 1);
+  CHECK(unreadable.stdout_text.find("FAIL  config: ") != std::string::npos);
+  CHECK(unreadable.stdout_text.find("samples_per_cycle") != std::string::npos);
+}
+
+}  // namespace tailforge

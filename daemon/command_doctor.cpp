@@ -1,0 +1,186 @@
+// `tailforge doctor`: before a weekend run, checks what the daemon will need (the configuration,
+// the toolchains of the configured track, the sandbox and the GPU device nodes inside it, disk
+// space, the database's integrity and WAL size) and says what is wrong and how to fix it. The exit
+// status is 0 when the daemon can do its track's work here, 1 when it cannot.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "daemon/commands.h"
+#include "daemon/context.h"
+#include "policies/config.h"
+#include "store/database.h"
+#include "store/maintenance.h"
+#include "synth/policy.h"
+#include "verifier/options.h"
+#include "verifier/sandbox.h"
+#include "verifier/toolchains.h"
+
+namespace tailforge {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Check {
+  std::string name;
+  std::string level;  // ok, warn (some stages are skipped), fail (the track's work cannot be done)
+  std::string detail;
+  std::string fix;
+};
+
+void check_tool(std::vector<Check>& checks, const Toolchains& toolchains, const std::string& role, bool required,
+                const std::string& needed_for, const std::string& fix) {
+  const Tool& tool = toolchains.tool(role);
+  if (tool.found()) {
+    checks.push_back({role, "ok", tool.path + (tool.version.empty() ? "" : " (" + tool.version + ")"), ""});
+  } else {
+    checks.push_back({role, required ? "fail" : "warn", "not found: " + needed_for, fix});
+  }
+}
+
+// Runs `script` with /bin/sh in the sandbox; "" when it exited 0, else what happened.
+std::string sandboxed_shell(const SandboxOptions& options, const std::string& script, bool gpu) {
+  std::string pattern = (fs::temp_directory_path() / "tailforge-doctor-XXXXXX").string();
+  if (!mkdtemp(pattern.data())) return "cannot create a private directory in " + fs::temp_directory_path().string();
+  SandboxRun run;
+  run.argv = {"/bin/sh", "-c", script};
+  run.private_dir = pattern;
+  run.gpu = gpu;
+  run.timeout_seconds = 20;
+  SandboxOutcome outcome = run_sandboxed(options, run);
+  std::error_code ignored;
+  fs::remove_all(pattern, ignored);
+  if (!outcome.executed) return outcome.skip_reason;
+  if (outcome.process.exit_code != 0) {
+    return "exit code " + std::to_string(outcome.process.exit_code) + ": " + outcome.process.stderr_text;
+  }
+  return "";
+}
+
+void check_sandbox(std::vector<Check>& checks, const VerifierOptions& verifier, const Toolchains& toolchains) {
+  const SandboxOptions& sandbox = verifier.sandbox;
+  if (sandbox.mode != "bwrap") {
+    checks.push_back({"sandbox", "warn", "mode " + sandbox.mode + ": untrusted programs run without namespaces",
+                      "install bubblewrap and set sandbox.mode to \"bwrap\""});
+  } else if (Status usable = sandbox_self_test(sandbox); !usable) {
+    checks.push_back({"sandbox", "fail", usable.message(),
+                      "install bubblewrap (apt install bubblewrap) or set sandbox.bwrap to its path; in a container, "
+                      "allow user namespaces or run as root"});
+    return;
+  } else if (std::string problem = sandboxed_shell(sandbox, "echo ok > probe && test -s probe", false);
+             !problem.empty()) {
+    checks.push_back({"sandbox", "fail", "a program cannot run in its private directory: " + problem,
+                      "check sandbox.run_as_uid/run_as_gid and that the temporary folder is not mounted noexec"});
+    return;
+  } else {
+    checks.push_back({"sandbox", "ok", sandbox.bwrap_path + ": a program ran as uid " + std::to_string(sandbox.run_as_uid) +
+                                           " in its private directory", ""});
+  }
+  if (!toolchains.has_gpu("nvidia")) {
+    checks.push_back({"gpu", "warn", "no NVIDIA GPU: " + toolchains.nvidia_gpu_note + "; run and compare stages are skipped",
+                      "run on a host with an NVIDIA GPU and its driver for execution checks"});
+    return;
+  }
+  std::string names;
+  for (const GpuInfo& gpu : toolchains.gpus) names += (names.empty() ? "" : ", ") + gpu.vendor + " " + gpu.name;
+  std::string inside = sandboxed_shell(sandbox, "test -c /dev/nvidiactl && ls /dev/nvidia[0-9]* > /dev/null", true);
+  if (inside.empty()) {
+    checks.push_back({"gpu", "ok", names + "; /dev/nvidia* reachable inside the sandbox", ""});
+  } else {
+    checks.push_back({"gpu", "fail", names + ", but /dev/nvidia* is not reachable inside the sandbox: " + inside,
+                      "check that /dev/nvidiactl and /dev/nvidia0 exist and are readable by sandbox.run_as_uid"});
+  }
+}
+
+void check_store(std::vector<Check>& checks, const std::string& db_path, int64_t min_free_mb) {
+  fs::path folder = fs::absolute(db_path).parent_path();
+  std::error_code ec;
+  fs::space_info space = fs::space(folder, ec);
+  if (ec) {
+    checks.push_back({"disk", "fail", "cannot read the free space of " + folder.string() + ": " + ec.message(), ""});
+  } else {
+    int64_t free_mb = static_cast<int64_t>(space.available / (1024 * 1024));
+    bool low = free_mb < min_free_mb;
+    checks.push_back({"disk", low ? "fail" : "ok",
+                      std::to_string(free_mb) + " MB free in " + folder.string() + " (generation pauses below " +
+                          std::to_string(min_free_mb) + " MB)",
+                      low ? "free space there, or lower daemon.min_free_disk_mb" : ""});
+  }
+  if (!fs::exists(db_path)) {
+    checks.push_back({"database", "ok", db_path + " does not exist yet: the daemon creates it", ""});
+    return;
+  }
+  Result<Database> db = Database::open(db_path);
+  if (!db) {
+    checks.push_back({"database", "fail", db.message(), "restore it from a backup (tailforge backup makes one)"});
+    return;
+  }
+  Result<std::vector<std::string>> problems = integrity_problems(*db);
+  std::string verdict = !problems ? problems.message() : problems->empty() ? "ok" : problems->front();
+  int64_t wal_mb = static_cast<int64_t>(fs::file_size(db_path + "-wal", ec) / (1024 * 1024));
+  if (ec) wal_mb = 0;
+  if (verdict != "ok") {
+    checks.push_back({"database", "fail", db_path + ": integrity check: " + verdict,
+                      "restore it from a backup (tailforge backup makes one)"});
+  } else {
+    checks.push_back({"database", wal_mb > 1024 ? "warn" : "ok",
+                      db_path + ": integrity ok, schema v" + std::to_string(db->schema_version()) + ", WAL " +
+                          std::to_string(wal_mb) + " MB",
+                      wal_mb > 1024 ? "a long-running reader keeps the WAL from being checkpointed: stop it" : ""});
+  }
+}
+
+}  // namespace
+
+int command_doctor(const CommandLine& args) {
+  std::vector<Check> checks;
+  Result<CommandContext> context = make_context(args);
+  if (!context) {
+    checks.push_back({"config", "fail", context.message(), "fix the file and key named"});
+  } else {
+    checks.push_back({"config", "ok", args.get("--config", "defaults (config/default.json)"), ""});
+  }
+  json config = context ? context->config : json::object();
+  Result<VerifierOptions> verifier = verifier_options_from_json(config);
+  Result<SynthPolicy> policy = context ? synth_policy_from_config(config["synth"], data_dir())
+                                       : Result<SynthPolicy>(make_error("no configuration"));
+  std::string track = policy ? policy->track : "cuda2hip";
+  const Toolchains& toolchains = detected_toolchains();
+  if (context && verifier) {
+    if (track == "c2x86") {
+      check_tool(checks, toolchains, "gcc", true, "the c2x86 oracle, assembler and linker", "apt install gcc");
+    } else {
+      check_tool(checks, toolchains, "nvcc", true, "CUDA programs cannot be compiled",
+                 "install the CUDA toolkit and put nvcc on PATH (or set CUDA_HOME)");
+      check_tool(checks, toolchains, "hip_clang", false, "the gfx targets' HIP compile is skipped",
+                 "apt install hipcc clang (Debian's ROCm packages)");
+      check_tool(checks, toolchains, "llvm_mc", false, "RDNA3 assembly is not checked", "apt install llvm");
+      check_tool(checks, toolchains, "cuobjdump", false, "no SASS, so no sass2rdna3 pairs",
+                 "install the CUDA toolkit's binary utilities");
+    }
+    check_sandbox(checks, *verifier, toolchains);
+    check_store(checks, context->db_path, config["daemon"]["min_free_disk_mb"].get<int64_t>());
+  }
+  bool ready = std::none_of(checks.begin(), checks.end(), [](const Check& c) { return c.level == "fail"; });
+  if (args.has("--json")) {
+    json out = {{"track", track}, {"ready", ready}, {"checks", json::array()}};
+    for (const Check& c : checks) {
+      out["checks"].push_back({{"name", c.name}, {"level", c.level}, {"detail", c.detail}, {"fix", c.fix}});
+    }
+    std::cout << out.dump(2) << "\n";
+  } else {
+    for (const Check& c : checks) {
+      std::cout << (c.level == "ok" ? "ok    " : c.level == "warn" ? "warn  " : "FAIL  ") << c.name << ": " << c.detail
+                << "\n";
+      if (!c.fix.empty()) std::cout << "      fix: " << c.fix << "\n";
+    }
+    std::cout << (ready ? "the daemon can run the " + track + " track here"
+                        : "the daemon cannot run the " + track + " track here: fix the FAIL lines")
+              << "\n";
+  }
+  return ready ? 0 : 1;
+}
+
+}  // namespace tailforge
