@@ -20,12 +20,41 @@ void apply_identity(const SandboxOptions& options, ProcessSpec& spec) {
   spec.run_as_gid = options.run_as_gid;
 }
 
+// The host paths a sandboxed program sees, read-only: the system's programs and libraries (the
+// CUDA toolkit and the GPU driver's libraries live under /usr), ROCm, and the dynamic loader's
+// configuration. Homes, /root, /work-style trees, the database, caches and every other file of
+// the host are not there at all. A top-level directory that is a symlink on the host (merged
+// /usr: /lib -> usr/lib) is the same symlink inside.
+void add_host_view(std::vector<std::string>& argv, bool gpu) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  for (const char* path : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+    if (fs::is_symlink(path, error)) {
+      argv.insert(argv.end(), {"--symlink", fs::read_symlink(path, error).string(), path});
+    } else if (fs::is_directory(path, error)) {
+      argv.insert(argv.end(), {"--ro-bind", path, path});
+    }
+  }
+  for (const auto& entry : fs::directory_iterator("/opt", error)) {
+    if (entry.path().filename().string().rfind("rocm", 0) == 0) {
+      argv.insert(argv.end(), {"--ro-bind", entry.path().string(), entry.path().string()});
+    }
+  }
+  for (const char* path : {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+                           "/etc/localtime"}) {
+    argv.insert(argv.end(), {"--ro-bind-try", path, path});
+  }
+  // The CUDA driver reads the PCI topology and NUMA nodes from sysfs.
+  if (gpu) argv.insert(argv.end(), {"--ro-bind-try", "/sys", "/sys"});
+}
+
 std::vector<std::string> bwrap_prefix(const SandboxOptions& options, const std::string& private_dir,
                                       bool gpu) {
   std::vector<std::string> argv = {options.bwrap_path, "--unshare-net", "--unshare-pid",
                                    "--unshare-ipc", "--unshare-uts", "--die-with-parent",
-                                   "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
-                                   "--proc", "/proc", "--tmpfs", "/tmp"};
+                                   "--new-session"};
+  add_host_view(argv, gpu);
+  argv.insert(argv.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
   if (!private_dir.empty()) {
     argv.insert(argv.end(), {"--bind", private_dir, private_dir, "--chdir", private_dir});
   }

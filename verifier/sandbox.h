@@ -1,6 +1,9 @@
-// Runs untrusted programs: inside bubblewrap (no network, new pid namespace, read-only root,
-// one private writable directory, tmpfs /tmp) plus rlimits, or with rlimits only when configured.
-// It never runs untrusted code unsandboxed by accident: a broken bwrap means "not executed".
+// Runs untrusted programs: inside bubblewrap (no network, new pid namespace, one private writable
+// directory, tmpfs /tmp, and of the host only the system's programs and libraries, read-only:
+// homes, /root, the source tree, the database and the caches are not there) plus rlimits, or
+// with rlimits only when configured. It never runs untrusted code unsandboxed by accident: a
+// broken bwrap means "not executed". The caller's stdout cap is reported, not hidden: see
+// ProcessResult::stdout_truncated.
 #pragma once
 
 #include <string>

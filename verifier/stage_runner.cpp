@@ -205,6 +205,13 @@ StageResult run_untrusted_stage(StageContext& context, const std::string& name, 
   stage.name = name;
   stage.command = outcome.command;
   describe_outcome(outcome.process, stage);
+  if (outcome.process.stdout_truncated && stage.status != "timeout") {
+    // A cut output compared with a reference would fail or pass by accident: it is a failure.
+    stage.status = "fail";
+    stage.reason = "stdout over the sandbox's output cap of " + std::to_string(context.options.sandbox.output_cap_bytes) +
+                   " bytes (sandbox.output_cap_bytes)";
+    stage.diagnostics = stage.reason + "\n" + stage.diagnostics;
+  }
   stage.artifacts.push_back({"stdout", name + ".stdout", outcome.process.stdout_text, stage.command, "", false});
   stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stage;

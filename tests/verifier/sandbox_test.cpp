@@ -7,6 +7,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "policies/categorizer.h"
+#include "policies/config.h"
+#include "verifier/stage_runner.h"
+#include "verifier/toolchains.h"
+
 using namespace tailforge;
 
 namespace {
@@ -189,4 +194,69 @@ TEST_CASE("sandbox options are read from JSON and a bad mode is an error naming 
   auto bad = sandbox_options_from_json(nlohmann::json::parse(R"({"mode":"none"})"));
   CHECK_FALSE(bad.ok());
   CHECK(bad.message().find("sandbox.mode") != std::string::npos);
+}
+
+TEST_CASE("the sandbox hides the host: only system programs and libraries are there, read-only") {
+  if (!bwrap_usable()) return;
+  TestDir dir;
+  // Secrets where a user keeps them: outside /tmp (a tmpfs inside anyway), readable by everyone.
+  std::string secrets = "/var/tmp/tf-sandbox-secret-" + std::to_string(getpid());
+  std::filesystem::create_directories(secrets);
+  chmod(secrets.c_str(), 0755);
+  std::ofstream(secrets + "/token") << "s3cr3t";
+  chmod((secrets + "/token").c_str(), 0644);
+  std::string source_tree_file = std::string(TAILFORGE_SOURCE_DIR) + "/README.md";
+  std::string program = build_program(dir, "reader", R"(
+#include <stdio.h>
+int main(int argc, char** argv) {
+  int seen = 0;
+  for (int i = 1; i < argc; ++i) {
+    FILE* f = fopen(argv[i], "r");
+    if (f) { printf("read %s\n", argv[i]); ++seen; fclose(f); }
+  }
+  return seen;
+})");
+  SandboxOutcome hidden = run_sandboxed(
+      test_options(), {{program, secrets + "/token", source_tree_file, "/etc/hostname", "/etc/passwd", "/root/.bashrc"},
+                       dir.path, false, 5, ""});
+  std::filesystem::remove_all(secrets);
+  REQUIRE(hidden.executed);
+  CAPTURE(hidden.process.stdout_text);
+  CHECK(hidden.process.exit_code == 0);
+  CHECK(hidden.process.stdout_text.empty());
+  // What programs need is there: the loader's cache, libc, the shell and its tools.
+  SandboxOutcome system = run_sandboxed(
+      test_options(), {{"/bin/sh", "-c", "test -r /etc/ld.so.cache && ls / && echo written > here && cat here"},
+                       dir.path, false, 5, ""});
+  REQUIRE(system.executed);
+  CAPTURE(system.process.stderr_text);
+  CHECK(system.process.exit_code == 0);
+  CHECK(system.process.stdout_text.find("usr\n") != std::string::npos);
+  CHECK(system.process.stdout_text.find("written\n") != std::string::npos);
+  for (const char* absent : {"root\n", "home\n", "work\n", "var\n", "srv\n"}) {
+    CHECK_MESSAGE(system.process.stdout_text.find(absent) == std::string::npos, absent);
+  }
+  SandboxOutcome read_only = run_sandboxed(test_options(), {{"/bin/sh", "-c", "touch /usr/tf-escape"}, dir.path, false, 5, ""});
+  CHECK(read_only.process.exit_code != 0);
+  CHECK_FALSE(std::filesystem::exists("/usr/tf-escape"));
+}
+
+TEST_CASE("stdout over the output cap is a recorded sandbox.output_cap failure, not a silently cut output") {
+  if (!bwrap_usable()) return;
+  TestDir dir;
+  VerifierOptions options;
+  options.sandbox = test_options();
+  options.sandbox.output_cap_bytes = 1000;
+  StageContext context{options, detected_toolchains(), nullptr, nullptr, dir.path, {}};
+  std::string private_dir = make_subdirectory(context, "run");
+  StageResult flood =
+      run_untrusted_stage(context, "nvidia.run", {"/bin/sh", "-c", "yes tailforge | head -c 100000"}, private_dir, false);
+  CHECK(flood.status == "fail");
+  CHECK(flood.reason == "stdout over the sandbox's output cap of 1000 bytes (sandbox.output_cap_bytes)");
+  Taxonomy taxonomy = load_taxonomy(data_path("policies/taxonomy.json")).value();
+  FailureEvidence evidence{.stage = flood.name, .diagnostics = flood.diagnostics, .exit_code = flood.exit_code,
+                           .reason = flood.reason};
+  CHECK(categorize(taxonomy, evidence).category == "sandbox.output_cap");
+  StageResult quiet = run_untrusted_stage(context, "nvidia.run", {"/bin/sh", "-c", "echo small"}, private_dir, false);
+  CHECK(quiet.ok());
 }

@@ -85,6 +85,7 @@ SandboxOutcome run_case(StageContext& context, const std::string& program, const
 // What went wrong in one run, or "" when the program exited 0 in time.
 std::string run_problem(const ProcessResult& process) {
   if (process.timed_out) return "timed out";
+  if (process.stdout_truncated) return "wrote stdout over the sandbox's output cap";
   if (process.signal != 0) return "crashed: killed by signal " + std::to_string(process.signal);
   if (process.exit_code != 0) return "exited with code " + std::to_string(process.exit_code);
   return "";
