@@ -2,13 +2,16 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <grp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -50,10 +53,10 @@ void set_limit(int resource, int64_t value) {
 [[noreturn]] void exec_child(const ProcessSpec& spec, char* const* argv, char* const* envp,
                              int stdin_fd, int stdout_fd, int stderr_fd, int error_fd) {
   setpgid(0, 0);
+  for (int number : {SIGPIPE, SIGTERM, SIGINT, SIGHUP}) signal(number, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  signal(SIGPIPE, SIG_DFL);
   dup2(stdin_fd, 0);
   dup2(stdout_fd, 1);
   dup2(stderr_fd, 2);
@@ -83,6 +86,80 @@ void set_limit(int resource, int64_t value) {
   execvpe(argv[0], argv, envp);
   fail(argv[0]);
   _exit(127);
+}
+
+// What the keeper tells the parent: the child's pid once forked, then its wait status and usage.
+struct KeeperReport {
+  enum Kind : int { kStarted, kForkFailed, kExited } kind = kStarted;
+  int value = 0;  // kStarted: the child's pid; kForkFailed: errno; kExited: the wait status
+  rusage usage{};
+};
+
+void write_report(int fd, const KeeperReport& report) {
+  ssize_t ignored = write(fd, &report, sizeof report);  // below PIPE_BUF: atomic
+  (void)ignored;
+}
+
+// Closes every descriptor from `first` on except `keep_a` and `keep_b` (both >= first).
+void close_descriptors_from(int first, int keep_a, int keep_b) {
+  int low = std::min(keep_a, keep_b), high = std::max(keep_a, keep_b);
+  auto close_between = [](int from, int to) {  // [from, to]
+    if (from > to) return;
+    if (close_range(static_cast<unsigned>(from), static_cast<unsigned>(to), 0) == 0) return;
+    for (int fd = from; fd <= std::min(to, 65535); ++fd) close(fd);
+  };
+  close_between(first, low - 1);
+  close_between(low + 1, high - 1);
+  close_between(high + 1, 1 << 30);
+}
+
+// The keeper: a fork of this process, between it and the child, that reaps every process the
+// child leaves behind. bwrap exits before reaping its pid-1 init, so that init would be reparented
+// to the host's init as a zombie of the sandbox user, and zombies count against the user's process
+// limit until something reaps them. As a child subreaper the keeper inherits such orphans and
+// waits for all of them before it exits. Only async-signal-safe calls; it never execs.
+[[noreturn]] void run_keeper(const ProcessSpec& spec, char* const* argv, char* const* envp, int stdin_fd,
+                             int stdout_fd, int stderr_fd, int error_fd, int report_fd) {
+  setpgid(0, 0);
+  // The parent's handlers (the daemon's SIGTERM/SIGHUP) must not run here: a timeout's SIGTERM
+  // for the child's group would otherwise reach the daemon's signal pipe.
+  for (int number : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE}) signal(number, SIG_IGN);
+  signal(SIGCHLD, SIG_DFL);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  dup2(stdin_fd, 0);
+  dup2(stdout_fd, 1);
+  dup2(stderr_fd, 2);
+  close_descriptors_from(3, error_fd, report_fd);
+  pid_t child = fork();
+  if (child < 0) {
+    write_report(report_fd, {KeeperReport::kForkFailed, errno, {}});
+    _exit(0);
+  }
+  if (child == 0) {
+    close(report_fd);
+    exec_child(spec, argv, envp, 0, 1, 2, error_fd);
+  }
+  setpgid(child, child);  // also done in the child; whichever runs first wins
+  write_report(report_fd, {KeeperReport::kStarted, child, {}});
+  close(0);
+  close(1);
+  close(2);
+  close(error_fd);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
+  kill(-child, SIGKILL);  // whatever the child left in its group goes too (its pid still holds the group)
+  KeeperReport exited{KeeperReport::kExited, 0, {}};
+  while (wait4(child, &exited.value, 0, &exited.usage) < 0 && errno == EINTR) {
+  }
+  write_report(report_fd, exited);
+  while (wait(nullptr) > 0 || errno == EINTR) {
+  }
+  _exit(0);
 }
 
 struct Pipe {
@@ -148,21 +225,66 @@ ProcessResult run_process(const ProcessSpec& spec) {
   for (const auto& var : env_strings) envp.push_back(const_cast<char*>(var.c_str()));
   envp.push_back(nullptr);
 
+  Pipe report;
+  if (!report.open()) {
+    result.spawn_error = std::string("pipe2: ") + strerror(errno);
+    return result;
+  }
   auto start = Clock::now();
-  pid_t pid = fork();
-  if (pid < 0) {
+  // Signals stay blocked from the fork until the keeper has replaced the daemon's handlers.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pid_t keeper = fork();
+  if (keeper == 0) {
+    run_keeper(spec, argv.data(), envp.data(), in.read_end, out.write_end, err.write_end, exec_error.write_end,
+               report.write_end);
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (keeper < 0) {
     result.spawn_error = std::string("fork: ") + strerror(errno);
     return result;
   }
-  if (pid == 0) {
-    exec_child(spec, argv.data(), envp.data(), in.read_end, out.write_end, err.write_end,
-               exec_error.write_end);
-  }
-  setpgid(pid, pid);  // also done in the child; whichever runs first wins
   in.close_read();
   out.close_write();
   err.close_write();
   exec_error.close_write();
+  report.close_write();
+
+  // Reads one report; false at end of file (the keeper died) or on a read error.
+  auto read_report = [&](KeeperReport& into) {
+    while (true) {
+      ssize_t n = read(report.read_end, &into, sizeof into);
+      if (n == static_cast<ssize_t>(sizeof into)) return true;
+      if (n < 0 && errno == EINTR) continue;
+      return false;
+    }
+  };
+  // Waits for the keeper, which exits once every orphan of the child is reaped: a few seconds
+  // at most, then it is killed (an orphan that left the sandbox's group and lives on).
+  auto reap_keeper = [&](int* status, rusage* usage) {
+    int ignored_status = 0;
+    rusage ignored_usage{};
+    if (!status) status = &ignored_status;
+    if (!usage) usage = &ignored_usage;
+    for (int polls = 0; polls < 1000; ++polls) {
+      pid_t waited = wait4(keeper, status, WNOHANG, usage);
+      if (waited == keeper || (waited < 0 && errno != EINTR)) return;
+      usleep(2000);
+    }
+    kill(keeper, SIGKILL);
+    while (wait4(keeper, status, 0, usage) < 0 && errno == EINTR) {
+    }
+  };
+
+  KeeperReport started;
+  if (!read_report(started) || started.kind != KeeperReport::kStarted) {
+    result.spawn_error = started.kind == KeeperReport::kForkFailed ? std::string("fork: ") + strerror(started.value)
+                                                                   : "the process keeper died before the fork";
+    reap_keeper(nullptr, nullptr);
+    return result;
+  }
+  const pid_t pid = started.value;  // the child, leader of its own process group
 
   // The exec-error pipe closes on a successful exec (O_CLOEXEC) or carries the failure.
   std::string exec_failure;
@@ -185,8 +307,10 @@ ProcessResult run_process(const ProcessSpec& spec) {
   bool term_sent = false;
   Clock::time_point kill_at{};
   bool kill_sent = false;
+  bool child_reaped = false;  // after that its pid may be reused: never signal its group again
   // Past the deadline: SIGTERM to the whole group, then SIGKILL after the grace period.
   auto enforce_deadline = [&](Clock::time_point now) {
+    if (child_reaped) return;
     if (!term_sent && now >= deadline) {
       result.timed_out = true;
       term_sent = true;
@@ -199,6 +323,11 @@ ProcessResult run_process(const ProcessSpec& spec) {
       kill_sent = true;
     }
   };
+  auto next_wakeup_ms = [&](Clock::time_point now) {
+    auto next = term_sent ? (kill_sent ? now + std::chrono::milliseconds(100) : kill_at) : deadline;
+    return static_cast<int>(
+        std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1));
+  };
   char buffer[65536];
   while (out.read_end >= 0 || err.read_end >= 0) {
     pollfd fds[3];
@@ -209,9 +338,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     if (in.write_end >= 0) { in_index = count; fds[count++] = {in.write_end, POLLOUT, 0}; }
     auto now = Clock::now();
     enforce_deadline(now);
-    auto next = term_sent ? (kill_sent ? now + std::chrono::milliseconds(100) : kill_at) : deadline;
-    int wait_ms = static_cast<int>(
-        std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1));
+    int wait_ms = next_wakeup_ms(now);
     if (kill_sent) {
       // Descendants that escaped the group may hold the pipes open; stop reading soon after KILL.
       if (seconds_since(kill_at) > 1.0) break;
@@ -236,18 +363,26 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   in.close_write();
 
-  int status = 0;
-  rusage usage{};
+  // The child's end, as the keeper saw it; the deadline still applies while waiting.
+  KeeperReport exited;
+  bool reported = false;
   while (true) {
-    pid_t waited = wait4(pid, &status, WNOHANG, &usage);
-    if (waited == pid) break;
-    if (waited < 0 && errno != EINTR) break;
     auto now = Clock::now();
     enforce_deadline(now);
-    usleep(2000);
+    pollfd fd{report.read_end, POLLIN, 0};
+    int ready = poll(&fd, 1, next_wakeup_ms(now));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    reported = read_report(exited) && exited.kind == KeeperReport::kExited;
+    break;
   }
-  // Whatever the child left behind in its group goes too.
-  kill(-pid, SIGKILL);
+  child_reaped = reported;
+  int keeper_status = 0;
+  rusage keeper_usage{};
+  reap_keeper(&keeper_status, &keeper_usage);
+  if (!reported) kill(-pid, SIGKILL);  // the keeper died first: what is left of the group goes
+  int status = reported ? exited.value : keeper_status;
+  const rusage& usage = reported ? exited.usage : keeper_usage;
   result.wall_seconds = seconds_since(start);
   result.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                        static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;

@@ -1,6 +1,9 @@
 #include "verifier/process.h"
 
 #include <doctest/doctest.h>
+#include <signal.h>
+
+#include <filesystem>
 
 #include <thread>
 #include <vector>
@@ -79,4 +82,32 @@ TEST_CASE("several threads can run children at once") {
   }
   for (auto& thread : threads) thread.join();
   for (int i = 0; i < 6; ++i) CHECK(outputs[static_cast<size_t>(i)] == std::to_string(i) + "\n");
+}
+
+TEST_CASE("a child's orphans are reaped before run_process returns, even those that left its process group") {
+  ProcessSpec spec;
+  spec.argv = {"sh", "-c", "setsid sleep 0.5 & echo $!; sleep 0.1"};
+  spec.timeout_seconds = 10;
+  ProcessResult result = run_process(spec);
+  REQUIRE(result.exit_code == 0);
+  std::string orphan = result.stdout_text.substr(0, result.stdout_text.find('\n'));
+  REQUIRE_FALSE(orphan.empty());
+  // Not alive, and not a zombie waiting for the host's init to reap it: gone.
+  CHECK_FALSE(std::filesystem::exists("/proc/" + orphan));
+  CHECK(result.wall_seconds >= 0.45);
+}
+
+TEST_CASE("a timeout's SIGTERM reaches the child's group only, never the caller's handlers") {
+  static volatile sig_atomic_t caller_got_term = 0;
+  struct sigaction action {}, previous{};
+  action.sa_handler = [](int) { caller_got_term = 1; };
+  sigaction(SIGTERM, &action, &previous);
+  ProcessSpec spec;
+  spec.argv = {"sleep", "10"};
+  spec.timeout_seconds = 0.2;
+  ProcessResult result = run_process(spec);
+  sigaction(SIGTERM, &previous, nullptr);
+  CHECK(result.timed_out);
+  CHECK(result.signal == SIGTERM);
+  CHECK(caller_got_term == 0);
 }

@@ -100,6 +100,35 @@ TEST_CASE("a sandbox that cannot fork its first process is reported as not execu
   CHECK(run_sandboxed(test_options(), {{"/bin/true"}, dir.path, false, 2, ""}).executed);
 }
 
+TEST_CASE("a sandboxed run leaves no process of the sandbox user behind, not even bwrap's init as a zombie") {
+  if (!bwrap_usable()) return;
+  if (geteuid() != 0) {
+    MESSAGE("skipped: not root, so the sandbox runs as this user, whose other processes cannot be told apart");
+    return;
+  }
+  // bwrap exits before reaping its pid-1 init; left to the host's init, 60 such zombies at once
+  // filled the sandbox user's process limit and the next program could not start.
+  TestDir dir;
+  SandboxOptions options = test_options();
+  auto processes_of_sandbox_user = [&] {
+    int count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      struct stat info {};
+      std::string name = entry.path().filename();
+      if (name.find_first_not_of("0123456789") == std::string::npos && stat(entry.path().c_str(), &info) == 0 &&
+          static_cast<int>(info.st_uid) == options.run_as_uid) {
+        ++count;
+      }
+    }
+    return count;
+  };
+  for (int run = 0; run < 10; ++run) {
+    SandboxOutcome outcome = run_sandboxed(options, {{"/bin/true"}, dir.path, false, 2, ""});
+    REQUIRE(outcome.executed);
+    CHECK(processes_of_sandbox_user() == 0);
+  }
+}
+
 TEST_CASE("a 64 GiB allocation fails without harming the caller") {
   if (!bwrap_usable()) return;
   TestDir dir;
