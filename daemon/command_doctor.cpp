@@ -2,7 +2,6 @@
 // the toolchains of the configured track, the sandbox and the GPU device nodes inside it, disk
 // space, the database's integrity and WAL size) and says what is wrong and how to fix it. The exit
 // status is 0 when the daemon can do its track's work here, 1 when it cannot.
-#include <stdlib.h>
 
 #include <filesystem>
 #include <iostream>
@@ -15,6 +14,7 @@
 #include "synth/policy.h"
 #include "verifier/options.h"
 #include "verifier/sandbox.h"
+#include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
 
 namespace tailforge {
@@ -41,17 +41,17 @@ void check_tool(std::vector<Check>& checks, const Toolchains& toolchains, const 
 }
 
 // Runs `script` with /bin/sh in the sandbox; "" when it exited 0, else what happened.
-std::string sandboxed_shell(const SandboxOptions& options, const std::string& script, bool gpu) {
-  std::string pattern = (fs::temp_directory_path() / "tailforge-doctor-XXXXXX").string();
-  if (!mkdtemp(pattern.data())) return "cannot create a private directory in " + fs::temp_directory_path().string();
+std::string sandboxed_shell(const VerifierOptions& verifier, const std::string& script, bool gpu) {
+  Result<std::string> private_dir = make_scratch_directory(verifier, "tailforge-doctor");
+  if (!private_dir) return private_dir.message();
   SandboxRun run;
   run.argv = {"/bin/sh", "-c", script};
-  run.private_dir = pattern;
+  run.private_dir = *private_dir;
   run.gpu = gpu;
   run.timeout_seconds = 20;
-  SandboxOutcome outcome = run_sandboxed(options, run);
+  SandboxOutcome outcome = run_sandboxed(verifier.sandbox, run);
   std::error_code ignored;
-  fs::remove_all(pattern, ignored);
+  fs::remove_all(*private_dir, ignored);
   if (!outcome.executed) return outcome.skip_reason;
   if (outcome.process.exit_code != 0) {
     return "exit code " + std::to_string(outcome.process.exit_code) + ": " + outcome.process.stderr_text;
@@ -69,7 +69,7 @@ void check_sandbox(std::vector<Check>& checks, const VerifierOptions& verifier, 
                       "install bubblewrap (apt install bubblewrap) or set sandbox.bwrap to its path; in a container, "
                       "allow user namespaces or run as root"});
     return;
-  } else if (std::string problem = sandboxed_shell(sandbox, "echo ok > probe && test -s probe", false);
+  } else if (std::string problem = sandboxed_shell(verifier, "echo ok > probe && test -s probe", false);
              !problem.empty()) {
     checks.push_back({"sandbox", "fail", "a program cannot run in its private directory: " + problem,
                       "check sandbox.run_as_uid/run_as_gid and that the temporary folder is not mounted noexec"});
@@ -85,7 +85,7 @@ void check_sandbox(std::vector<Check>& checks, const VerifierOptions& verifier, 
   }
   std::string names;
   for (const GpuInfo& gpu : toolchains.gpus) names += (names.empty() ? "" : ", ") + gpu.vendor + " " + gpu.name;
-  std::string inside = sandboxed_shell(sandbox, "test -c /dev/nvidiactl && ls /dev/nvidia[0-9]* > /dev/null", true);
+  std::string inside = sandboxed_shell(verifier, "test -c /dev/nvidiactl && ls /dev/nvidia[0-9]* > /dev/null", true);
   if (inside.empty()) {
     checks.push_back({"gpu", "ok", names + "; /dev/nvidia* reachable inside the sandbox", ""});
   } else {

@@ -16,6 +16,8 @@
 #include "store/sha256.h"
 #include "synth/evaluate_ptx2cuda.h"
 #include "synth/minhash.h"
+#include "verifier/c2x86/io_tests.h"
+#include "verifier/process.h"
 
 namespace tailforge {
 namespace {
@@ -212,20 +214,19 @@ Status write_io_tests(Database& db, const ExportRow& row, const std::string& pat
   sample.id = row.sample_id;
   sample.text = row.source;
   sample.variables = row.variables;
-  Result<CFunction> function = c_function_of(sample);
+  Result<CFunction> function = c_function_with_recorded_cases(db, sample);
   if (!function) return function.error();
-  Result<std::optional<std::string>> cases_id = sample_artifact_id(db, row.sample_id, "", kIoCasesArtifact);
-  if (!cases_id) return cases_id.error();
-  if (!*cases_id) return make_error("sample " + row.sample_id + " has no recorded io cases");
-  Result<std::optional<std::string>> cases = artifact_text(db, **cases_id);
-  if (!cases) return cases.error();
+  std::vector<std::string> build = driver_link_args(*function, driver_file(*function), {"function.s"}, "program");
+  build.insert(build.begin(), "gcc");
   json value = {{"sample_id", row.sample_id},
                 {"function_name", function->name},
                 {"function", function->function},
                 {"declarations", function->declarations},
                 {"driver", function->driver},
-                {"build", "gcc driver.c function.s -o program -lm (function.s: the assembly with its literals interpreted)"},
-                {"cases", json::parse(cases->value_or("[]"), nullptr, false)}};
+                {"driver_file", driver_file(*function)},
+                {"build", command_line(build)},
+                {"build_note", "function.s is the assembly with its symbolic literals interpreted"},
+                {"cases", io_cases_to_json(function->cases)}};
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   return write_json(path, value);

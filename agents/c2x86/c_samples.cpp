@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "agents/c2x86/c_generator.h"
+#include "store/evaluations.h"
 
 namespace tailforge {
 
@@ -71,6 +72,21 @@ Result<std::vector<IoCase>> io_cases_from_json(const std::string& text) {
     out.push_back({io["input"].get<std::string>(), expected});
   }
   return out;
+}
+
+Result<CFunction> c_function_with_recorded_cases(Database& db, const Sample& sample) {
+  const std::string what = "c2x86 sample " + sample.id.substr(0, 12);
+  Result<CFunction> function = c_function_of(sample);
+  if (!function) return make_error(what + ": " + function.message());
+  Result<std::optional<std::string>> cases_id = sample_artifact_id(db, sample.id, "", kIoCasesArtifact);
+  if (!cases_id) return cases_id.error();
+  if (!*cases_id) return make_error(what + " has no recorded io cases");
+  Result<std::optional<std::string>> cases_text = artifact_text(db, **cases_id);
+  if (!cases_text) return cases_text.error();
+  Result<std::vector<IoCase>> cases = io_cases_from_json(cases_text->value_or(""));
+  if (!cases) return make_error(what + ": " + cases.message());
+  function->cases = std::move(*cases);
+  return function;
 }
 
 std::vector<std::string> c_kinds_with_feature(const std::string& tag) {

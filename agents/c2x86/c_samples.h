@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/database.h"
 #include "store/result.h"
 #include "store/samples.h"
 #include "verifier/c2x86/c_function.h"
@@ -26,6 +27,11 @@ Sample c2x86_sample(const CFunction& function, const std::string& kind, const st
 
 // The function a c2x86 sample stores; the error names the missing or malformed variable.
 Result<CFunction> c_function_of(const Sample& sample);
+
+// The function a verified c2x86 sample stores, with the IO cases its verify job recorded (its
+// "io_cases" artifact): what evaluation runs a model's answer on and export writes. The error says
+// what is missing or malformed.
+Result<CFunction> c_function_with_recorded_cases(Database& db, const Sample& sample);
 
 // IO cases as JSON ([{"input": ..., "expected": ...}]) and back.
 nlohmann::json io_cases_to_json(const std::vector<IoCase>& cases);

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -28,6 +29,8 @@
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"
 #include "verifier/c2x86/float_constants.h"
+#include "verifier/c2x86/io_tests.h"
+#include "verifier/process.h"
 #include "verifier/sandbox.h"
 
 namespace tailforge {
@@ -306,6 +309,9 @@ TEST_CASE("c2x86 import --format exebench: records become samples with verify jo
     REQUIRE(result.not_run.empty());
     std::string first = c_function_of(sample).value().cases[0].expected;
     verified[first.substr(0, first.find(','))] = result.verified;
+    StageAgent agent = [](const StageResult&) { return std::optional<std::string>("test"); };
+    REQUIRE(store_stage_results(db, sample, result.stages, taxonomy(), agent).ok());
+    REQUIRE(set_sample_status(db, sample.id, result.verified ? "verified" : "failed").ok());
     if (!result.verified) {
       const StageResult& io = result.stages.back();
       CHECK(io.name == "c2x86.io");
@@ -313,6 +319,39 @@ TEST_CASE("c2x86 import --format exebench: records become samples with verify jo
     }
   }
   CHECK(verified == std::map<std::string, bool>{{"{\"returnv\":12", true}, {"{\"returnv\":13", false}});
+
+  // The export's IO tests of the verified record build its C++ driver with the oracle assembly
+  // by the build line they carry, and the program prints each case's recorded output.
+  std::string out = dir.file("export");
+  ProcessResult exported = run_tailforge({"export", "--db", db_path, "--track", "c2x86", "--out", out});
+  REQUIRE_MESSAGE(exported.exit_code == 0, exported.stderr_text);
+  nlohmann::json manifest = nlohmann::json::parse(std::ifstream(out + "/manifest.json"));
+  REQUIRE(manifest["counts"]["io_tests"] == 1);
+  const nlohmann::json& row = manifest["samples"][0];
+  nlohmann::json tests = nlohmann::json::parse(std::ifstream(out + "/" + row["io_tests"].get<std::string>()));
+  CHECK(tests["driver_file"] == "driver.cpp");
+  std::string build = tests["build"].get<std::string>();
+  CHECK(build.find("-x c++") != std::string::npos);
+  CHECK(build.find("-lstdc++") != std::string::npos);
+  std::string work = dir.file("harness");
+  std::filesystem::create_directories(work);
+  std::ofstream(work + "/" + tests["driver_file"].get<std::string>()) << tests["driver"].get<std::string>();
+  std::ofstream(work + "/function.s") << artifact_of(db, row["id"].get<std::string>(), "x86_asm");
+  ProcessSpec compile;
+  compile.argv = {"/bin/sh", "-c", build};
+  compile.cwd = work;
+  compile.timeout_seconds = 60;
+  ProcessResult built = run_process(compile);
+  REQUIRE_MESSAGE(built.succeeded(), build << "\n" << built.stderr_text);
+  REQUIRE(!tests["cases"].empty());
+  for (const nlohmann::json& io : tests["cases"]) {
+    ProcessSpec run;
+    run.argv = {work + "/program"};
+    run.stdin_text = io["input"].get<std::string>();
+    run.timeout_seconds = 10;
+    ProcessResult printed = run_process(run);
+    CHECK(io_outputs_match(io["expected"].get<std::string>(), printed.stdout_text));
+  }
 }
 
 }  // namespace tailforge

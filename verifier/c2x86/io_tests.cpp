@@ -168,8 +168,8 @@ ToolStep gcc_step(const std::string& stage, std::vector<std::string> args, std::
   return {stage, "gcc", std::move(args), std::move(inputs), {std::move(output)}, "x86_64", {}, ""};
 }
 
-// The driver's file name and the arguments that compile it and link it with `objects` (a C++
-// driver, an ExeBench wrapper, is compiled as C++ and linked with the C++ library).
+}  // namespace
+
 std::string driver_file(const CFunction& function) { return function.driver_is_cpp ? "driver.cpp" : "driver.c"; }
 
 std::vector<std::string> driver_link_args(const CFunction& function, const std::string& driver,
@@ -184,8 +184,6 @@ std::vector<std::string> driver_link_args(const CFunction& function, const std::
   args.push_back("-lm");
   return args;
 }
-
-}  // namespace
 
 bool io_outputs_match(const std::string& expected, const std::string& actual) {
   return normalized_output(expected) == normalized_output(actual);

@@ -31,6 +31,14 @@ void run_c2x86_stages(StageContext& context, const CFunction& function, const st
 // the case when the build fails, or a case crashes, exits non-zero, times out or cannot run.
 Result<std::vector<IoCase>> record_expected_outputs(StageContext& context, const CFunction& function);
 
+// The driver's file name: driver.cpp for a C++ driver (an ExeBench wrapper), else driver.c.
+std::string driver_file(const CFunction& function);
+
+// gcc's arguments that compile the driver file `driver` and link it with `objects` into `output`
+// (a C++ driver is compiled as C++ and linked with the C++ library; -lm always).
+std::vector<std::string> driver_link_args(const CFunction& function, const std::string& driver,
+                                          std::vector<std::string> objects, const std::string& output);
+
 // Equal after removing trailing whitespace from each line and trailing empty lines.
 bool io_outputs_match(const std::string& expected, const std::string& actual);
 
