@@ -110,6 +110,16 @@ const std::vector<CommandSpec>& commands() {
       {"backup", "", "copy the database consistently while the daemon runs (SQLite online backup), checked before it "
                      "replaces --out",
        {kDb, kConfig, kLogLevel, kJson, {"--out", true, "the backup file"}}, 0, command_backup},
+      {"gc", "", "what stored artifacts retention would free under store.artifact_cap_mb (samples and verdicts never)",
+       {kDb, kConfig, kLogLevel, kJson, {"--cap-mb", true, "cap to plan for (default store.artifact_cap_mb; 0: none)"},
+        {"--collect", false, "free it now instead of reporting"}},
+       0, command_gc},
+      {"install-service", "", "write a systemd unit (Type=notify, watchdog, reload, draining stop) running the daemon "
+                              "on --db, and print how to start it",
+       {kDb, kConfig, kLogLevel, {"--out", true, "unit file (default /etc/systemd/system/tailforge.service; - for stdout)"},
+        {"--user", true, "the account it runs as (User=); default: root, which the sandbox's uid switch needs"},
+        {"--watchdog-sec", true, "seconds without a ping before systemd restarts it (default 120; 0: none)"}},
+       0, command_install_service},
       {"model", "add|retire|activate", "register a model version under test, or stop or resume evaluating one",
        {kDb, kConfig, kLogLevel, {"--name", true, "model name (a version: baseline-v2, cass-7b-r3)"},
         {"--kind", true, "openai (an endpoint), command (a program) or builtin (the rule translator); default openai"},

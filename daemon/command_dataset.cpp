@@ -1,4 +1,5 @@
 // Commands over the dataset: export.
+#include <cstdio>
 #include <iomanip>
 #include <iostream>
 
@@ -6,6 +7,7 @@
 #include "daemon/context.h"
 #include "policies/config.h"
 #include "store/backup.h"
+#include "store/retention.h"
 #include "store/samples.h"
 #include "synth/export.h"
 #include "verifier/toolchains.h"
@@ -89,6 +91,68 @@ int command_backup(const CommandLine& args) {
               << backup->bytes << " bytes, " << backup->samples << " samples, schema v" << backup->schema_version
               << ", integrity ok (" << std::fixed << std::setprecision(2) << backup->seconds << " s)\n";
   }
+  return 0;
+}
+
+namespace {
+
+nlohmann::json class_json(const ArtifactClass& group) { return {{"count", group.count}, {"bytes", group.bytes}}; }
+
+std::string megabytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MB", static_cast<double>(bytes) / 1048576.0);
+  return text;
+}
+
+}  // namespace
+
+int command_gc(const CommandLine& args) {
+  Result<CommandContext> context = make_context(args);
+  if (!context) return report_failure(context.message());
+  int64_t cap_mb = context->config["store"]["artifact_cap_mb"].get<int64_t>();
+  if (args.has("--cap-mb")) {
+    std::string value = args.get("--cap-mb");
+    if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || value.size() > 9) {
+      std::cerr << "tailforge: --cap-mb needs a whole number of megabytes, got '" << value << "'\n";
+      return 2;
+    }
+    cap_mb = std::stoll(value);
+  }
+  Result<Database> db = Database::open(context->db_path);
+  if (!db) return report_failure(db.message());
+  const bool collect = args.has("--collect");
+  Result<ArtifactGcPlan> plan = collect ? collect_artifacts(*db, cap_mb * 1048576) : plan_artifact_gc(*db, cap_mb * 1048576);
+  if (!plan) return report_failure(plan.message());
+  if (args.has("--json")) {
+    std::cout << nlohmann::json{{"cap_bytes", plan->cap_bytes}, {"total", class_json(plan->total)},
+                                {"unreferenced", class_json(plan->unreferenced)},
+                                {"failed_only", class_json(plan->failed_only)}, {"kept", class_json(plan->kept)},
+                                {collect ? "freed" : "would_free", class_json(plan->to_free)},
+                                {"bytes_after", plan->bytes_after()}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << "artifacts: " << plan->total.count << " (" << megabytes(plan->total.bytes) << "); cap "
+            << (cap_mb > 0 ? std::to_string(cap_mb) + " MB (store.artifact_cap_mb)" : std::string("none")) << "\n";
+  auto row = [](const char* name, const ArtifactClass& group, const char* rule) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-24s %8lld %12s   ", name, static_cast<long long>(group.count),
+                  megabytes(group.bytes).c_str());
+    std::cout << line << rule << "\n";
+  };
+  row("unreferenced", plan->unreferenced, "freed always");
+  row("of failed samples only", plan->failed_only,
+      "freed oldest first over the cap (`tailforge verify` makes them again)");
+  row("kept", plan->kept, "verified and pending samples' artifacts, evaluation references and answers");
+  std::cout << (collect ? "freed: " : "would free: ") << plan->to_free.count << " artifacts, "
+            << megabytes(plan->to_free.bytes) << " -> " << megabytes(plan->bytes_after()) << "\n";
+  if (cap_mb > 0 && plan->bytes_after() > cap_mb * 1048576) {
+    std::cout << "still over the cap: what is kept is never freed; raise store.artifact_cap_mb\n";
+  }
+  if (!collect && plan->to_free.count > 0) std::cout << "run with --collect to free it now (the daemon does it on its own)\n";
+  std::cout << "samples, verdicts and failures are never freed. SQLite reuses freed pages for new data; VACUUM with the "
+               "daemon stopped shrinks the file.\n";
   return 0;
 }
 

@@ -24,5 +24,7 @@ int command_import(const CommandLine& args);
 int command_reroll(const CommandLine& args);
 int command_backup(const CommandLine& args);
 int command_doctor(const CommandLine& args);
+int command_install_service(const CommandLine& args);
+int command_gc(const CommandLine& args);
 
 }  // namespace tailforge

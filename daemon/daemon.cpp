@@ -20,10 +20,12 @@
 #include "daemon/planner.h"
 #include "daemon/progress.h"
 #include "daemon/resource_slots.h"
+#include "daemon/service_manager.h"
 #include "daemon/worker_pool.h"
 #include "policies/config.h"
 #include "store/cache.h"
 #include "store/corpus.h"
+#include "store/retention.h"
 
 namespace tailforge {
 
@@ -95,6 +97,26 @@ void trim_compile_cache(Database& db, const nlohmann::json& config) {
   }
 }
 
+// Holds stored artifacts under store.artifact_cap_mb (store/retention's policy), logging what it freed.
+void trim_artifacts(Database& db, const nlohmann::json& config) {
+  const int64_t cap_mb = config["store"]["artifact_cap_mb"].get<int64_t>();
+  if (cap_mb <= 0) return;
+  Result<int64_t> bytes = artifact_bytes(db);
+  if (!bytes) {
+    spdlog::warn("artifact cap not checked: {}", bytes.message());
+    return;
+  }
+  if (*bytes <= cap_mb * 1048576) return;
+  Result<ArtifactGcPlan> freed = collect_artifacts(db, cap_mb * 1048576);
+  if (!freed) {
+    spdlog::warn("artifacts over store.artifact_cap_mb not freed: {}", freed.message());
+    return;
+  }
+  spdlog::info("artifacts over {} MB: freed {} ({:.0f} -> {:.0f} MB); kept {:.0f} MB of verified, pending and "
+               "evaluated data", cap_mb, freed->to_free.count, freed->total.bytes / 1048576.0,
+               freed->bytes_after() / 1048576.0, freed->kept.bytes / 1048576.0);
+}
+
 // Everything the event loop touches, so its handlers capture one reference.
 struct Loop {
   asio::io_context io;
@@ -160,6 +182,8 @@ Status run_daemon(const DaemonOptions& options) {
   if (Status s = pool.start(); !s) return s;
   spdlog::info("daemon started on {}: {} workers, cycles {}", options.db_path, pool_options.workers,
                options.cycles > 0 ? std::to_string(options.cycles) : "unbounded");
+  ServiceManager service;
+  service.ready("started on " + options.db_path + ": " + std::to_string(pool_options.workers) + " workers");
 
   ProgressLine progress(options.progress_line && config["daemon"]["progress"].get<bool>(), options.cycles);
   Result<Database> progress_db = Database::open(options.db_path);
@@ -169,6 +193,8 @@ Status run_daemon(const DaemonOptions& options) {
     if (loop.drain_thread.joinable()) return;
     control.drain_requested = true;
     spdlog::info("draining ({}): running jobs get {:.0f} s to finish", why, grace_seconds);
+    service.stopping(std::string(why) + ", draining");
+    service.extend_stop_timeout(grace_seconds + 30);
     loop.drain_thread = std::thread([&] {
       bool clean = pool.drain(grace_seconds);
       if (!clean) spdlog::warn("drain grace period over: {} jobs stay leased and resume on restart", pool.running());
@@ -180,6 +206,7 @@ Status run_daemon(const DaemonOptions& options) {
     loop.signals.async_wait([&](const boost::system::error_code& error, int signal_number) {
       if (error) return;
       if (signal_number == SIGHUP) {
+        service.reloading();
         Result<nlohmann::json> reloaded = load_config(options.config_file);
         if (!reloaded) {
           spdlog::error("SIGHUP: configuration not reloaded: {}", reloaded.message());
@@ -192,6 +219,7 @@ Status run_daemon(const DaemonOptions& options) {
           spdlog::info("SIGHUP: configuration reloaded from {}",
                        options.config_file.empty() ? "the defaults" : options.config_file);
         }
+        service.ready(reloaded ? "configuration reloaded" : "configuration not reloaded: " + reloaded.message());
       } else if (control.drain_requested) {
         spdlog::warn("second signal: stopping now; unfinished jobs resume on restart");
         loop.io.stop();
@@ -208,6 +236,7 @@ Status run_daemon(const DaemonOptions& options) {
     loop.planner_timer.expires_after(std::chrono::milliseconds(100));
     loop.planner_timer.async_wait([&](const boost::system::error_code& error) {
       if (error) return;
+      service.watchdog_tick();  // only while this loop turns: a hung loop gets restarted
       pool.set_paused(control.paused);
       if (control.drain_requested && !loop.drain_thread.joinable()) begin_drain("HTTP drain");
       bool may_start = !control.paused && !control.drain_requested && !control.disk_low;
@@ -232,7 +261,7 @@ Status run_daemon(const DaemonOptions& options) {
     loop.progress_timer.expires_after(std::chrono::seconds(1));
     loop.progress_timer.async_wait([&](const boost::system::error_code& error) {
       if (error) return;
-      progress.update(*progress_db, planner.current_cycle(), planner.cycles_run());
+      service.status(progress.update(*progress_db, planner.current_cycle(), planner.cycles_run()));
       arm_progress();
     });
   };
@@ -254,6 +283,7 @@ Status run_daemon(const DaemonOptions& options) {
     }
     // Reads the cap each time, so a SIGHUP-reloaded value applies at the next tick.
     trim_compile_cache(db, config);
+    trim_artifacts(db, config);
     loop.disk_timer.expires_after(std::chrono::seconds(10));
     loop.disk_timer.async_wait([&](const boost::system::error_code& error) {
       if (!error) arm_disk();
@@ -273,7 +303,8 @@ Status run_daemon(const DaemonOptions& options) {
   }
   pool.stop();
   if (http) http->stop();
-  trim_compile_cache(db, config);  // a short run ends under the cap too, not only at the next start
+  trim_compile_cache(db, config);  // a short run ends under the caps too, not only at the next start
+  trim_artifacts(db, config);
   spdlog::info("daemon stopped after {} cycles", planner.cycles_run());
   return {};
 }

@@ -69,8 +69,7 @@ ProgressLine::~ProgressLine() { finish(); }
 
 void ProgressLine::cycle_finished(const CycleRecord&) { ++cycles_finished_; }
 
-void ProgressLine::update(Database& db, std::optional<int64_t> cycle, int64_t cycles_run) {
-  if (!enabled_) return;
+std::string ProgressLine::update(Database& db, std::optional<int64_t> cycle, int64_t cycles_run) {
   Statement& verified_total = db.cached("SELECT count(*) FROM sample WHERE status = 'verified'");
   int64_t verified_now = verified_total.step() ? verified_total.int64(0) : 0;
   verified_total.reset();
@@ -108,12 +107,14 @@ void ProgressLine::update(Database& db, std::optional<int64_t> cycle, int64_t cy
     if (done > 0.01) line += " | ETA " + format_duration(elapsed * (1 - done) / done);
   }
 
+  if (!enabled_) return line;
   if (terminal_) {
     g_status_sink->set_status(line);
   } else if (std::chrono::steady_clock::now() - last_logged_ >= std::chrono::seconds(30)) {
     last_logged_ = std::chrono::steady_clock::now();
     spdlog::info("progress: {}", line);
   }
+  return line;
 }
 
 void ProgressLine::finish() {

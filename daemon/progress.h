@@ -16,8 +16,8 @@ class ProgressLine {
   ProgressLine(bool enabled, int64_t cycles_to_run);
   ~ProgressLine();
 
-  // Recomputes the figures from the store and redraws.
-  void update(Database& db, std::optional<int64_t> cycle, int64_t cycles_run);
+  // Recomputes the figures from the store, redraws when enabled, and returns the line.
+  std::string update(Database& db, std::optional<int64_t> cycle, int64_t cycles_run);
   void cycle_finished(const CycleRecord& cycle);
   // Clears the line for good (before the daemon's last messages).
   void finish();

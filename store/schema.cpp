@@ -369,6 +369,13 @@ ALTER TABLE sample_artifact ADD COLUMN kind TEXT NOT NULL DEFAULT '';
 UPDATE sample_artifact SET kind = (SELECT a.kind FROM artifact a WHERE a.id = sample_artifact.artifact_id);
 )sql";
 
+// Version 7: artifact retention (store/retention) sums artifact sizes every few seconds and
+// unlinks artifacts by id.
+const char* kVersion7 = R"sql(
+CREATE INDEX artifact_size ON artifact(size);
+CREATE INDEX sample_artifact_artifact ON sample_artifact(artifact_id);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -379,6 +386,7 @@ const std::vector<Migration>& schema_migrations() {
       {4, kVersion4},
       {5, kVersion5},
       {6, kVersion6},
+      {7, kVersion7},
   };
   return migrations;
 }

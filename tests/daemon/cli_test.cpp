@@ -8,6 +8,7 @@
 #include "store/corpus.h"
 #include "store/cycles.h"
 #include "store/samples.h"
+#include "test_support/query.h"
 #include "test_support/temp_dir.h"
 #include "test_support/run_tailforge.h"
 #include "verifier/process.h"
@@ -169,3 +170,76 @@ TEST_CASE("doctor says what the configured track needs, what is wrong and how to
 }
 
 }  // namespace tailforge
+
+namespace {
+
+// A store with a verified sample's 0.5 MB output and two failed samples' 1 MB outputs (older,
+// newer): their artifact ids in that order.
+std::vector<std::string> store_with_outputs(const std::string& db_path) {
+  Database db = Database::open(db_path).value();
+  std::vector<std::string> ids;
+  auto add = [&](const std::string& text, const std::string& status, char fill, int64_t bytes, int64_t created) {
+    Sample sample{.track = "cuda2hip", .origin = "template", .language = "cuda", .text = text};
+    std::string id = insert_sample_if_absent(db, sample).value().id;
+    REQUIRE(set_sample_status(db, id, status).ok());
+    ArtifactRecord record{.stage = "nvidia.run", .name = "stdout", .kind = "stdout",
+                          .content = std::string(static_cast<size_t>(bytes), fill)};
+    std::string artifact = insert_artifact(db, id, record).value();
+    REQUIRE(db.exec("UPDATE artifact SET created_ms = " + std::to_string(created) + " WHERE id = '" + artifact + "'").ok());
+    ids.push_back(artifact);
+  };
+  add("__global__ void v() {}", "verified", 'a', 512 * 1024, 1);
+  add("__global__ void f1() {}", "failed", 'b', 1024 * 1024, 2);
+  add("__global__ void f2() {}", "failed", 'c', 1024 * 1024, 3);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("gc reports what retention would free under the cap and frees it with --collect") {
+  TempDir dir;
+  std::string db_path = dir.file("gc.db");
+  std::vector<std::string> ids = store_with_outputs(db_path);
+  const std::string kept = ids[0], old_failure = ids[1], new_failure = ids[2];
+  std::string config = dir.file("cap.json");
+  std::ofstream(config) << R"({"store": {"artifact_cap_mb": 2}})";
+  // 2.5 MB against a 2 MB cap: down to 1.8 MB, the older failure's output goes.
+  ProcessResult planned = run_tailforge({"gc", "--db", db_path, "--config", config});
+  REQUIRE_MESSAGE(planned.exit_code == 0, planned.stderr_text);
+  CAPTURE(planned.stdout_text);
+  CHECK(planned.stdout_text.find("artifacts: 3 (2.5 MB); cap 2 MB") != std::string::npos);
+  CHECK(planned.stdout_text.find("would free: 1 artifacts, 1.0 MB -> 1.5 MB") != std::string::npos);
+  ProcessResult as_json = run_tailforge({"gc", "--db", db_path, "--cap-mb", "2", "--json"});
+  nlohmann::json plan = nlohmann::json::parse(as_json.stdout_text);
+  CHECK(plan["failed_only"]["count"] == 2);
+  CHECK(plan["kept"]["bytes"] == 512 * 1024);
+  CHECK(plan["would_free"]["bytes"] == 1024 * 1024);
+  {
+    Database db = Database::open(db_path).value();
+    CHECK(query_int(db, "SELECT count(*) FROM artifact") == 3);  // reporting frees nothing
+  }
+  ProcessResult collected = run_tailforge({"gc", "--db", db_path, "--cap-mb", "2", "--collect"});
+  REQUIRE_MESSAGE(collected.exit_code == 0, collected.stderr_text);
+  CHECK(collected.stdout_text.find("freed: 1 artifacts, 1.0 MB -> 1.5 MB") != std::string::npos);
+  Database db = Database::open(db_path).value();
+  CHECK(query_int(db, "SELECT count(*) FROM artifact WHERE id = '" + old_failure + "'") == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM artifact WHERE id IN ('" + kept + "', '" + new_failure + "')") == 2);
+  CHECK(query_int(db, "SELECT count(*) FROM sample") == 3);
+  CHECK(run_tailforge({"gc", "--db", db_path, "--cap-mb", "lots"}).exit_code == 2);
+}
+
+TEST_CASE("the daemon holds artifacts under store.artifact_cap_mb") {
+  TempDir dir;
+  std::string db_path = dir.file("capped.db");
+  std::vector<std::string> ids = store_with_outputs(db_path);
+  std::string config = dir.file("cap.json");
+  std::ofstream(config) << R"({"store": {"artifact_cap_mb": 2}, "daemon": {"samples_per_cycle": 1},
+      "synth": {"enabled": false}, "eval": {"enabled": false}, "retrain": {"enabled": false}})";
+  ProcessResult ran = run_tailforge({"daemon", "--db", db_path, "--config", config, "--cycles", "1", "--no-progress"}, 300);
+  REQUIRE_MESSAGE(ran.exit_code == 0, ran.stderr_text);
+  CHECK(ran.stderr_text.find("artifacts over 2 MB: freed 1") != std::string::npos);
+  Database db = Database::open(db_path).value();
+  CHECK(query_int(db, "SELECT count(*) FROM artifact WHERE id = '" + ids[1] + "'") == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM artifact WHERE id = '" + ids[0] + "'") == 1);
+  CHECK(query_int(db, "SELECT coalesce(sum(size), 0) FROM artifact") <= 2 * 1048576);
+}

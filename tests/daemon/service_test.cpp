@@ -1,0 +1,193 @@
+// The daemon as a systemd service, without systemd: `install-service` writes a unit that
+// systemd-analyze accepts, and a daemon started with NOTIFY_SOCKET and WATCHDOG_USEC (what
+// systemd gives a Type=notify service) tells a socket this test owns that it is ready, its status
+// line, watchdog pings, a reload on SIGHUP, and a stop on SIGTERM that drains in time; with
+// JOURNAL_STREAM naming its stderr its log lines carry syslog priorities and no timestamps.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "test_support/run_tailforge.h"
+#include "test_support/spawn.h"
+#include "test_support/temp_dir.h"
+#include "verifier/process.h"
+#include "verifier/stage_runner.h"
+#include "verifier/toolchains.h"
+
+using namespace tailforge;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A datagram socket at `path`, read all the time as systemd reads its notify socket (a full
+// socket would block the sender).
+class NotifySocket {
+ public:
+  explicit NotifySocket(const std::string& path) {
+    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd_ >= 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    REQUIRE(path.size() < sizeof address.sun_path);
+    path.copy(address.sun_path, path.size());
+    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    timeval timeout{0, 100000};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    reader_ = std::thread([this] {
+      while (!done_) {
+        char buffer[4096];
+        ssize_t n = recv(fd_, buffer, sizeof buffer, 0);
+        if (n <= 0) continue;
+        std::lock_guard lock(mutex_);
+        messages_.emplace_back(buffer, static_cast<size_t>(n));
+      }
+    });
+  }
+  ~NotifySocket() {
+    done_ = true;
+    reader_.join();
+    close(fd_);
+  }
+
+  // The next message after the ones already returned that contains `needle`, waiting up to
+  // `seconds`; "" when none came.
+  std::string wait_for(const std::string& needle, double seconds) {
+    auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    while (true) {
+      {
+        std::lock_guard lock(mutex_);
+        for (; next_ < messages_.size(); ++next_) {
+          if (messages_[next_].find(needle) != std::string::npos) return messages_[next_++];
+        }
+      }
+      if (Clock::now() >= deadline) return "";
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  std::string log() {
+    std::lock_guard lock(mutex_);
+    std::string all;
+    for (const std::string& message : messages_) all += message + "\n--\n";
+    return all;
+  }
+
+ private:
+  int fd_ = -1;
+  std::thread reader_;
+  std::atomic<bool> done_{false};
+  std::mutex mutex_;
+  std::vector<std::string> messages_;
+  size_t next_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("install-service writes a Type=notify unit for this binary and database that systemd accepts") {
+  TempDir dir;
+  std::string config = dir.file("my config.json");
+  std::ofstream(config) << R"({"daemon": {"drain_grace_seconds": 45}})";
+  std::string unit = dir.file("units/tailforge.service");
+  ProcessResult written = run_tailforge({"install-service", "--db", dir.file("grow.db"), "--config", config, "--out",
+                                         unit, "--watchdog-sec", "90"});
+  REQUIRE_MESSAGE(written.exit_code == 0, written.stderr_text);
+  CHECK(written.stdout_text.find("systemctl daemon-reload && systemctl enable --now tailforge.service") !=
+        std::string::npos);
+  std::string text = read_file_text(unit);
+  CAPTURE(text);
+  CHECK(text.find("\nType=notify\n") != std::string::npos);
+  CHECK(text.find("\nExecStart=" + std::string(TAILFORGE_BINARY) + " daemon --db " + dir.file("grow.db") + " --config \"" +
+                  config + "\" --cycles 0 --no-progress\n") != std::string::npos);
+  CHECK(text.find("\nExecReload=/bin/kill -HUP $MAINPID\n") != std::string::npos);
+  CHECK(text.find("\nTimeoutStopSec=75\n") != std::string::npos);  // the drain's 45 s and 30 more
+  CHECK(text.find("\nWatchdogSec=90\n") != std::string::npos);
+  CHECK(text.find("\nKillMode=mixed\n") != std::string::npos);
+  CHECK(text.find("TAILFORGE_HOME=") != std::string::npos);
+  CHECK(run_tailforge({"install-service", "--db", dir.file("grow.db"), "--out", unit, "--watchdog-sec", "soon"})
+            .exit_code != 0);
+
+  ProcessSpec analyze;
+  analyze.argv = {"systemd-analyze", "verify", unit};
+  analyze.timeout_seconds = 60;
+  ProcessResult verified = run_process(analyze);
+  if (!verified.spawned) {
+    MESSAGE("skipped: systemd-analyze verify: not installed (" << verified.spawn_error << ")");
+    return;
+  }
+  CHECK_MESSAGE(verified.exit_code == 0, verified.stdout_text << verified.stderr_text);
+  CHECK_MESSAGE(verified.stderr_text.find("tailforge.service:") == std::string::npos, verified.stderr_text);
+}
+
+TEST_CASE("under a service manager the daemon reports ready, status and watchdog pings, reloads on SIGHUP and "
+          "drains on SIGTERM in time") {
+  TempDir dir;
+  std::string config = dir.file("service.json");
+  std::ofstream(config) << R"({"daemon": {"samples_per_cycle": 4, "drain_grace_seconds": 5},
+                               "synth": {"enabled": false}, "eval": {"enabled": false}, "retrain": {"enabled": false}})";
+  NotifySocket notify(dir.file("notify"));
+  std::string log = dir.file("stderr.log");
+  std::ofstream(log).close();
+  struct stat info {};
+  REQUIRE(stat(log.c_str(), &info) == 0);
+  std::string journal_stream = "JOURNAL_STREAM=" + std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino);
+  pid_t pid = spawn_in_background({TAILFORGE_BINARY, "daemon", "--db", dir.file("service.db"), "--config", config,
+                                   "--cycles", "0", "--no-progress"},
+                                  log, {"NOTIFY_SOCKET=" + dir.file("notify"), "WATCHDOG_USEC=400000", journal_stream});
+  auto stop = [&] {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  };
+
+  std::string ready = notify.wait_for("READY=1", 60);
+  if (ready.empty()) stop();
+  REQUIRE_MESSAGE(!ready.empty(), notify.log() << read_file_text(log));
+  CHECK(ready.find("STATUS=started on " + dir.file("service.db")) != std::string::npos);
+  // Pings every 200 ms (half of WATCHDOG_USEC) and the progress line once a second.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  int pings = 0;
+  while (!notify.wait_for("WATCHDOG=1", 0).empty()) ++pings;
+  CHECK(pings >= 10);
+  CHECK(notify.log().find("STATUS=cycle 1") != std::string::npos);
+
+  kill(pid, SIGHUP);
+  std::string reloading = notify.wait_for("RELOADING=1", 10);
+  CHECK(reloading.find("MONOTONIC_USEC=") != std::string::npos);
+  CHECK(notify.wait_for("READY=1", 10).find("STATUS=configuration reloaded") != std::string::npos);
+
+  auto asked = Clock::now();
+  kill(pid, SIGTERM);
+  std::string stopping = notify.wait_for("STOPPING=1", 10);
+  CHECK(stopping.find("STATUS=stopping: SIGTERM, draining") != std::string::npos);
+  int status = -1;
+  while (waitpid(pid, &status, WNOHANG) == 0 && Clock::now() - asked < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - asked).count();
+  if (!WIFEXITED(status)) stop();
+  REQUIRE_MESSAGE(WIFEXITED(status), "the daemon did not stop within 30 s of SIGTERM");
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(seconds < 5 + 10);  // the drain grace and a little: within TimeoutStopSec (grace + 30)
+
+  // The journal gets priorities from "<N>" and stamps lines itself.
+  std::string lines = read_file_text(log);
+  CAPTURE(lines);
+  CHECK(lines.find("<6>daemon started on " + dir.file("service.db")) != std::string::npos);
+  CHECK(lines.find("<6>SIGHUP: configuration reloaded") != std::string::npos);
+  CHECK(lines.find("T" + std::string(2, ':')) == std::string::npos);
+  std::istringstream each(lines);
+  for (std::string line; std::getline(each, line);) {
+    if (!line.empty()) CHECK_MESSAGE(line[0] == '<', line);
+  }
+}
