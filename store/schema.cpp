@@ -376,6 +376,33 @@ CREATE INDEX artifact_size ON artifact(size);
 CREATE INDEX sample_artifact_artifact ON sample_artifact(artifact_id);
 )sql";
 
+// Version 8: synthesis keeps the corpus's near-duplicate index here (synth/stored_index): each
+// sample's MinHash signature and LSH buckets under the options that made them, and how far
+// (sample rowid) each track's index has caught up.
+const char* kVersion8 = R"sql(
+CREATE TABLE sample_signature (
+  sample_id     TEXT NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+  options_key   INTEGER NOT NULL,
+  signature     BLOB NOT NULL,                   -- uint32 MinHash values, native byte order
+  PRIMARY KEY (sample_id, options_key)
+) WITHOUT ROWID;
+CREATE TABLE sample_lsh (
+  track         TEXT NOT NULL,
+  options_key   INTEGER NOT NULL,
+  band          INTEGER NOT NULL,
+  bucket        INTEGER NOT NULL,
+  sample_id     TEXT NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+  PRIMARY KEY (track, options_key, band, bucket, sample_id)
+) WITHOUT ROWID;
+CREATE INDEX sample_lsh_sample ON sample_lsh(sample_id);
+CREATE TABLE sample_lsh_progress (
+  track         TEXT NOT NULL,
+  options_key   INTEGER NOT NULL,
+  last_rowid    INTEGER NOT NULL,
+  PRIMARY KEY (track, options_key)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -387,6 +414,7 @@ const std::vector<Migration>& schema_migrations() {
       {5, kVersion5},
       {6, kVersion6},
       {7, kVersion7},
+      {8, kVersion8},
   };
   return migrations;
 }

@@ -200,9 +200,9 @@ LshBands choose_lsh_bands(int permutations, double threshold) {
 NearDuplicateIndex::NearDuplicateIndex(const MinHashOptions& options)
     : hasher_(options), bands_(choose_lsh_bands(hasher_.options().permutations, options.threshold)) {}
 
-uint64_t NearDuplicateIndex::band_key(const MinHashSignature& signature, int band) const {
+uint64_t lsh_band_key(const MinHashSignature& signature, const LshBands& bands, int band) {
   uint64_t h = splitmix64(static_cast<uint64_t>(band) + 1);
-  for (int row = 0; row < bands_.rows; ++row) h = splitmix64(h ^ signature[band * bands_.rows + row]);
+  for (int row = 0; row < bands.rows; ++row) h = splitmix64(h ^ signature[band * bands.rows + row]);
   return h;
 }
 
@@ -211,7 +211,7 @@ size_t NearDuplicateIndex::add(std::string_view text) { return add_signature(has
 size_t NearDuplicateIndex::add_signature(MinHashSignature signature) {
   size_t index = signatures_.size();
   for (int band = 0; band < bands_.bands; ++band) {
-    uint32_t& head = bucket_head_[band_key(signature, band)];
+    uint32_t& head = bucket_head_[lsh_band_key(signature, bands_, band)];
     next_in_bucket_.push_back(head);
     head = static_cast<uint32_t>(index + 1);
   }
@@ -222,7 +222,7 @@ size_t NearDuplicateIndex::add_signature(MinHashSignature signature) {
 std::vector<size_t> NearDuplicateIndex::near_duplicates(const MinHashSignature& signature) const {
   std::vector<size_t> found;
   for (int band = 0; band < bands_.bands; ++band) {
-    auto bucket = bucket_head_.find(band_key(signature, band));
+    auto bucket = bucket_head_.find(lsh_band_key(signature, bands_, band));
     if (bucket == bucket_head_.end()) continue;
     for (uint32_t member = bucket->second; member != 0;
          member = next_in_bucket_[(member - 1) * bands_.bands + band]) {

@@ -57,6 +57,9 @@ struct LshBands {
 // probability mass around `threshold` (the classic S-curve optimum).
 LshBands choose_lsh_bands(int permutations, double threshold);
 
+// The bucket of `signature` in `band`: a hash of the band's rows.
+uint64_t lsh_band_key(const MinHashSignature& signature, const LshBands& bands, int band);
+
 // An LSH index over signatures. Candidates from shared bands are confirmed by the estimated
 // Jaccard similarity, so a reported near-duplicate is at or above the threshold by estimate.
 class NearDuplicateIndex {
@@ -78,8 +81,6 @@ class NearDuplicateIndex {
   const MinHashSignature& signature_at(size_t index) const { return signatures_[index]; }
 
  private:
-  uint64_t band_key(const MinHashSignature& signature, int band) const;
-
   MinHasher hasher_;
   LshBands bands_;
   std::vector<MinHashSignature> signatures_;

@@ -9,6 +9,7 @@
 #include "store/sample_failures.h"
 #include "store/sha256.h"
 #include "synth/minhash.h"
+#include "synth/stored_index.h"
 
 namespace tailforge {
 namespace {
@@ -192,12 +193,9 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
   SynthesisSummary summary;
   summary.cycle_id = cycle_id;
   summary.tails = tails;
-  NearDuplicateIndex index(policy.dedup);
-  if (Status s = for_each_sample_text(db, policy.track, [&index](const std::string&, const std::string& text) {
-        index.add(text);
-      });
-      !s) {
-    return make_error("synthesis: reading corpus: " + s.message());
+  StoredNearDuplicateIndex index(db, policy.track, policy.dedup);
+  if (Result<int64_t> caught_up = index.catch_up(); !caught_up) {
+    return make_error("synthesis: indexing the corpus: " + caught_up.message());
   }
   JobQueue queue(db);
   // The top K tails that synthesis can still add to: a tail whose candidates were all dropped
@@ -250,14 +248,19 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
           continue;
         }
         MinHashSignature signature = index.hasher().signature(candidate.source);
-        if (index.find_near_duplicate_of_signature(signature)) {
+        Result<std::optional<std::string>> near = index.find_near_duplicate(signature);
+        if (!near) return make_error("synthesis: " + near.message());
+        if (*near) {
           ++tail.near_duplicates;
           continue;
         }
         if (Status s = store_candidate(db, queue, policy, reason, seed_sample, candidate, cycle_id, agent, id); !s) {
           return make_error("synthesis: storing candidate " + id + ": " + s.message());
         }
-        index.add_signature(std::move(signature));
+        // The candidate just stored (and whatever else came meanwhile) joins the index.
+        if (Result<int64_t> caught_up = index.catch_up(); !caught_up) {
+          return make_error("synthesis: indexing " + id + ": " + caught_up.message());
+        }
         ++tail.inserted;
         ++kept;
         summary.inserted_ids.push_back(id);

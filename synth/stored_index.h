@@ -1,0 +1,37 @@
+// The corpus's near-duplicate index kept in the store, for synthesis: each sample's MinHash
+// signature and its LSH buckets are written once (tables sample_signature and sample_lsh), the
+// samples stored since the last catch-up (by any process) are added by rowid, and a query reads
+// only the samples that share a bucket with it. So a cycle neither re-reads and re-hashes the
+// whole corpus nor holds it in memory. Same answers as NearDuplicateIndex over the same texts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "store/database.h"
+#include "synth/minhash.h"
+
+namespace tailforge {
+
+class StoredNearDuplicateIndex {
+ public:
+  StoredNearDuplicateIndex(Database& db, std::string track, const MinHashOptions& options);
+
+  // Signs and buckets the track's samples stored since the last catch-up; how many it added.
+  Result<int64_t> catch_up();
+  // A stored sample of the track (as of the last catch-up) whose estimated Jaccard similarity
+  // with `signature` is at or above the threshold.
+  Result<std::optional<std::string>> find_near_duplicate(const MinHashSignature& signature);
+
+  const MinHasher& hasher() const { return hasher_; }
+
+ private:
+  Database& db_;
+  std::string track_;
+  MinHasher hasher_;
+  LshBands bands_;
+  int64_t options_key_;  // signatures under other options (a changed policy) are not mixed in
+};
+
+}  // namespace tailforge
