@@ -7,7 +7,8 @@
 // from one sample to the next. So start and end are read off the least-squares line through
 // every sample from the start point on, which is what decides PASS; the floor and median of a
 // window at each end, and the first and last single samples, are printed beside it. The whole
-// trace goes to rss.csv in the run's folder (kept with --keep). Ends the daemon with SIGTERM.
+// trace goes to rss.csv in the run's folder (kept with --keep). Ends the daemon with SIGTERM, then
+// prints the database and artifact growth per verified sample.
 // Usage: soak [--minutes 30] [--samples N (daemon.samples_per_cycle; default: the embedded
 //        default)] [--interval 5] [--window 300] [--start-by 60] [--tailforge PATH] [--keep]
 #include <signal.h>
@@ -28,7 +29,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/daemon_process.h"
+#include "store/cache.h"
 #include "store/cycles.h"
+#include "store/retention.h"
 #include "store/status.h"
 
 using namespace tailforge;
@@ -210,13 +213,15 @@ int main(int argc, char** argv) {
   }
   double run_seconds = elapsed();
 
-  int64_t cycles_done = 0, cycles = 0, verified = 0, samples = 0;
+  int64_t cycles_done = 0, cycles = 0, verified = 0, samples = 0, stored_artifact_bytes = 0, compile_cache_bytes = 0;
   if (Result<Database> db = Database::open(db_path); db) {
     if (Result<StatusSummary> summary = query_status(*db); summary) {
       cycles = summary->cycles;
       verified = summary->verified;
       samples = summary->samples;
     }
+    if (Result<int64_t> bytes = artifact_bytes(*db); bytes) stored_artifact_bytes = *bytes;
+    if (Result<int64_t> bytes = cache_bytes(*db, "compile"); bytes) compile_cache_bytes = *bytes;
     if (Result<std::vector<CycleRecord>> list = list_cycles(*db, 1000000); list) {
       cycles_done = std::count_if(list->begin(), list->end(), [](const CycleRecord& c) { return c.state == "done"; });
     }
@@ -227,6 +232,18 @@ int main(int argc, char** argv) {
               WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
   std::printf("cycles: %lld started, %lld finished; samples %lld, verified %lld\n", static_cast<long long>(cycles),
               static_cast<long long>(cycles_done), static_cast<long long>(samples), static_cast<long long>(verified));
+  // What a weekend costs on disk: the database file (with its WAL) and the artifacts in it.
+  std::error_code ignored;
+  uintmax_t file_bytes = fs::file_size(db_path, ignored);
+  if (fs::exists(db_path + "-wal")) file_bytes += fs::file_size(db_path + "-wal", ignored);
+  if (verified > 0) {
+    std::printf("growth per verified sample: database %.1f KiB (%.1f MiB in all), artifacts %.1f KiB (%.1f MiB)\n",
+                static_cast<double>(file_bytes) / 1024.0 / static_cast<double>(verified), file_bytes / 1048576.0,
+                static_cast<double>(stored_artifact_bytes) / 1024.0 / static_cast<double>(verified),
+                stored_artifact_bytes / 1048576.0);
+    std::printf("  of the database: compile cache %.1f MiB (bounded by verifier.cache_max_mb), artifacts %.1f MiB "
+                "(bounded by store.artifact_cap_mb)\n", compile_cache_bytes / 1048576.0, stored_artifact_bytes / 1048576.0);
+  }
   if (start_rss == 0 || end_rss == 0) {
     std::printf("no RSS figures: the daemon did not run long enough (see %s/daemon.log)\n", dir.c_str());
     return 1;
