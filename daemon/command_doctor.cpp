@@ -12,6 +12,7 @@
 #include "store/database.h"
 #include "store/maintenance.h"
 #include "synth/policy.h"
+#include "verifier/memory_cgroup.h"
 #include "verifier/options.h"
 #include "verifier/sandbox.h"
 #include "verifier/stage_runner.h"
@@ -91,6 +92,18 @@ void check_sandbox(std::vector<Check>& checks, const VerifierOptions& verifier, 
   } else {
     checks.push_back({"gpu", "fail", names + ", but /dev/nvidia* is not reachable inside the sandbox: " + inside,
                       "check that /dev/nvidiactl and /dev/nvidia0 exist and are readable by sandbox.run_as_uid"});
+  }
+  const int64_t cap_mb = sandbox.gpu_memory_cap_bytes >> 20;
+  if (cap_mb <= 0) {
+    checks.push_back({"memory cap", "warn", "sandbox.gpu_memory_cap_bytes is 0: GPU programs may use all host memory",
+                      "set sandbox.gpu_memory_cap_bytes"});
+  } else if (const std::string& why = memory_cgroups_unavailable(); !why.empty()) {
+    checks.push_back({"memory cap", "warn", "GPU programs' host memory is not capped: " + why,
+                      "run the daemon as the service install-service writes (Delegate=yes), or as root where cgroup v1's "
+                      "memory hierarchy is mounted"});
+  } else {
+    checks.push_back({"memory cap", "ok", "each GPU program runs in a memory cgroup capped at " + std::to_string(cap_mb) +
+                                              " MB", ""});
   }
 }
 

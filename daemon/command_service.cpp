@@ -72,6 +72,8 @@ int command_install_service(const CommandLine& args) {
           std::to_string(static_cast<int64_t>(grace)) + " s)\n";
   unit += "# while its sandboxed programs run on; what is left when the timeout ends is killed.\n";
   unit += "KillMode=mixed\n";
+  unit += "# Its own cgroup tree: each GPU test program runs in a memory cgroup capped at sandbox.gpu_memory_cap_bytes.\n";
+  unit += "Delegate=yes\n";
   unit += "TimeoutStopSec=" + std::to_string(stop_timeout) + "\n";
   if (watchdog != "0") unit += "WatchdogSec=" + watchdog + "\n";
   unit += "Restart=on-failure\n";

@@ -79,6 +79,11 @@ void set_limit(int resource, int64_t value) {
   set_limit(RLIMIT_NPROC, spec.limits.max_processes);
   set_limit(RLIMIT_FSIZE, spec.limits.file_size_bytes);
   set_limit(RLIMIT_NOFILE, spec.limits.open_files);
+  if (!spec.cgroup_procs_file.empty()) {  // while still privileged: the cgroup files are root's
+    int cgroup = open(spec.cgroup_procs_file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (cgroup < 0 || write(cgroup, "0", 1) != 1) fail("joining the memory cgroup");
+    close(cgroup);
+  }
   if (spec.run_as_gid >= 0) {
     if (setgroups(0, nullptr) != 0 || setgid(static_cast<gid_t>(spec.run_as_gid)) != 0) fail("setgid");
   }

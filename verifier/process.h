@@ -31,6 +31,7 @@ struct ProcessSpec {
   std::string stdin_text;                               // written to the child's stdin
   int run_as_uid = -1;                                  // >= 0: setgid/setuid before exec
   int run_as_gid = -1;
+  std::string cgroup_procs_file;                        // non-empty: the child joins this cgroup before exec
 };
 
 struct ProcessResult {

@@ -6,8 +6,11 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <nlohmann/json.hpp>
+
+#include "verifier/memory_cgroup.h"
 
 namespace tailforge {
 namespace {
@@ -95,6 +98,7 @@ Result<SandboxOptions> sandbox_options_from_json(const nlohmann::json& json) {
     options.limits.file_size_bytes = json.value("file_size_bytes", options.limits.file_size_bytes);
     options.limits.open_files = json.value("open_files", options.limits.open_files);
     options.gpu_address_space_bytes = json.value("gpu_address_space_bytes", options.gpu_address_space_bytes);
+    options.gpu_memory_cap_bytes = json.value("gpu_memory_cap_bytes", options.gpu_memory_cap_bytes);
   } catch (const std::exception& error) {
     return make_error(std::string("sandbox options: ") + error.what());
   }
@@ -182,6 +186,20 @@ SandboxOutcome run_sandboxed(const SandboxOptions& options, const SandboxRun& ru
   }
   spec.argv.insert(spec.argv.end(), run.argv.begin(), run.argv.end());
   outcome.command = command_line(spec.argv);
+  // A GPU run has no address-space limit; a cgroup caps its memory where one can be made.
+  std::optional<RunCgroup> cgroup;
+  if (run.gpu && options.gpu_memory_cap_bytes > 0 && memory_cgroups_unavailable().empty()) {
+    if (Result<RunCgroup> made = create_run_cgroup(options.gpu_memory_cap_bytes); made) {
+      cgroup = *made;
+      spec.cgroup_procs_file = cgroup->procs_file;
+    }
+  }
+  struct CgroupRemoval {
+    std::optional<RunCgroup>& cgroup;
+    ~CgroupRemoval() {
+      if (cgroup) remove_run_cgroup(*cgroup);
+    }
+  } removal{cgroup};
   outcome.process = run_process(spec);
   // Nothing of the program ran: start it again after a pause, for about five seconds in all,
   // then report it as not executed rather than as the program's failure.
@@ -195,6 +213,7 @@ SandboxOutcome run_sandboxed(const SandboxOptions& options, const SandboxRun& ru
   }
   outcome.executed = outcome.process.spawned;
   if (!outcome.executed) outcome.skip_reason = "could not start: " + outcome.process.spawn_error;
+  outcome.oom_killed = cgroup && outcome.executed && run_cgroup_oom_killed(*cgroup);
   return outcome;
 }
 

@@ -27,6 +27,9 @@ struct SandboxOptions {
   ProcessLimits limits{30, int64_t{4} << 30, 64, int64_t{64} << 20, 256};
   // GPU runtimes reserve huge virtual ranges: a GPU run gets this address-space limit (0 = none).
   int64_t gpu_address_space_bytes = 0;
+  // ...and its host memory is capped by a memory cgroup of its own instead (0 = none), where
+  // memory cgroups can be made (verifier/memory_cgroup.h).
+  int64_t gpu_memory_cap_bytes = int64_t{8} << 30;
 };
 
 struct SandboxRun {
@@ -42,11 +45,12 @@ struct SandboxOutcome {
   std::string skip_reason;    // why the program was not executed
   ProcessResult process;
   std::string command;        // the full command line that ran
+  bool oom_killed = false;    // the kernel killed it at the memory cap (gpu_memory_cap_bytes)
 };
 
 // Parses {"mode", "bwrap", "run_as_uid", "run_as_gid", "timeout_seconds", "output_cap_bytes",
 // "cpu_seconds", "address_space_bytes", "max_processes", "file_size_bytes", "open_files",
-// "gpu_address_space_bytes"}; missing keys keep their defaults.
+// "gpu_address_space_bytes", "gpu_memory_cap_bytes"}; missing keys keep their defaults.
 Result<SandboxOptions> sandbox_options_from_json(const nlohmann::json& json);
 
 // Whether bwrap runs here with the options' flags; the answer is remembered per bwrap path/uid.

@@ -212,6 +212,12 @@ StageResult run_untrusted_stage(StageContext& context, const std::string& name, 
                    " bytes (sandbox.output_cap_bytes)";
     stage.diagnostics = stage.reason + "\n" + stage.diagnostics;
   }
+  if (outcome.oom_killed) {
+    stage.status = "fail";
+    stage.reason = "killed at the sandbox's memory cap of " +
+                   std::to_string(context.options.sandbox.gpu_memory_cap_bytes >> 20) + " MB (sandbox.gpu_memory_cap_bytes)";
+    stage.diagnostics = stage.reason + "\n" + stage.diagnostics;
+  }
   stage.artifacts.push_back({"stdout", name + ".stdout", outcome.process.stdout_text, stage.command, "", false});
   stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stage;

@@ -114,6 +114,7 @@ TEST_CASE("install-service writes a Type=notify unit for this binary and databas
   CHECK(text.find("\nTimeoutStopSec=75\n") != std::string::npos);  // the drain's 45 s and 30 more
   CHECK(text.find("\nWatchdogSec=90\n") != std::string::npos);
   CHECK(text.find("\nKillMode=mixed\n") != std::string::npos);
+  CHECK(text.find("\nDelegate=yes\n") != std::string::npos);
   CHECK(text.find("TAILFORGE_HOME=") != std::string::npos);
   CHECK(run_tailforge({"install-service", "--db", dir.file("grow.db"), "--out", unit, "--watchdog-sec", "soon"})
             .exit_code != 0);

@@ -1,6 +1,7 @@
 #include "verifier/sandbox.h"
 
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 
 #include "policies/categorizer.h"
 #include "policies/config.h"
+#include "verifier/memory_cgroup.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
 
@@ -288,4 +290,95 @@ TEST_CASE("stdout over the output cap is a recorded sandbox.output_cap failure, 
   CHECK(categorize(taxonomy, evidence).category == "sandbox.output_cap");
   StageResult quiet = run_untrusted_stage(context, "nvidia.run", {"/bin/sh", "-c", "echo small"}, private_dir, false);
   CHECK(quiet.ok());
+}
+
+TEST_CASE("a GPU-mode program that allocates host memory without end is killed at the memory cap, as sandbox.memory_cap") {
+  if (!bwrap_usable()) return;
+  if (const std::string& why = memory_cgroups_unavailable(); !why.empty()) {
+    MESSAGE("skipped: no memory cgroups here: " << why);
+    return;
+  }
+  TestDir dir;
+  std::string program = build_program(dir, "hog", R"(
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(void) {
+  for (int mb = 32; mb <= 64 * 1024; mb += 32) {
+    char* block = malloc(32 << 20);
+    if (!block) { printf("malloc failed at %d MB\n", mb); return 3; }
+    memset(block, 1, 32 << 20);
+  }
+  printf("allocated 64 GB\n");
+  return 0;
+})");
+  VerifierOptions options;
+  options.sandbox = test_options();
+  options.sandbox.timeout_seconds = 30;
+  options.sandbox.gpu_memory_cap_bytes = int64_t{256} << 20;
+  StageContext context{options, detected_toolchains(), nullptr, nullptr, dir.path, {}};
+  StageResult hog = run_program_stage(context, "nvidia.run", program, true);
+  CAPTURE(hog.diagnostics);
+  CHECK(hog.status == "fail");
+  CHECK((hog.signal == SIGKILL || hog.exit_code == 128 + SIGKILL));  // bwrap reports its program's signal as 128+N
+  CHECK(hog.reason == "killed at the sandbox's memory cap of 256 MB (sandbox.gpu_memory_cap_bytes)");
+  Taxonomy taxonomy = load_taxonomy(data_path("policies/taxonomy.json")).value();
+  FailureEvidence evidence{.stage = hog.name, .diagnostics = hog.diagnostics, .exit_code = hog.exit_code,
+                           .signal = hog.signal, .reason = hog.reason};
+  CHECK(categorize(taxonomy, evidence).category == "sandbox.memory_cap");
+  // Under the cap the same kind of run is untouched, and no run cgroup is left behind.
+  StageResult small = run_untrusted_stage(context, "nvidia.run", {"/bin/sh", "-c", "echo small"},
+                                          make_subdirectory(context, "small"), true);
+  CHECK(small.ok());
+}
+
+TEST_CASE("a CUDA program that allocates host memory without end is killed at the memory cap; a normal one runs") {
+  if (!bwrap_usable()) return;
+  const Toolchains& toolchains = detected_toolchains();
+  if (!toolchains.tool("nvcc").found() || !toolchains.has_gpu("nvidia")) {
+    MESSAGE("skipped: needs nvcc and an NVIDIA GPU");
+    return;
+  }
+  if (const std::string& why = memory_cgroups_unavailable(); !why.empty()) {
+    MESSAGE("skipped: no memory cgroups here: " << why);
+    return;
+  }
+  TestDir dir;
+  std::string source = dir.path + "/hog.cu";
+  std::ofstream(source) << R"(#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+__global__ void touch(int* p) { p[threadIdx.x] = threadIdx.x; }
+int main(int argc, char**) {
+  int* device = nullptr;
+  if (cudaMalloc(&device, 1 << 20) != cudaSuccess) { printf("cudaMalloc failed\n"); return 2; }
+  touch<<<1, 32>>>(device);
+  if (cudaDeviceSynchronize() != cudaSuccess) { printf("kernel failed\n"); return 2; }
+  printf("kernel ok\n");
+  fflush(stdout);
+  if (argc > 1) return 0;  // the well-behaved run stops here
+  for (long mb = 64; mb <= 1L << 20; mb += 64) {
+    char* block = static_cast<char*>(malloc(64 << 20));
+    if (!block) { printf("malloc failed at %ld MB\n", mb); return 3; }
+    memset(block, 1, 64 << 20);
+  }
+  return 0;
+})";
+  ProcessSpec compile;
+  compile.argv = {toolchains.tool("nvcc").path, "-o", dir.path + "/hog", source};
+  compile.timeout_seconds = 180;
+  ProcessResult built = run_process(compile);
+  REQUIRE_MESSAGE(built.succeeded(), built.stderr_text);
+  VerifierOptions options;
+  options.sandbox = test_options();
+  options.sandbox.timeout_seconds = 60;
+  options.sandbox.gpu_memory_cap_bytes = int64_t{2} << 30;
+  StageContext context{options, toolchains, nullptr, nullptr, dir.path, {}};
+  std::string polite_dir = make_subdirectory(context, "polite");
+  std::filesystem::copy_file(dir.path + "/hog", polite_dir + "/hog");
+  StageResult polite = run_untrusted_stage(context, "nvidia.run", {polite_dir + "/hog", "stop"}, polite_dir, true);
+  CHECK_MESSAGE(polite.ok(), polite.reason << "\n" << polite.diagnostics);
+  StageResult hog = run_program_stage(context, "nvidia.run", dir.path + "/hog", true);
+  CAPTURE(hog.diagnostics);
+  CHECK(hog.reason == "killed at the sandbox's memory cap of 2048 MB (sandbox.gpu_memory_cap_bytes)");
 }
