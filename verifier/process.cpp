@@ -53,7 +53,14 @@ void set_limit(int resource, int64_t value) {
 [[noreturn]] void exec_child(const ProcessSpec& spec, char* const* argv, char* const* envp,
                              int stdin_fd, int stdout_fd, int stderr_fd, int error_fd) {
   setpgid(0, 0);
-  for (int number : {SIGPIPE, SIGTERM, SIGINT, SIGHUP}) signal(number, SIG_DFL);
+  // An ignored signal stays ignored across exec: the program starts with every one at its default
+  // (the keeper ignores several, and the daemon SIGPIPE).
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  for (int number = 1; number < NSIG; ++number) {
+    if (number != SIGKILL && number != SIGSTOP) sigaction(number, &default_action, nullptr);
+  }
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);

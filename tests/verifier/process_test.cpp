@@ -111,3 +111,20 @@ TEST_CASE("a timeout's SIGTERM reaches the child's group only, never the caller'
   CHECK(result.signal == SIGTERM);
   CHECK(caller_got_term == 0);
 }
+
+TEST_CASE("a child starts with every signal at its default, whatever the caller and the keeper ignore") {
+  struct sigaction ignore {}, previous{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGUSR2, &ignore, &previous);
+  for (const char* name : {"USR1", "USR2", "PIPE", "HUP"}) {
+    CAPTURE(name);
+    ProcessSpec spec;
+    // A shell cannot take back a signal ignored when it started: it would live and say so.
+    spec.argv = {"sh", "-c", std::string("kill -") + name + " $$; echo alive"};
+    spec.timeout_seconds = 10;
+    ProcessResult result = run_process(spec);
+    CHECK(result.signal != 0);
+    CHECK(result.stdout_text.find("alive") == std::string::npos);
+  }
+  sigaction(SIGUSR2, &previous, nullptr);
+}
