@@ -45,54 +45,71 @@ Result<int64_t> StoredNearDuplicateIndex::catch_up() {
   while (true) {
     Transaction transaction(db_);
     if (!transaction.begin_status()) return transaction.begin_status().error();
-    Statement& progress = db_.cached("SELECT last_rowid FROM sample_lsh_progress WHERE track = ?1 AND options_key = ?2");
-    progress.bind(1, track_).bind(2, options_key_);
-    int64_t last = progress.step() ? progress.int64(0) : 0;
-    progress.reset();
-    Statement& newer = db_.cached(
-        "SELECT rowid, id, text FROM sample WHERE rowid > ?1 AND track = ?2 ORDER BY rowid LIMIT ?3");
-    newer.bind(1, last).bind(2, track_).bind(3, kBatch);
-    struct Row {
-      int64_t rowid;
-      std::string id;
-      MinHashSignature signature;
-    };
-    std::vector<Row> rows;
-    while (newer.step()) rows.push_back({newer.int64(0), newer.text(1), hasher_.signature(newer.text(2))});
-    Status read = newer.status();
-    newer.reset();
-    if (!read) return read.error();
-    Statement& sign = db_.cached(
-        "INSERT OR IGNORE INTO sample_signature (sample_id, options_key, signature) VALUES (?1, ?2, ?3)");
-    Statement& bucket = db_.cached(
-        "INSERT OR IGNORE INTO sample_lsh (track, options_key, band, bucket, sample_id) VALUES (?1, ?2, ?3, ?4, ?5)");
-    for (const Row& row : rows) {
-      if (Status s = sign.bind(1, row.id).bind(2, options_key_).bind_blob(3, encode(row.signature)).run(); !s) {
+    Result<int64_t> signed_now = sign_batch();
+    if (!signed_now) return signed_now.error();
+    if (Status s = transaction.commit(); !s) return s.error();
+    added += *signed_now;
+    if (*signed_now < kBatch) return added;
+  }
+}
+
+Result<int64_t> StoredNearDuplicateIndex::catch_up_in_transaction() {
+  int64_t added = 0;
+  while (true) {
+    Result<int64_t> signed_now = sign_batch();
+    if (!signed_now) return signed_now.error();
+    added += *signed_now;
+    if (*signed_now < kBatch) return added;
+  }
+}
+
+Result<int64_t> StoredNearDuplicateIndex::sign_batch() {
+  Statement& progress = db_.cached("SELECT last_rowid FROM sample_lsh_progress WHERE track = ?1 AND options_key = ?2");
+  progress.bind(1, track_).bind(2, options_key_);
+  int64_t last = progress.step() ? progress.int64(0) : 0;
+  progress.reset();
+  Statement& newer = db_.cached(
+      "SELECT rowid, id, text FROM sample WHERE rowid > ?1 AND track = ?2 ORDER BY rowid LIMIT ?3");
+  newer.bind(1, last).bind(2, track_).bind(3, kBatch);
+  struct Row {
+    int64_t rowid;
+    std::string id;
+    MinHashSignature signature;
+  };
+  std::vector<Row> rows;
+  while (newer.step()) rows.push_back({newer.int64(0), newer.text(1), hasher_.signature(newer.text(2))});
+  Status read = newer.status();
+  newer.reset();
+  if (!read) return read.error();
+  Statement& sign = db_.cached(
+      "INSERT OR IGNORE INTO sample_signature (sample_id, options_key, signature) VALUES (?1, ?2, ?3)");
+  Statement& bucket = db_.cached(
+      "INSERT OR IGNORE INTO sample_lsh (track, options_key, band, bucket, sample_id) VALUES (?1, ?2, ?3, ?4, ?5)");
+  for (const Row& row : rows) {
+    if (Status s = sign.bind(1, row.id).bind(2, options_key_).bind_blob(3, encode(row.signature)).run(); !s) {
+      return s.error();
+    }
+    for (int band = 0; band < bands_.bands; ++band) {
+      int64_t key = static_cast<int64_t>(lsh_band_key(row.signature, bands_, band));
+      if (Status s = bucket.bind(1, track_).bind(2, options_key_).bind(3, band).bind(4, key).bind(5, row.id).run(); !s) {
         return s.error();
       }
-      for (int band = 0; band < bands_.bands; ++band) {
-        int64_t key = static_cast<int64_t>(lsh_band_key(row.signature, bands_, band));
-        if (Status s = bucket.bind(1, track_).bind(2, options_key_).bind(3, band).bind(4, key).bind(5, row.id).run(); !s) {
-          return s.error();
-        }
-      }
     }
-    // A full batch may have more behind it; a short one reached the end, so everything stored
-    // (other tracks' samples too) is behind the mark. No one writes while this transaction holds.
-    int64_t mark = rows.empty() ? last : rows.back().rowid;
-    if (static_cast<int64_t>(rows.size()) < kBatch) {
-      Statement& newest = db_.cached("SELECT coalesce(max(rowid), 0) FROM sample");
-      if (newest.step()) mark = std::max(mark, newest.int64(0));
-      newest.reset();
-    }
-    Statement& save = db_.cached(
-        "INSERT INTO sample_lsh_progress (track, options_key, last_rowid) VALUES (?1, ?2, ?3)"
-        " ON CONFLICT (track, options_key) DO UPDATE SET last_rowid = excluded.last_rowid");
-    if (Status s = save.bind(1, track_).bind(2, options_key_).bind(3, mark).run(); !s) return s.error();
-    if (Status s = transaction.commit(); !s) return s.error();
-    added += static_cast<int64_t>(rows.size());
-    if (static_cast<int64_t>(rows.size()) < kBatch) return added;
   }
+  // A full batch may have more behind it; a short one reached the end, so everything stored
+  // (other tracks' samples too) is behind the mark. No one writes while the caller's write
+  // transaction holds.
+  int64_t mark = rows.empty() ? last : rows.back().rowid;
+  if (static_cast<int64_t>(rows.size()) < kBatch) {
+    Statement& newest = db_.cached("SELECT coalesce(max(rowid), 0) FROM sample");
+    if (newest.step()) mark = std::max(mark, newest.int64(0));
+    newest.reset();
+  }
+  Statement& save = db_.cached(
+      "INSERT INTO sample_lsh_progress (track, options_key, last_rowid) VALUES (?1, ?2, ?3)"
+      " ON CONFLICT (track, options_key) DO UPDATE SET last_rowid = excluded.last_rowid");
+  if (Status s = save.bind(1, track_).bind(2, options_key_).bind(3, mark).run(); !s) return s.error();
+  return static_cast<int64_t>(rows.size());
 }
 
 Result<std::optional<std::string>> StoredNearDuplicateIndex::find_near_duplicate(const MinHashSignature& signature) {

@@ -20,6 +20,9 @@ class StoredNearDuplicateIndex {
 
   // Signs and buckets the track's samples stored since the last catch-up; how many it added.
   Result<int64_t> catch_up();
+  // The same inside the caller's open write transaction (a sample just inserted joins the index
+  // with it, in one commit).
+  Result<int64_t> catch_up_in_transaction();
   // A stored sample of the track (as of the last catch-up) whose estimated Jaccard similarity
   // with `signature` is at or above the threshold.
   Result<std::optional<std::string>> find_near_duplicate(const MinHashSignature& signature);
@@ -32,6 +35,9 @@ class StoredNearDuplicateIndex {
   MinHasher hasher_;
   LshBands bands_;
   int64_t options_key_;  // signatures under other options (a changed policy) are not mixed in
+
+  // Signs one batch of up to kBatch samples past the mark and moves the mark; how many it signed.
+  Result<int64_t> sign_batch();
 };
 
 }  // namespace tailforge

@@ -111,9 +111,9 @@ std::string lineage_reason(const TailEntry& entry, const SeedEvidence& evidence)
 }
 
 // Sample, lineage edge and verify job in one transaction.
-Status store_candidate(Database& db, JobQueue& queue, const SynthPolicy& policy, const std::string& reason,
-                       const Sample& seed, const CandidateProgram& candidate, int64_t cycle_id,
-                       const std::string& agent, const std::string& id) {
+Status store_candidate(Database& db, JobQueue& queue, StoredNearDuplicateIndex& index, const SynthPolicy& policy,
+                       const std::string& reason, const Sample& seed, const CandidateProgram& candidate,
+                       int64_t cycle_id, const std::string& agent, const std::string& id) {
   Transaction transaction(db);
   if (!transaction.begin_status()) return transaction.begin_status();
   Sample sample;
@@ -138,6 +138,10 @@ Status store_candidate(Database& db, JobQueue& queue, const SynthPolicy& policy,
   if (Status s = insert_lineage_edge(db, edge); !s) return make_error("lineage of " + id + ": " + s.message());
   NewJob job{"verify", json{{"sample_id", id}, {"cycle", cycle_id}}.dump(), "verify:" + id};
   if (Result<EnqueueOutcome> queued = queue.enqueue(job); !queued) return queued.error();
+  // The candidate (and whatever else came meanwhile) joins the near-duplicate index in the same commit.
+  if (Result<int64_t> indexed = index.catch_up_in_transaction(); !indexed) {
+    return make_error("indexing " + id + ": " + indexed.message());
+  }
   return transaction.commit();
 }
 
@@ -254,12 +258,8 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
           ++tail.near_duplicates;
           continue;
         }
-        if (Status s = store_candidate(db, queue, policy, reason, seed_sample, candidate, cycle_id, agent, id); !s) {
+        if (Status s = store_candidate(db, queue, index, policy, reason, seed_sample, candidate, cycle_id, agent, id); !s) {
           return make_error("synthesis: storing candidate " + id + ": " + s.message());
-        }
-        // The candidate just stored (and whatever else came meanwhile) joins the index.
-        if (Result<int64_t> caught_up = index.catch_up(); !caught_up) {
-          return make_error("synthesis: indexing " + id + ": " + caught_up.message());
         }
         ++tail.inserted;
         ++kept;
