@@ -150,6 +150,26 @@ TEST_CASE("doctor says what the configured track needs, what is wrong and how to
   CHECK(report["ready"] == runnable);
   CHECK(healthy.exit_code == (runnable ? 0 : 1));
 
+  // Where a GPU exists, doctor says whether its programs' host memory is capped, and why not.
+  if (level["gpu"] != "ok") {
+    MESSAGE("skipped: the memory-cap line (no NVIDIA GPU reachable in the sandbox here)");
+  } else {
+    CHECK((level["memory cap"] == "ok" || level["memory cap"] == "warn"));
+    for (const nlohmann::json& check : report["checks"]) {
+      if (check["name"] != "memory cap") continue;
+      std::string detail = check["detail"];
+      CAPTURE(detail);
+      if (check["level"] == "ok") CHECK(detail.find("capped at 8192 MB") != std::string::npos);
+      else CHECK(detail.find("not capped: ") != std::string::npos);
+    }
+    std::string uncapped = dir.file("uncapped.json");
+    std::ofstream(uncapped) << R"({"sandbox": {"gpu_memory_cap_bytes": 0}})";
+    ProcessResult without_cap = run_tailforge({"doctor", "--db", db_path, "--config", uncapped});
+    CAPTURE(without_cap.stdout_text);
+    CHECK(without_cap.stdout_text.find("sandbox.gpu_memory_cap_bytes is 0: GPU programs may use all host memory") !=
+          std::string::npos);
+  }
+
   std::string broken = dir.file("broken.json");
   std::ofstream(broken) << R"({"synth": {"policy_file": "policies/synth_policy_c2x86.json"},
                                "sandbox": {"bwrap": "/nonexistent/bwrap"}, "daemon": {"min_free_disk_mb": 999999999}})";
