@@ -115,34 +115,41 @@ void run_amd_stages(StageContext& context, const std::string& hip_path) {
     bool compat = i + 1 == context.hip_include_dirs.size();
     common.insert(common.end(), {compat ? "-idirafter" : "-I", context.hip_include_dirs[i]});
   }
+  // Each target's device compile, assemble and link, and the host compile, are independent.
+  std::vector<Branch> compiles;
   for (const auto& target : context.options.amd_targets) {
-    std::string asm_stage = "amd.asm." + target;
-    if (!device_libs) {
-      context.add(skipped_stage(asm_stage, device_libs.message()));
-    } else {
-      std::string device_asm = dir + "/amd." + target + ".s";
-      std::vector<std::string> args = common;
-      args.insert(args.end(), {"--cuda-device-only", "-S", "--offload-arch=" + target,
-                               "--hip-device-lib-path=" + device_libs.value(), hip_path, "-o", device_asm});
-      context.add(run_tool_stage(context, {asm_stage, "hip_clang", args, {hip_path},
+    compiles.push_back([&, target](StageContext& branch) {
+      std::string asm_stage = "amd.asm." + target;
+      if (!device_libs) {
+        branch.add(skipped_stage(asm_stage, device_libs.message()));
+      } else {
+        std::string device_asm = dir + "/amd." + target + ".s";
+        std::vector<std::string> args = common;
+        args.insert(args.end(), {"--cuda-device-only", "-S", "--offload-arch=" + target,
+                                 "--hip-device-lib-path=" + device_libs.value(), hip_path, "-o", device_asm});
+        branch.add(run_tool_stage(branch, {asm_stage, "hip_clang", args, {hip_path},
                                            {{"rdna3_asm", device_asm, false}}, target, {}, ""}));
-    }
-    if (dependencies_ok(context, "amd.assemble." + target, {asm_stage})) {
-      run_amd_assemble_stage(context, dir + "/amd." + target + ".s", target);
-    }
-    std::string code_object = dir + "/amd." + target + ".co";
-    if (dependencies_ok(context, "amd.codeobject." + target, {"amd.assemble." + target})) {
-      context.add(run_tool_stage(context, {"amd.codeobject." + target, "ld_lld",
+      }
+      if (dependencies_ok(branch, "amd.assemble." + target, {asm_stage})) {
+        run_amd_assemble_stage(branch, dir + "/amd." + target + ".s", target);
+      }
+      std::string code_object = dir + "/amd." + target + ".co";
+      if (dependencies_ok(branch, "amd.codeobject." + target, {"amd.assemble." + target})) {
+        branch.add(run_tool_stage(branch, {"amd.codeobject." + target, "ld_lld",
                                            {"-shared", dir + "/amd." + target + ".o", "-o", code_object},
                                            {dir + "/amd." + target + ".o"}, {{"code_object", code_object, true}},
                                            target, {}, ""}));
-    }
+      }
+    });
   }
-  std::vector<std::string> host_args = common;
-  host_args.insert(host_args.end(), {"--cuda-host-only", "-S", "--offload-arch=" + context.options.amd_targets.front(),
-                                     hip_path, "-o", dir + "/amd.host.s"});
-  context.add(run_tool_stage(context, {"amd.host_asm", "hip_clang", host_args, {hip_path},
+  compiles.push_back([&](StageContext& branch) {
+    std::vector<std::string> host_args = common;
+    host_args.insert(host_args.end(), {"--cuda-host-only", "-S", "--offload-arch=" + branch.options.amd_targets.front(),
+                                       hip_path, "-o", dir + "/amd.host.s"});
+    branch.add(run_tool_stage(branch, {"amd.host_asm", "hip_clang", host_args, {hip_path},
                                        {{"host_asm", dir + "/amd.host.s", false}}, "", {}, ""}));
+  });
+  run_branches(context, compiles);
 
   if (context.compile_only) return context.add(skipped_stage("amd.run", kCompileOnlyReason));
   if (!context.toolchains.has_gpu("amd")) {

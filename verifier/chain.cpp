@@ -146,29 +146,32 @@ void run_track(StageContext& context, const ChainOptions& options, const std::st
                const std::string& extension, const std::string& track) {
   const std::string& dir = context.scratch_dir;
   if (extension == ".cu") {
-    run_nvidia_stages(context, source);
-    if (track != "cuda2hip") return;
+    if (track != "cuda2hip") return run_nvidia_stages(context, source);
     // Named as a .hip input is (verify_file copies it to source.hip), so a model's answer that
-    // equals this translation hits the same compile cache entries.
+    // equals this translation hits the same compile cache entries. The NVIDIA stages need no
+    // translation: they run beside it and the HIP stages. The translator is called on this thread.
     std::string hip = dir + "/source.hip";
-    run_translate_stage(context, options, source, hip);
-    if (context.ok("translate.hip")) {
-      run_amd_stages(context, hip);
-      run_hip_on_nvidia_stages(context, hip);
-    } else {
-      for (const auto& target : context.options.amd_targets) {
+    auto translate_and_hip_stages = [&](StageContext& branch) {
+      run_translate_stage(branch, options, source, hip);
+      if (branch.ok("translate.hip")) {
+        run_branches(branch, {[&](StageContext& amd) { run_amd_stages(amd, hip); },
+                              [&](StageContext& nvidia) { run_hip_on_nvidia_stages(nvidia, hip); }});
+        return;
+      }
+      for (const auto& target : branch.options.amd_targets) {
         for (const char* family : {"amd.asm.", "amd.assemble.", "amd.codeobject."}) {
-          context.add(skipped_stage(family + target, "upstream: translate.hip"));
+          branch.add(skipped_stage(family + target, "upstream: translate.hip"));
         }
       }
       for (const char* name : {"amd.run", "hip_on_nvidia.exe", "hip_on_nvidia.run"}) {
-        context.add(skipped_stage(name, "upstream: translate.hip"));
+        branch.add(skipped_stage(name, "upstream: translate.hip"));
       }
-    }
+    };
+    run_branches(context, {[&](StageContext& nvidia) { run_nvidia_stages(nvidia, source); }, translate_and_hip_stages});
     run_compare_stage(context);
   } else if (extension == ".hip") {
-    run_amd_stages(context, source);
-    run_hip_on_nvidia_stages(context, source);
+    run_branches(context, {[&](StageContext& amd) { run_amd_stages(amd, source); },
+                           [&](StageContext& nvidia) { run_hip_on_nvidia_stages(nvidia, source); }});
     if (options.expected_stdout) run_expected_compare_stage(context, *options.expected_stdout);
   } else if (extension == ".c") {
     std::optional<std::string> expected = options.expected_stdout;

@@ -106,30 +106,36 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
     args.insert(args.begin(), flags.begin(), flags.end());
     return args;
   };
-  {
+  // The five compiles read only the source: they run at once.
+  std::string exe = dir + "/nvidia.exe";
+  std::vector<Branch> compiles;
+  compiles.push_back([&](StageContext& branch) {
     ToolStep step{"nvidia.ptx", "nvcc", with_includes({"-ptx", "-arch=compute_" + sms.front().substr(3), cuda_path, "-o", dir + "/nvidia.ptx"}),
                   {cuda_path}, {{"ptx", dir + "/nvidia.ptx", false}}, sms.front(), {}, ""};
-    StageResult stage = run_tool_stage(context, step);
+    StageResult stage = run_tool_stage(branch, step);
     if (stage.ok()) add_kernel_artifacts(stage, "ptx_kernel", split_ptx_kernels(stage.artifacts.front().content));
-    context.add(std::move(stage));
-  }
+    branch.add(std::move(stage));
+  });
   for (const auto& sm : sms) {
-    std::string cubin = dir + "/nvidia." + sm + ".cubin";
-    context.add(run_tool_stage(context, {"nvidia.cubin." + sm, "nvcc", with_includes({"-cubin", "-arch=" + sm, cuda_path, "-o", cubin}),
+    compiles.push_back([&, sm](StageContext& branch) {
+      std::string cubin = dir + "/nvidia." + sm + ".cubin";
+      branch.add(run_tool_stage(branch, {"nvidia.cubin." + sm, "nvcc", with_includes({"-cubin", "-arch=" + sm, cuda_path, "-o", cubin}),
                                          {cuda_path}, {{"cubin", cubin, true}}, sm, {}, ""}));
+    });
   }
-  std::string exe = dir + "/nvidia.exe";
-  if (context.compile_only) {
-    context.add(skipped_stage("nvidia.exe", kCompileOnlyReason));
-  } else {
+  compiles.push_back([&](StageContext& branch) {
+    if (branch.compile_only) return branch.add(skipped_stage("nvidia.exe", kCompileOnlyReason));
     std::vector<std::string> args = with_includes(gencode_flags(sms));
     args.insert(args.end(), {cuda_path, "-o", exe});
-    for (const std::string& library : context.cuda_libraries) args.push_back("-l" + library);
-    context.add(run_tool_stage(context, {"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""}));
-  }
-  context.add(run_tool_stage(context, {"nvidia.host_asm", "nvcc",
+    for (const std::string& library : branch.cuda_libraries) args.push_back("-l" + library);
+    branch.add(run_tool_stage(branch, {"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""}));
+  });
+  compiles.push_back([&](StageContext& branch) {
+    branch.add(run_tool_stage(branch, {"nvidia.host_asm", "nvcc",
                                        with_includes({"-Xcompiler", "-S", "-c", "-arch=" + sms.front(), cuda_path, "-o", dir + "/nvidia.host.s"}),
                                        {cuda_path}, {{"host_asm", dir + "/nvidia.host.s", false}}, sms.front(), {}, ""}));
+  });
+  run_branches(context, compiles);
   run_sass_stage(context, exe, dir + "/nvidia." + sms.front() + ".cubin");
   if (context.compile_only) return context.add(skipped_stage("nvidia.run", kCompileOnlyReason));
   std::string reason = availability_reason(context, "nvidia.run");

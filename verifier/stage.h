@@ -3,6 +3,7 @@
 // It runs nothing itself.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,7 +24,7 @@ struct Artifact {
 struct StageResult {
   std::string name;                    // dotted and stable: "nvidia.cubin.sm_80"
   std::string status = "skipped";      // ok / fail / timeout / skipped / error
-  double seconds = 0;
+  double seconds = 0;                  // the stage's own time, not the time it waited for a slot
   std::string reason;                  // why skipped / failed, one line
   std::string diagnostics;             // the tool's messages, verbatim
   std::optional<std::string> category; // filled by the failure taxonomy, not here
@@ -56,19 +57,25 @@ class ResourceGate {
   virtual void release(ResourceKind) {}
 };
 
-// Holds one slot for a scope.
+// Holds one slot for a scope, and says how long it waited for it.
 class ResourceSlot {
  public:
   ResourceSlot(ResourceGate* gate, ResourceKind kind) : gate_(gate), kind_(kind) {
-    if (gate_) gate_->acquire(kind_);
+    if (!gate_) return;
+    auto start = std::chrono::steady_clock::now();
+    gate_->acquire(kind_);
+    waited_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   ~ResourceSlot() { if (gate_) gate_->release(kind_); }
   ResourceSlot(const ResourceSlot&) = delete;
   ResourceSlot& operator=(const ResourceSlot&) = delete;
 
+  double waited_seconds() const { return waited_seconds_; }
+
  private:
   ResourceGate* gate_;
   ResourceKind kind_;
+  double waited_seconds_ = 0;
 };
 
 }  // namespace tailforge

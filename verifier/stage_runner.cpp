@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "store/sha256.h"
 #include "verifier/compile_cache.h"
@@ -105,6 +107,52 @@ std::string make_subdirectory(const StageContext& context, const std::string& na
   return path;
 }
 
+namespace {
+
+// Runs one branch, turning an escaping exception into an error stage.
+void run_branch(const Branch& branch, StageContext& context) {
+  try {
+    branch(context);
+  } catch (const std::exception& error) {
+    context.add(error_stage("chain", std::string("internal error: ") + error.what()));
+  }
+}
+
+}  // namespace
+
+void run_branches(StageContext& context, const std::vector<Branch>& branches) {
+  if (branches.empty()) return;
+  if (branches.size() == 1) return run_branch(branches.front(), context);
+  std::vector<StageContext> copies(branches.size(), context);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i + 1 < branches.size(); ++i) {
+    auto on_own_thread = [&, i] {
+      // SQLite connections are not shared between threads: a branch opens its own (":memory:"
+      // would be another, empty cache, so such a branch runs uncached).
+      std::optional<Database> cache;
+      copies[i].cache_db = nullptr;
+      if (context.cache_db && context.cache_db->path() != ":memory:" && !context.cache_db->path().empty()) {
+        if (Result<Database> opened = Database::open(context.cache_db->path())) {
+          cache.emplace(std::move(*opened));
+          copies[i].cache_db = &*cache;
+        }
+      }
+      run_branch(branches[i], copies[i]);
+    };
+    try {
+      threads.emplace_back(on_own_thread);
+    } catch (const std::system_error&) {  // no thread to be had: run it here, in turn
+      run_branch(branches[i], copies[i]);
+    }
+  }
+  run_branch(branches.back(), copies.back());
+  for (std::thread& thread : threads) thread.join();
+  size_t before = context.stages.size();
+  for (StageContext& copy : copies) {
+    for (size_t i = before; i < copy.stages.size(); ++i) context.stages.push_back(std::move(copy.stages[i]));
+  }
+}
+
 bool dependencies_ok(StageContext& context, const std::string& name,
                      const std::vector<std::string>& dependencies) {
   for (const auto& dependency : dependencies) {
@@ -154,8 +202,10 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
   spec.cwd = context.scratch_dir;
   spec.timeout_seconds = context.options.compile_timeout_seconds;
   ProcessResult process;
+  double waited = 0;
   {
     ResourceSlot slot(context.gate, ResourceKind::cpu);
+    waited = slot.waited_seconds();
     process = run_process(spec);
   }
   describe_outcome(process, stage);
@@ -170,7 +220,7 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
                                  stage.toolchain_version, false});
     }
   }
-  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;
   if (context.cache_db && (stage.status == "ok" || stage.status == "fail")) {
     (void)compile_cache_put(*context.cache_db, key, stage);  // a failed store only costs a rerun
   }
@@ -187,8 +237,9 @@ StageResult run_program_stage(StageContext& context, const std::string& name,
   if (error) return skipped_stage(name, "cannot copy the executable: " + error.message());
   chmod(program.c_str(), 0755);
 
+  double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   StageResult stage = run_untrusted_stage(context, name, {program}, private_dir, gpu);
-  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stage.seconds += preparing;
   return stage;
 }
 
@@ -196,8 +247,10 @@ StageResult run_untrusted_stage(StageContext& context, const std::string& name, 
                                 const std::string& private_dir, bool gpu) {
   auto start = std::chrono::steady_clock::now();
   SandboxOutcome outcome;
+  double waited = 0;
   {
     ResourceSlot slot(context.gate, gpu ? ResourceKind::gpu : ResourceKind::cpu);
+    waited = slot.waited_seconds();
     outcome = run_sandboxed(context.options.sandbox, {argv, private_dir, gpu, 0, ""});
   }
   if (!outcome.executed) return skipped_stage(name, outcome.skip_reason);
@@ -219,7 +272,7 @@ StageResult run_untrusted_stage(StageContext& context, const std::string& name, 
     stage.diagnostics = stage.reason + "\n" + stage.diagnostics;
   }
   stage.artifacts.push_back({"stdout", name + ".stdout", outcome.process.stdout_text, stage.command, "", false});
-  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;
   return stage;
 }
 

@@ -3,6 +3,7 @@
 // It does not know which stages a track has (see chain.h).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,19 @@ struct ToolStep {
   std::vector<std::string> key_extra;  // anything else the result depends on
   std::string stdout_kind;             // non-empty: the tool's stdout becomes an artifact of this kind
 };
+
+// One independent part of a chain (the NVIDIA compiles, the AMD stages, ...): it adds its stages
+// to the context it is given.
+using Branch = std::function<void(StageContext&)>;
+
+// Runs independent branches at once, so that one sample keeps several cores busy (each tool
+// step still holds a slot of the gate). Each branch works on a copy of `context` that sees the
+// stages before the split; their stages are appended in branch order, as if they had run one
+// after another. The last branch runs on the calling thread with the context's compile-cache
+// connection, so a callback that uses the caller's database belongs there; the others run on
+// threads of their own, each with its own connection to the cache's file. An exception in a
+// branch becomes an "error" stage named "chain".
+void run_branches(StageContext& context, const std::vector<Branch>& branches);
 
 // Runs (or fetches from the cache) one tool step; on a hit the outputs are written back to disk.
 StageResult run_tool_stage(StageContext& context, const ToolStep& step);

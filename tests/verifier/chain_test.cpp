@@ -150,12 +150,26 @@ TEST_CASE("with a translator the CUDA chain runs through the AMD stages and HIP 
     return;
   }
   ChainOptions options = test_options();
-  options.translate = translate_with_kept_hip;
+  std::thread::id translated_on;
+  options.translate = [&translated_on](const std::string& cuda) {
+    translated_on = std::this_thread::get_id();
+    return translate_with_kept_hip(cuda);
+  };
   options.cache_db = shared_cache();
   ChainResult result = verify_file(data_dir + "/saxpy.cu", options);
   CHECK(status_of(result, "translate.hip") == "ok");
   CHECK(status_of(result, "amd.codeobject.gfx1100") == "ok");
   CHECK(status_of(result, "hip_on_nvidia.exe") == "ok");
+  // The branches ran at once, but the stages read as the chain's order; the translator, which
+  // may use the caller's database, was called on the caller's thread.
+  CHECK(translated_on == std::this_thread::get_id());
+  std::vector<std::string> names;
+  for (const StageResult& stage : result.stages) names.push_back(stage.name);
+  const std::vector<std::string> expected = {
+      "nvidia.ptx", "nvidia.cubin.sm_80", "nvidia.cubin.sm_90", "nvidia.exe", "nvidia.host_asm", "nvidia.sass",
+      "nvidia.run", "translate.hip", "amd.asm.gfx1100", "amd.assemble.gfx1100", "amd.codeobject.gfx1100",
+      "amd.host_asm", "amd.run", "hip_on_nvidia.exe", "hip_on_nvidia.run", "compare"};
+  CHECK(names == expected);
   if (!detected_toolchains().has_gpu("nvidia")) {
     CHECK(reason_of(result, "compare") == "upstream: nvidia.run");
   } else {
