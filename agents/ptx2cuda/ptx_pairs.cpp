@@ -174,12 +174,18 @@ PtxPairing pair_ptx_kernels(const std::string& cuda_source, const ChainResult& p
   chmod(scratch_dir.c_str(), 0755);
   StageContext context{options.verifier, options.toolchains ? *options.toolchains : detected_toolchains(),
                        options.cache_db, options.gate, scratch_dir, {}};
-  std::optional<HarnessTools> harness;
-  std::map<std::string, CapturedLaunch> launches =
-      capture_program(context, cuda_source, program, options.include_dirs, harness, pairing.capture);
   std::string sm = options.verifier.sm_targets.empty() ? "sm_80" : options.verifier.sm_targets.front();
   std::set<std::string> paired;
 
+  // Each kernel unit as it will be paired: cut out, instantiated, refactored.
+  struct UnitWork {
+    KernelUnit unit;
+    std::vector<std::string> entries;
+    RefactorResult refactored;
+    StageContext compiled;  // the unit's compile stage, in its own scratch folder
+    std::string module;     // the compiled unit, for the replays
+  };
+  std::vector<UnitWork> work;
   for (size_t u = 0; u < units->size(); ++u) {
     Result<KernelUnit> unit = instantiate_kernel_unit(cuda_source, (*units)[u], entry_names);
     Result<std::vector<std::string>> entries = kernel_entry_names((*units)[u].name, entry_names);
@@ -187,28 +193,46 @@ PtxPairing pair_ptx_kernels(const std::string& cuda_source, const ChainResult& p
       pairing.unmatched.push_back("kernel " + (*units)[u].name + ": " + (unit ? entries.message() : unit.message()));
       continue;
     }
+    StageContext compiled{options.verifier, context.toolchains, options.cache_db, options.gate,
+                          scratch_dir + "/unit" + std::to_string(u), {}};
+    fs::create_directories(compiled.scratch_dir, ignored);
+    chmod(compiled.scratch_dir.c_str(), 0755);
     RefactorResult refactored = refactor_cuda(unit->source);
-    StageContext unit_context{options.verifier, context.toolchains, options.cache_db, options.gate,
-                              scratch_dir + "/unit" + std::to_string(u), {}};
-    fs::create_directories(unit_context.scratch_dir, ignored);
-    chmod(unit_context.scratch_dir.c_str(), 0755);
-    std::string module = run_candidate_compile_stage(unit_context, refactored.text, options.include_dirs);
-    for (const std::string& entry : *entries) {
+    work.push_back({std::move(*unit), std::move(*entries), std::move(refactored), std::move(compiled), ""});
+  }
+
+  // The program's launches are recorded while the units compile: neither needs the other.
+  std::optional<HarnessTools> harness;
+  std::map<std::string, CapturedLaunch> launches;
+  std::vector<Branch> branches = {[&](StageContext& own) {
+    launches = capture_program(own, cuda_source, program, options.include_dirs, harness, pairing.capture);
+  }};
+  for (UnitWork& item : work) {
+    branches.push_back([&](StageContext& own) {
+      item.compiled.cache_db = own.cache_db;
+      item.module = run_candidate_compile_stage(item.compiled, item.refactored.text, options.include_dirs);
+      item.compiled.cache_db = nullptr;
+    });
+  }
+  run_branches(context, branches);
+
+  for (UnitWork& item : work) {
+    for (const std::string& entry : item.entries) {
       PtxPair pair;
       pair.kernel = entry;
       pair.sm = sm;
       pair.ptx = entry_text[entry];
       RerolledPtx rolled = reroll_ptx(pair.ptx);
       pair.rolled_ptx = rolled.text;
-      pair.unit = unit->source;
-      pair.cuda = refactored.text;
+      pair.unit = item.unit.source;
+      pair.cuda = item.refactored.text;
       pair.ptx_chars = rolled.chars_in;
       pair.rolled_ptx_chars = rolled.chars_out;
-      pair.unit_chars = unit->source.size();
-      pair.cuda_chars = refactored.text.size();
+      pair.unit_chars = item.unit.source.size();
+      pair.cuda_chars = item.refactored.text.size();
       StageContext pair_context{options.verifier, context.toolchains, options.cache_db, options.gate,
-                                unit_context.scratch_dir, {}};
-      pair_context.stages = unit_context.stages;  // the unit's compile
+                                item.compiled.scratch_dir, {}};
+      pair_context.stages = item.compiled.stages;  // the unit's compile
       auto launch = launches.find(entry);
       if (launch == launches.end()) {
         std::string why = pairing.capture.ok() ? "the program did not launch this kernel" : pairing.capture.reason;
@@ -217,13 +241,13 @@ PtxPairing pair_ptx_kernels(const std::string& cuda_source, const ChainResult& p
         pair.launch = load_captured_launch(launch->second);
         // The recorder keeps every module variable at each launch; the pair keeps those its unit
         // declares, which are the ones its kernel can read or write.
-        keep_module_variables(pair.launch, device_variable_names(unit->source));
-        std::vector<std::string> parameter_types = parameter_element_types(pair.cuda, unit->name);
+        keep_module_variables(pair.launch, device_variable_names(item.unit.source));
+        std::vector<std::string> parameter_types = parameter_element_types(pair.cuda, item.unit.name);
         for (int parameter : launch->second.buffer_parameters) {
           bool known = parameter >= 0 && static_cast<size_t>(parameter) < parameter_types.size();
           pair.launch.element_types.push_back(known ? parameter_types[parameter] : "bytes");
         }
-        run_replay_stages(pair_context, *harness, launch->second, module, pair.launch.element_types);
+        run_replay_stages(pair_context, *harness, launch->second, item.module, pair.launch.element_types);
       }
       pair.checks.push_back(reroll_check(rolled));
       for (StageResult& stage : pair_context.stages) pair.checks.push_back(std::move(stage));
