@@ -7,7 +7,8 @@
 // from one sample to the next. So start and end are read off the least-squares line through
 // every sample from the start point on, which is what decides PASS; the floor and median of a
 // window at each end, and the first and last single samples, are printed beside it. The whole
-// trace goes to rss.csv in the run's folder (kept with --keep). Ends the daemon with SIGTERM, then
+// trace (total, anonymous and file-backed) goes to rss.csv in the run's folder (kept with --keep), and the fitted
+// line of each part says which one grows. Ends the daemon with SIGTERM, then
 // prints the database and artifact growth per verified sample.
 // Usage: soak [--minutes 30] [--samples N (daemon.samples_per_cycle; default: the embedded
 //        default)] [--interval 5] [--window 300] [--start-by 60] [--tailforge PATH] [--keep]
@@ -67,14 +68,22 @@ std::optional<SoakOptions> parse_options(int argc, char** argv) {
   return options;
 }
 
-// VmRSS of `pid` in KiB; 0 when the process is gone.
-int64_t rss_kb(pid_t pid) {
+// The resident memory of `pid` in KiB, in all and split into anonymous memory (heaps, SQLite's
+// caches) and file pages (the binary's code as it is touched, shared libraries); zeros when the
+// process is gone.
+struct Resident {
+  int64_t total_kb = 0, anon_kb = 0, file_kb = 0;
+};
+
+Resident resident_kb(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atoll(line.c_str() + 6);
+  Resident resident;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) resident.total_kb = std::atoll(line.c_str() + 6);
+    if (line.rfind("RssAnon:", 0) == 0) resident.anon_kb = std::atoll(line.c_str() + 8);
+    if (line.rfind("RssFile:", 0) == 0) resident.file_kb = std::atoll(line.c_str() + 8);
   }
-  return 0;
+  return resident;
 }
 
 // True when the database has a finished cycle (opened fresh each time: the daemon writes it).
@@ -92,6 +101,13 @@ struct RssSample {
   double at_seconds;
   int64_t kb;
 };
+
+std::vector<RssSample> part_of(const std::vector<RssSample>& totals, const std::vector<Resident>& parts,
+                               int64_t Resident::*field) {
+  std::vector<RssSample> trace;
+  for (size_t i = 0; i < totals.size() && i < parts.size(); ++i) trace.push_back({totals[i].at_seconds, parts[i].*field});
+  return trace;
+}
 
 // The least-squares line through the samples, read at `from` and `to` seconds (KiB).
 std::pair<double, double> fitted_line(const std::vector<RssSample>& samples, double from, double to) {
@@ -157,6 +173,7 @@ int main(int argc, char** argv) {
   auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
 
   std::vector<RssSample> trace;  // every sample from the start point on
+  std::vector<Resident> parts;   // the same samples' anonymous and file parts
   int64_t start_rss = 0, end_rss = 0, max_rss = 0;
   double start_at = 0;
   std::string start_when;
@@ -169,7 +186,8 @@ int main(int argc, char** argv) {
       exited_early = true;
       break;
     }
-    int64_t rss = rss_kb(pid);
+    Resident resident = resident_kb(pid);
+    int64_t rss = resident.total_kb;
     if (rss == 0) continue;
     end_rss = rss;
     if (start_rss == 0) {
@@ -187,6 +205,7 @@ int main(int argc, char** argv) {
     }
     if (start_rss != 0) {
       trace.push_back({elapsed(), rss});
+      parts.push_back(resident);
       max_rss = std::max(max_rss, rss);
     }
     if (elapsed() >= next_trace) {
@@ -253,8 +272,11 @@ int main(int argc, char** argv) {
   WindowFigures start = window_figures(trace, start_at, start_at + window);
   WindowFigures end = window_figures(trace, end_at - window, end_at);
   if (std::FILE* csv = std::fopen((dir / "rss.csv").c_str(), "w")) {
-    std::fprintf(csv, "seconds,rss_kb\n");
-    for (const RssSample& sample : trace) std::fprintf(csv, "%.1f,%lld\n", sample.at_seconds, static_cast<long long>(sample.kb));
+    std::fprintf(csv, "seconds,rss_kb,anon_kb,file_kb\n");
+    for (size_t i = 0; i < trace.size(); ++i) {
+      std::fprintf(csv, "%.1f,%lld,%lld,%lld\n", trace[i].at_seconds, static_cast<long long>(trace[i].kb),
+                   static_cast<long long>(parts[i].anon_kb), static_cast<long long>(parts[i].file_kb));
+    }
     std::fclose(csv);
   }
   std::printf("single samples: first %.1f MiB (at %.0f s, %s), last %.1f MiB (at %.0f s, before SIGTERM), max %.1f MiB\n",
@@ -267,6 +289,11 @@ int main(int argc, char** argv) {
   std::printf("fitted line through %zu samples: %.1f MiB at %.0f s, %.1f MiB at %.0f s (%+.3f MiB per minute)\n",
               trace.size(), fitted_start / 1024, start_at, fitted_end / 1024, end_at,
               (fitted_end - fitted_start) / 1024 / ((end_at - start_at) / 60));
+  for (auto [name, field] : {std::pair{"anonymous", &Resident::anon_kb}, std::pair{"file-backed", &Resident::file_kb}}) {
+    auto [part_start, part_end] = fitted_line(part_of(trace, parts, field), start_at, end_at);
+    std::printf("  of which %-11s %.1f MiB -> %.1f MiB (%+.3f MiB per minute)\n", name, part_start / 1024, part_end / 1024,
+                (part_end - part_start) / 1024 / ((end_at - start_at) / 60));
+  }
   std::printf("end/start ratio (floors of the windows): %.3f\n", static_cast<double>(end.floor_kb) / start.floor_kb);
   std::printf("end/start ratio (medians of the windows): %.3f\n", static_cast<double>(end.median_kb) / start.median_kb);
   double ratio = fitted_end / fitted_start;
