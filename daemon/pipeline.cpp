@@ -202,7 +202,8 @@ class DefaultPipeline : public Pipeline {
     if (inserted->inserted) {
       NewJob verify{.kind = kVerifyJob,
                     .payload = nlohmann::json{{"sample_id", inserted->id}, {"cycle", cycle}}.dump(),
-                    .idempotency_key = "verify:" + inserted->id};
+                    .idempotency_key = "verify:" + inserted->id,
+                    .priority = job.priority};
       if (Result<EnqueueOutcome> enqueued = queue.enqueue(verify); !enqueued) return enqueued.error();
     }
     if (Status s = queue.complete(job.id, owner); !s) return s;

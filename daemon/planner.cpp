@@ -7,7 +7,7 @@ namespace tailforge {
 
 int64_t cycle_seed(int64_t seed, int64_t cycle_id) { return seed * 1000003 + cycle_id; }
 
-Result<int64_t> CyclePlanner::start_new_cycle() {
+Result<int64_t> CyclePlanner::start_new_cycle(int64_t priority) {
   Transaction transaction(db_);
   if (!transaction.begin_status()) return transaction.begin_status().error();
   Result<int64_t> id = start_cycle(db_, options_.seed, options_.samples_per_cycle);
@@ -20,11 +20,23 @@ Result<int64_t> CyclePlanner::start_new_cycle() {
     nlohmann::json payload = {{"cycle", *id}, {"index", index}, {"seed", seed}};
     NewJob job{.kind = kGenerateJob,
                .payload = payload.dump(),
-               .idempotency_key = "cycle:" + std::to_string(*id) + ":generate:" + std::to_string(index)};
+               .idempotency_key = "cycle:" + std::to_string(*id) + ":generate:" + std::to_string(index),
+               .priority = priority};
     if (Result<EnqueueOutcome> enqueued = queue_.enqueue(job); !enqueued) return enqueued.error();
   }
   if (Status s = transaction.commit(); !s) return s.error();
   return id;
+}
+
+bool CyclePlanner::cycles_left() const {
+  return options_.cycles_to_run <= 0 || cycles_run_ < options_.cycles_to_run;
+}
+
+Result<bool> CyclePlanner::next_may_start(int64_t cycle_id) {
+  // Once every job of the cycle has a worker, the next cycle's jobs take the idle ones.
+  Result<int64_t> pending = pending_jobs_of_cycle(db_, cycle_id);
+  if (!pending) return pending.error();
+  return *pending == 0;
 }
 
 Result<bool> CyclePlanner::enqueue_once(int64_t cycle_id, const char* kind, const char* step) {
@@ -40,19 +52,24 @@ Result<bool> CyclePlanner::enqueue_once(int64_t cycle_id, const char* kind, cons
 
 Result<PlannerStep> CyclePlanner::tick(bool may_start) {
   PlannerStep step;
-  Result<std::optional<CycleRecord>> running = running_cycle(db_);
+  Result<std::vector<CycleRecord>> running = running_cycles(db_);
   if (!running) return running.error();
-  bool resumed = first_tick_ && running->has_value();
-  first_tick_ = false;
+  if (first_tick_) {
+    first_tick_ = false;
+    for (const CycleRecord& cycle : *running) {
+      ++cycles_run_;
+      spdlog::info("cycle {} resumed", cycle.id);
+    }
+  }
 
-  if (!running->has_value()) {
+  if (running->empty()) {
     current_.reset();
-    if (options_.cycles_to_run > 0 && cycles_run_ >= options_.cycles_to_run) {
+    if (!cycles_left()) {
       done_ = true;
       return step;
     }
     if (!may_start) return step;
-    Result<int64_t> id = start_new_cycle();
+    Result<int64_t> id = start_new_cycle(0);
     if (!id) return id.error();
     ++cycles_run_;
     current_ = *id;
@@ -63,15 +80,28 @@ Result<PlannerStep> CyclePlanner::tick(bool may_start) {
     return step;
   }
 
-  CycleRecord cycle = **running;
+  // The oldest running cycle is the current one; its steps run in order. A second running cycle
+  // is the next one, started early to keep the cores busy while the current one finishes.
+  CycleRecord cycle = running->front();
   current_ = cycle.id;
-  if (resumed) {
-    ++cycles_run_;
-    spdlog::info("cycle {} resumed", cycle.id);
-  }
   Result<int64_t> open = open_jobs_of_cycle(db_, cycle.id);
   if (!open) return open.error();
-  if (*open > 0) return step;
+  if (*open > 0) {
+    if (static_cast<int64_t>(running->size()) >= options_.cycles_in_flight || !may_start || !cycles_left()) return step;
+    Result<bool> may_start_next = next_may_start(running->back().id);
+    if (!may_start_next) return may_start_next.error();
+    if (!*may_start_next) return step;
+    // Below the current cycle's jobs, so that the current cycle finishes first (and by id after
+    // the other early cycle's).
+    Result<int64_t> id = start_new_cycle(-1);
+    if (!id) return id.error();
+    ++cycles_run_;
+    step.started_cycle = *id;
+    step.enqueued = true;
+    spdlog::info("cycle {} started early (cycle {} is current): {} generate jobs, seed {}", *id, cycle.id,
+                 options_.samples_per_cycle, cycle_seed(options_.seed, *id));
+    return step;
+  }
 
   struct Step {
     bool enabled;
@@ -99,8 +129,9 @@ Result<PlannerStep> CyclePlanner::tick(bool may_start) {
   spdlog::info("cycle {} done: generated {}, synthesized {}, verified {}, failed {}", cycle.id, cycle.generated,
                cycle.synthesized, cycle.verified, cycle.failed);
   current_.reset();
+  if (running->size() > 1) current_ = (*running)[1].id;
   step.finished_cycle = cycle;
-  if (options_.cycles_to_run > 0 && cycles_run_ >= options_.cycles_to_run) done_ = true;
+  if (running->size() == 1 && !cycles_left()) done_ = true;
   return step;
 }
 

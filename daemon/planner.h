@@ -2,10 +2,18 @@
 // watches its jobs drain, then runs the cycle's steps one after another, each once its jobs are
 // done: evaluate the models under test, synthesize for the tails, check the retrain trigger,
 // evaluate again (the new version and the new items); then closes the cycle with its counts.
+// Once every job of the newest running cycle has a worker, the next cycle starts (up to
+// daemon.cycles_in_flight at once), its jobs below the current one's, so that idle workers take them
+// instead of waiting for the current cycle's last jobs and steps. The current cycle's steps do
+// not see later cycles: their verdicts stay deferred until every earlier cycle has finished
+// (set_sample_status), tail detection reads judged samples only, and synthesis's near-duplicate
+// checks see cycles up to its own. Each cycle counts its own samples; a cycle's steps wait until
+// every earlier cycle has finished.
 // Every step is idempotent, so a restarted daemon resumes mid-cycle.
 // It runs on the daemon's event-loop thread; it does no generation or verification itself.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +26,7 @@ namespace tailforge {
 struct PlannerOptions {
   int64_t cycles_to_run = 0;  // 0: until stopped
   int64_t samples_per_cycle = 12;
+  int64_t cycles_in_flight = 2;  // 1: a cycle starts only after the one before it has closed
   int64_t seed = 1;
   bool evaluation = true;
   bool synthesis = true;
@@ -57,7 +66,11 @@ class CyclePlanner {
   void set_options(const PlannerOptions& options) { options_ = options; }
 
  private:
-  Result<int64_t> start_new_cycle();
+  // Its generate jobs get `priority`.
+  Result<int64_t> start_new_cycle(int64_t priority);
+  bool cycles_left() const;
+  // True once every job of cycle `cycle_id` has a worker.
+  Result<bool> next_may_start(int64_t cycle_id);
   // Enqueues the cycle's step job (kind `kind`, key "cycle:<id>:<step>") unless it exists; true
   // when it was enqueued.
   Result<bool> enqueue_once(int64_t cycle_id, const char* kind, const char* step);

@@ -111,12 +111,15 @@ Result<std::map<std::string, int64_t>> verified_count_by_domain(Database& db, co
 Result<std::vector<std::string>> features_seen(Database& db, const std::string& track) {
   return texts(db,
                "SELECT DISTINCT sf.tag FROM sample_feature sf JOIN sample s ON s.id = sf.sample_id"
-               " WHERE s.track = ?1 ORDER BY sf.tag",
+               " WHERE s.track = ?1 AND s.status IN ('verified','failed') ORDER BY sf.tag",
                track);
 }
 
 Result<std::vector<std::string>> domains_seen(Database& db, const std::string& track) {
-  return texts(db, "SELECT DISTINCT domain FROM sample WHERE track = ?1 AND domain IS NOT NULL ORDER BY domain", track);
+  return texts(db,
+               "SELECT DISTINCT domain FROM sample WHERE track = ?1 AND status IN ('verified','failed')"
+               " AND domain IS NOT NULL ORDER BY domain",
+               track);
 }
 
 Result<YieldCounts> overall_yield(Database& db, const std::string& track,

@@ -18,7 +18,8 @@ namespace tailforge {
 Result<int64_t> verified_count(Database& db, const std::string& track);
 Result<std::map<std::string, int64_t>> verified_count_by_feature(Database& db, const std::string& track);
 Result<std::map<std::string, int64_t>> verified_count_by_domain(Database& db, const std::string& track);
-// Feature tags / domains seen among the track's samples, whatever their status.
+// Feature tags / domains seen among the track's samples with a verdict, verified or failed (a
+// pending sample is not judged yet, or belongs to the next cycle running beside this one).
 Result<std::vector<std::string>> features_seen(Database& db, const std::string& track);
 Result<std::vector<std::string>> domains_seen(Database& db, const std::string& track);
 

@@ -54,11 +54,30 @@ Status finish_cycle(Database& db, const CycleRecord& c) {
       " synthesized = ?7, summary = ?8 WHERE id = ?1");
   update.bind(1, c.id).bind(2, c.finished_ms.value_or(now_ms())).bind(3, c.state).bind(4, c.generated);
   update.bind(5, c.verified).bind(6, c.failed).bind(7, c.synthesized).bind(8, c.summary);
-  return update.run();
+  if (Status s = update.run(); !s) return s;
+  Result<int64_t> released = release_deferred_statuses(db);
+  if (!released) return released.error();
+  return {};
 }
 
-Result<std::optional<CycleRecord>> running_cycle(Database& db) {
-  return first_of(select_cycles(db, "WHERE state = 'running' ORDER BY id DESC LIMIT 1", std::nullopt));
+Result<std::vector<CycleRecord>> running_cycles(Database& db) {
+  return select_cycles(db, "WHERE state = 'running' ORDER BY id", std::nullopt);
+}
+
+Result<int64_t> release_deferred_statuses(Database& db) {
+  Status updated = db.cached(
+                         "UPDATE sample SET status = (SELECT d.status FROM deferred_sample_status d WHERE d.sample_id = sample.id)"
+                         " WHERE id IN (SELECT d.sample_id FROM deferred_sample_status d JOIN sample s ON s.id = d.sample_id"
+                         "  WHERE NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id))")
+                       .run();
+  if (!updated) return updated.error();
+  int64_t released = db.changes();
+  Status deleted = db.cached(
+                         "DELETE FROM deferred_sample_status WHERE sample_id IN (SELECT s.id FROM sample s"
+                         " WHERE NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id))")
+                       .run();
+  if (!deleted) return deleted.error();
+  return released;
 }
 
 Result<std::optional<CycleRecord>> find_cycle(Database& db, int64_t id) {
@@ -96,15 +115,28 @@ Result<int64_t> adopt_unassigned_work(Database& db, int64_t cycle_id) {
   return static_cast<int64_t>(sample_ids.size());
 }
 
-Result<int64_t> open_jobs_of_cycle(Database& db, int64_t cycle_id) {
-  Statement& count = db.cached(
-      "SELECT count(*) FROM job WHERE state IN ('pending','leased') AND json_extract(payload, '$.cycle') = ?1");
+namespace {
+
+Result<int64_t> count_with_cycle(Statement& count, int64_t cycle_id) {
   count.bind(1, cycle_id);
   int64_t n = count.step() ? count.int64(0) : 0;
   Status s = count.status();
   count.reset();
   if (!s) return s.error();
   return n;
+}
+
+}  // namespace
+
+Result<int64_t> open_jobs_of_cycle(Database& db, int64_t cycle_id) {
+  return count_with_cycle(
+      db.cached("SELECT count(*) FROM job WHERE state IN ('pending','leased') AND json_extract(payload, '$.cycle') = ?1"),
+      cycle_id);
+}
+
+Result<int64_t> pending_jobs_of_cycle(Database& db, int64_t cycle_id) {
+  return count_with_cycle(
+      db.cached("SELECT count(*) FROM job WHERE state = 'pending' AND json_extract(payload, '$.cycle') = ?1"), cycle_id);
 }
 
 Status count_cycle_samples(Database& db, CycleRecord& cycle) {

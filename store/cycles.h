@@ -26,9 +26,13 @@ struct CycleRecord {
 };
 
 Result<int64_t> start_cycle(Database& db, int64_t seed, int64_t planned);
+// Records the cycle's end and counts, and releases the verdicts it held back.
 Status finish_cycle(Database& db, const CycleRecord& cycle);
-// The newest cycle still running, to resume after a restart.
-Result<std::optional<CycleRecord>> running_cycle(Database& db);
+// The cycles still running, oldest first: at most the current one and the next, started early.
+Result<std::vector<CycleRecord>> running_cycles(Database& db);
+// Gives the samples whose every earlier cycle has finished their deferred verdicts (see
+// set_sample_status); finish_cycle calls it. Returns how many it released.
+Result<int64_t> release_deferred_statuses(Database& db);
 Result<std::optional<CycleRecord>> find_cycle(Database& db, int64_t id);
 Result<std::optional<CycleRecord>> last_cycle(Database& db);
 Result<std::vector<CycleRecord>> list_cycles(Database& db, int limit);
@@ -40,6 +44,8 @@ Result<int64_t> adopt_unassigned_work(Database& db, int64_t cycle_id);
 
 // Jobs of the cycle (payload field "cycle") that are pending or leased.
 Result<int64_t> open_jobs_of_cycle(Database& db, int64_t cycle_id);
+// Jobs of the cycle still waiting for a worker (pending).
+Result<int64_t> pending_jobs_of_cycle(Database& db, int64_t cycle_id);
 // Fills generated, synthesized, verified and failed from the samples the cycle made.
 Status count_cycle_samples(Database& db, CycleRecord& cycle);
 

@@ -21,6 +21,7 @@ DELETE FROM sample_feature;
 DELETE FROM sample_lsh;
 DELETE FROM sample_signature;
 DELETE FROM sample_lsh_progress;
+DELETE FROM deferred_sample_status;
 DELETE FROM sample;
 DELETE FROM tail_report;
 UPDATE model SET retrain_event_id = NULL;

@@ -104,7 +104,22 @@ Result<std::vector<std::string>> sample_ids_with_prefix(Database& db, const std:
 }
 
 Status set_sample_status(Database& db, const std::string& id, const std::string& status) {
-  return db.cached("UPDATE sample SET status = ?2 WHERE id = ?1").bind(1, id).bind(2, status).run();
+  if (status == "verified" || status == "failed") {
+    Status deferred = db.cached(
+                            "INSERT INTO deferred_sample_status (sample_id, status) SELECT s.id, ?2 FROM sample s"
+                            " WHERE s.id = ?1 AND EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id)"
+                            " ON CONFLICT (sample_id) DO UPDATE SET status = excluded.status")
+                          .bind(1, id)
+                          .bind(2, status)
+                          .run();
+    if (!deferred) return deferred;
+  }
+  return db.cached(
+             "UPDATE sample AS s SET status = ?2 WHERE s.id = ?1"
+             " AND NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id)")
+      .bind(1, id)
+      .bind(2, status)
+      .run();
 }
 
 Result<std::string> insert_artifact(Database& db, const std::string& sample_id, ArtifactRecord artifact) {

@@ -46,6 +46,9 @@ Result<InsertOutcome> insert_sample_if_absent(Database& db, Sample sample);
 Result<std::optional<Sample>> find_sample(Database& db, const std::string& id);
 // Ids starting with `prefix` (at most `limit`), for commands that take a shortened id.
 Result<std::vector<std::string>> sample_ids_with_prefix(Database& db, const std::string& prefix, int limit);
+// Sets a sample's status; a verdict for a sample of a cycle that started while an earlier cycle
+// was still running is deferred (the sample stays 'pending') until every earlier cycle has
+// finished (release_deferred_statuses), so that an earlier cycle's steps never see it.
 Status set_sample_status(Database& db, const std::string& id, const std::string& status);
 
 struct ArtifactRecord {

@@ -403,6 +403,16 @@ CREATE TABLE sample_lsh_progress (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 9: cycles overlap (the next one starts while the current one finishes its steps), and a
+// sample of the next cycle verified meanwhile keeps status 'pending' with its outcome here until
+// every earlier cycle has finished, so that no step of an earlier cycle sees it.
+const char* kVersion9 = R"sql(
+CREATE TABLE deferred_sample_status (
+  sample_id     TEXT PRIMARY KEY REFERENCES sample(id) ON DELETE CASCADE,
+  status        TEXT NOT NULL CHECK (status IN ('verified','failed'))
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -415,6 +425,7 @@ const std::vector<Migration>& schema_migrations() {
       {6, kVersion6},
       {7, kVersion7},
       {8, kVersion8},
+      {9, kVersion9},
   };
   return migrations;
 }

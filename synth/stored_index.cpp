@@ -116,11 +116,13 @@ Result<std::optional<std::string>> StoredNearDuplicateIndex::find_near_duplicate
   Statement& members = db_.cached(
       "SELECT l.sample_id, g.signature FROM sample_lsh l"
       " JOIN sample_signature g ON g.sample_id = l.sample_id AND g.options_key = l.options_key"
+      " JOIN sample s ON s.id = l.sample_id AND (s.cycle_id IS NULL OR s.cycle_id <= ?5)"
       " WHERE l.track = ?1 AND l.options_key = ?2 AND l.band = ?3 AND l.bucket = ?4");
   std::set<std::string> seen;
   const double threshold = hasher_.options().threshold;
   for (int band = 0; band < bands_.bands; ++band) {
     members.bind(1, track_).bind(2, options_key_).bind(3, band).bind(4, static_cast<int64_t>(lsh_band_key(signature, bands_, band)));
+    members.bind(5, max_cycle_);
     std::optional<std::string> found;
     while (!found && members.step()) {
       std::string id = members.text(0);

@@ -26,6 +26,9 @@ class StoredNearDuplicateIndex {
   // A stored sample of the track (as of the last catch-up) whose estimated Jaccard similarity
   // with `signature` is at or above the threshold.
   Result<std::optional<std::string>> find_near_duplicate(const MinHashSignature& signature);
+  // From now on queries see only samples of cycles up to `cycle_id` (and those of no cycle): a
+  // cycle's synthesis does not depend on how far the next cycle, running beside it, has got.
+  void see_cycles_up_to(int64_t cycle_id) { max_cycle_ = cycle_id; }
 
   const MinHasher& hasher() const { return hasher_; }
 
@@ -35,6 +38,7 @@ class StoredNearDuplicateIndex {
   MinHasher hasher_;
   LshBands bands_;
   int64_t options_key_;  // signatures under other options (a changed policy) are not mixed in
+  int64_t max_cycle_ = INT64_MAX;
 
   // Signs one batch of up to kBatch samples past the mark and moves the mark; how many it signed.
   Result<int64_t> sign_batch();

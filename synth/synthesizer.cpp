@@ -198,6 +198,7 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
   summary.cycle_id = cycle_id;
   summary.tails = tails;
   StoredNearDuplicateIndex index(db, policy.track, policy.dedup);
+  index.see_cycles_up_to(cycle_id);
   if (Result<int64_t> caught_up = index.catch_up(); !caught_up) {
     return make_error("synthesis: indexing the corpus: " + caught_up.message());
   }

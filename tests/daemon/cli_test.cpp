@@ -263,3 +263,21 @@ TEST_CASE("the daemon holds artifacts under store.artifact_cap_mb") {
   CHECK(query_int(db, "SELECT count(*) FROM artifact WHERE id = '" + ids[0] + "'") == 1);
   CHECK(query_int(db, "SELECT coalesce(sum(size), 0) FROM artifact") <= 2 * 1048576);
 }
+
+TEST_CASE("daemon.cycles_in_flight: the next cycle starts while the current one runs, and each counts its own samples") {
+  TempDir dir;
+  std::string db_path = dir.file("overlap.db");
+  std::string config = dir.file("overlap.json");
+  std::ofstream(config) << R"({"daemon": {"samples_per_cycle": 1, "cycles_in_flight": 2, "compile_slots": 2},
+      "synth": {"enabled": false}, "eval": {"enabled": false}, "retrain": {"enabled": false}})";
+  ProcessResult ran = run_tailforge({"daemon", "--db", db_path, "--config", config, "--cycles", "2", "--no-progress"}, 300);
+  REQUIRE_MESSAGE(ran.exit_code == 0, ran.stderr_text);
+  CHECK_MESSAGE(ran.stderr_text.find("cycle 2 started early (cycle 1 is current)") != std::string::npos, ran.stderr_text);
+  Database db = Database::open(db_path).value();
+  CHECK(query_int(db, "SELECT count(*) FROM cycle WHERE state = 'done' AND generated >= 1") == 2);
+  // Each cycle's counts are its own samples' verdicts.
+  CHECK(query_int(db, "SELECT count(*) FROM cycle c WHERE c.verified + c.failed ="
+                      " (SELECT count(*) FROM sample s WHERE s.cycle_id = c.id)") == 2);
+  CHECK(query_int(db, "SELECT count(*) FROM sample WHERE status = 'pending'") == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM deferred_sample_status") == 0);
+}

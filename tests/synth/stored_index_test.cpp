@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "store/cycles.h"
 #include "store/samples.h"
 #include "synth/minhash.h"
 #include "synth/stored_index.h"
@@ -86,4 +87,22 @@ TEST_CASE("the stored index adds only new samples, survives reopening, keeps tra
   CHECK(query_int(db, "SELECT count(DISTINCT options_key) FROM sample_signature") == 2);
   // Masking numbers makes every member of a family the same text.
   CHECK(other.find_near_duplicate(other.hasher().signature(program(1, 77))).value().has_value());
+}
+
+TEST_CASE("an index bounded to a cycle does not see the samples of a later cycle") {
+  TempDir dir;
+  Database db = Database::open(dir.file("index.db")).value();
+  int64_t current = start_cycle(db, 1, 0).value();
+  int64_t next = start_cycle(db, 1, 0).value();
+  Sample early{.track = "c2x86", .origin = "template", .language = "c", .text = program(3, 0), .cycle_id = current};
+  Sample later{.track = "c2x86", .origin = "template", .language = "c", .text = program(5, 0), .cycle_id = next};
+  REQUIRE(insert_sample_if_absent(db, early));
+  REQUIRE(insert_sample_if_absent(db, later));
+  StoredNearDuplicateIndex index(db, "c2x86", MinHashOptions{});
+  REQUIRE(index.catch_up().value() == 2);
+  index.see_cycles_up_to(current);
+  CHECK(index.find_near_duplicate(index.hasher().signature(program(3, 1))).value().has_value());
+  CHECK_FALSE(index.find_near_duplicate(index.hasher().signature(program(5, 1))).value().has_value());
+  index.see_cycles_up_to(next);
+  CHECK(index.find_near_duplicate(index.hasher().signature(program(5, 1))).value().has_value());
 }

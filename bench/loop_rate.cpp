@@ -1,0 +1,179 @@
+// How much of the machine the whole loop keeps busy: `tailforge daemon --cycles N` on the embedded
+// default (or a given config), with the host's busy cores sampled every half second.
+//   verified/min          the verified samples over the daemon's wall time;
+//   stage s per sample    every verifier stage's and evaluation stage's own seconds (slot waits not
+//                         counted), summed over the run, per verified sample;
+//   ideal                 cores x 60 / stage s per sample: the verified samples a minute that every
+//                         core kept busy with stages would give;
+//   ratio                 verified/min over the ideal, which is the stage seconds over cores x wall.
+// The busy-core timeline (10 s buckets) shows where cores sat idle: cycle ends and the barriers
+// between a cycle's steps (verify, evaluate, synthesize, verify the synthesized, evaluate again).
+// Usage: loop_rate [--cycles 3] [--config FILE] [--tailforge PATH] [--keep]
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/cycles.h"
+#include "store/database.h"
+#include "verifier/process.h"
+
+using namespace tailforge;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CpuTimes {
+  long long busy = 0;
+  long long total = 0;
+};
+
+CpuTimes read_cpu_times() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+  CpuTimes times;
+  times.busy = user + nice + system + irq + softirq + steal;
+  times.total = times.busy + idle + iowait;
+  return times;
+}
+
+struct BusySample {
+  double at_seconds = 0;
+  double cores = 0;
+};
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "loop_rate: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int cycles = 3;
+  std::string config;
+  std::string tailforge = (fs::canonical("/proc/self/exe").parent_path().parent_path() / "tailforge").string();
+  bool keep = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--cycles" && i + 1 < argc) cycles = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--config" && i + 1 < argc) config = fs::absolute(argv[++i]).string();
+    else if (arg == "--tailforge" && i + 1 < argc) tailforge = argv[++i];
+    else if (arg == "--keep") keep = true;
+    else {
+      std::fprintf(stderr, "usage: loop_rate [--cycles N] [--config FILE] [--tailforge PATH] [--keep]\n");
+      return 2;
+    }
+  }
+  if (!fs::exists(tailforge)) return fail("no tailforge binary at " + tailforge + " (pass --tailforge PATH)");
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  fs::path dir = fs::temp_directory_path() / ("tf-loop-rate-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string db_path = (dir / "loop.db").string();
+  std::printf("loop_rate: %d cycles of `tailforge daemon` on %s, %d cores\n", cycles,
+              config.empty() ? "the embedded default" : config.c_str(), cores);
+  std::fflush(stdout);
+
+  std::atomic<bool> running{true};
+  std::vector<BusySample> busy;
+  auto started = std::chrono::steady_clock::now();
+  std::thread sampler([&] {
+    CpuTimes previous = read_cpu_times();
+    while (running) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      CpuTimes now = read_cpu_times();
+      long long total = now.total - previous.total;
+      double share = total > 0 ? static_cast<double>(now.busy - previous.busy) / static_cast<double>(total) : 0;
+      busy.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), share * cores});
+      previous = now;
+    }
+  });
+  ProcessSpec spec;
+  spec.argv = {tailforge, "daemon", "--cycles", std::to_string(cycles), "--db", db_path, "--no-progress"};
+  if (!config.empty()) {
+    spec.argv.push_back("--config");
+    spec.argv.push_back(config);
+  }
+  spec.cwd = dir;
+  spec.timeout_seconds = 6 * 3600;
+  ProcessResult process = run_process(spec);
+  running = false;
+  sampler.join();
+  if (!process.succeeded()) {
+    return fail(command_line(spec.argv) + ": exit " + std::to_string(process.exit_code) + " " + process.spawn_error +
+                process.stderr_text.substr(process.stderr_text.size() > 2000 ? process.stderr_text.size() - 2000 : 0));
+  }
+
+  Result<Database> db = Database::open(db_path);
+  if (!db) return fail(db.message());
+  Result<Statement> totals = db->prepare(
+      "SELECT (SELECT count(*) FROM sample WHERE status = 'verified'),"
+      " (SELECT count(*) FROM sample WHERE status IN ('verified', 'failed')),"
+      " (SELECT coalesce(sum(seconds), 0) FROM verification),"
+      " (SELECT coalesce(sum(seconds), 0) FROM evaluation_stage)");
+  if (!totals) return fail(totals.message());
+  if (!totals->step()) return fail("no totals: " + totals->status().message());
+  int64_t verified = totals->int64(0);
+  int64_t finished = totals->int64(1);
+  double verifier_seconds = totals->real(2);
+  double evaluation_seconds = totals->real(3);
+  double stage_seconds = verifier_seconds + evaluation_seconds;
+  double wall = process.wall_seconds;
+  if (verified == 0) return fail("no verified samples");
+
+  Result<std::vector<CycleRecord>> list = list_cycles(*db, 1000000);
+  if (!list) return fail(list.message());
+  std::printf("cycle  generated  synthesized  verified  failed    seconds\n");
+  for (auto it = list->rbegin(); it != list->rend(); ++it) {
+    double seconds = it->finished_ms ? (*it->finished_ms - it->started_ms) / 1000.0 : 0;
+    std::printf("%5lld  %9lld  %11lld  %8lld  %6lld  %9.1f\n", static_cast<long long>(it->id),
+                static_cast<long long>(it->generated), static_cast<long long>(it->synthesized),
+                static_cast<long long>(it->verified), static_cast<long long>(it->failed), seconds);
+  }
+
+  std::printf("busy cores, mean of each 10 s (of %d):\n ", cores);
+  double busy_sum = 0;
+  int under_half = 0;
+  for (size_t i = 0; i < busy.size();) {
+    double bucket_end = (static_cast<int>(busy[i].at_seconds / 10) + 1) * 10.0;
+    double sum = 0;
+    int n = 0;
+    for (; i < busy.size() && busy[i].at_seconds < bucket_end; ++i, ++n) {
+      sum += busy[i].cores;
+      busy_sum += busy[i].cores;
+      if (busy[i].cores < cores / 2.0) ++under_half;
+    }
+    std::printf(" %.0f", n ? sum / n : 0);
+  }
+  std::printf("\n");
+  double busy_share = busy.empty() ? 0 : busy_sum / static_cast<double>(busy.size()) / cores;
+  std::printf("host CPU busy %.0f%% of the run; fewer than half the cores busy for %.0f s of %.0f s\n",
+              busy_share * 100, under_half * 0.5, wall);
+
+  double per_sample = stage_seconds / static_cast<double>(verified);
+  double ideal = cores * 60.0 / per_sample;
+  double rate = verified * 60.0 / wall;
+  std::printf("verified %lld of %lld finished samples in %.1f s: %.1f verified/min\n", static_cast<long long>(verified),
+              static_cast<long long>(finished), wall, rate);
+  std::printf("stage seconds: verifier %.0f, evaluation %.0f; %.2f per verified sample; ideal = %d x 60 / %.2f = "
+              "%.1f/min\n", verifier_seconds, evaluation_seconds, per_sample, cores, per_sample, ideal);
+  std::printf("ratio (verified/min / ideal):  %.2f   target >= 0.9   %s\n", rate / ideal, rate / ideal >= 0.9 ? "PASS" : "BELOW");
+  if (keep) {
+    std::printf("kept %s\n", dir.c_str());
+  } else {
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+  }
+  return 0;
+}
