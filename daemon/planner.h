@@ -13,7 +13,6 @@
 // It runs on the daemon's event-loop thread; it does no generation or verification itself.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
