@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "daemon/memory_usage.h"
+
 namespace tailforge {
 
 int64_t cycle_seed(int64_t seed, int64_t cycle_id) { return seed * 1000003 + cycle_id; }
@@ -126,8 +128,8 @@ Result<PlannerStep> CyclePlanner::tick(bool may_start) {
   cycle.state = "done";
   cycle.finished_ms = now_ms();
   if (Status s = finish_cycle(db_, cycle); !s) return s.error();
-  spdlog::info("cycle {} done: generated {}, synthesized {}, verified {}, failed {}", cycle.id, cycle.generated,
-               cycle.synthesized, cycle.verified, cycle.failed);
+  spdlog::info("cycle {} done: generated {}, synthesized {}, verified {}, failed {}; {}", cycle.id, cycle.generated,
+               cycle.synthesized, cycle.verified, cycle.failed, describe(current_memory_usage()));
   current_.reset();
   if (running->size() > 1) current_ = (*running)[1].id;
   step.finished_cycle = cycle;

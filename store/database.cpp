@@ -16,6 +16,8 @@ std::string sqlite_error(sqlite3* db, std::string_view what) {
 
 }  // namespace
 
+void limit_sqlite_memory(int64_t bytes) { sqlite3_soft_heap_limit64(bytes); }
+
 int64_t now_ms() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();

@@ -122,4 +122,8 @@ class Transaction {
 // Milliseconds since the Unix epoch, the unit of every *_ms column.
 int64_t now_ms();
 
+// Bounds what SQLite keeps in memory (page caches of every connection, statements) for the whole
+// process: past `bytes` it reuses cache pages instead of allocating more (sqlite3_soft_heap_limit64).
+void limit_sqlite_memory(int64_t bytes);
+
 }  // namespace tailforge
