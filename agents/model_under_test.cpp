@@ -138,7 +138,15 @@ Status validate_model_definition(const ModelRecord& model) {
   }
   bool evaluated = false;
   for (const char* track : kEvaluatedTracks) evaluated = evaluated || model.track == track;
-  if (!evaluated) return make_error(at + "track '" + model.track + "' has no evaluator (cuda2hip, sass2rdna3, ptx2cuda and c2x86 have)");
+  // A kernelopt model writes candidate kernels with reasoning; `tailforge kernelopt run --model`
+  // measures them, not the evaluation jobs.
+  if (model.track == "kernelopt" && model.kind != "openai") {
+    return make_error(at + "a kernelopt model answers with reasoning and a kernel: kind openai");
+  }
+  if (!evaluated && model.track != "kernelopt") {
+    return make_error(at + "track '" + model.track + "' has no evaluator (cuda2hip, sass2rdna3, ptx2cuda, c2x86 and "
+                           "kernelopt have)");
+  }
   json parameters = json::parse(model.parameters, nullptr, false);
   if (!parameters.is_object()) return make_error(at + "parameters must be a JSON object");
   if (parameters.contains("timeout_seconds") &&

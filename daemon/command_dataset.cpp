@@ -35,6 +35,7 @@ std::string why_no_kernel_pairs(Database& db) {
 int command_export(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
+  if (args.get("--track") == "kernelopt") return export_kernelopt(args);
   ExportOptions options;
   options.track = args.get("--track", "cuda2hip");
   options.format = args.get("--format", "alpaca");

@@ -114,6 +114,7 @@ int import_exebench(const CommandContext& context, const CommandLine& args) {
 }  // namespace
 
 int command_import(const CommandLine& args) {
+  if (args.get("--track") == "kernelopt") return import_kernelopt(args);
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
   if (args.positionals.size() != 1) {
@@ -130,7 +131,7 @@ int command_import(const CommandLine& args) {
   if (!filters) return report_failure(filters.message());
   std::string track = args.get("--track", filters->track);
   if (track != "cuda2hip") {
-    std::cerr << "tailforge: --track must be cuda2hip (the only track import makes samples for), got '" << track
+    std::cerr << "tailforge: --track must be cuda2hip for a source tree (kernelopt imports a task file), got '" << track
               << "'\n";
     return 2;
   }

@@ -26,5 +26,10 @@ int command_backup(const CommandLine& args);
 int command_doctor(const CommandLine& args);
 int command_install_service(const CommandLine& args);
 int command_gc(const CommandLine& args);
+int command_kernelopt(const CommandLine& args);
+int command_curate(const CommandLine& args);
+// The kernelopt track's export (the newest curation's choices) and import (task files).
+int export_kernelopt(const CommandLine& args);
+int import_kernelopt(const CommandLine& args);
 
 }  // namespace tailforge

@@ -62,7 +62,8 @@ Status EvaluationJobs::plan(Database& db, JobQueue& queue, const Job& job, const
   if (!models) return models.error();
   std::set<std::string> tracks = {synth_.track};
   for (const ModelRecord& model : *models) {
-    if (model.active) tracks.insert(model.track);
+    // kernelopt models are measured by `tailforge kernelopt run --model`, not on an evaluation set.
+    if (model.active && model.track != "kernelopt") tracks.insert(model.track);
   }
   for (const std::string& track : tracks) {
     Result<EvalSetRefresh> refreshed = refresh_eval_set(db, eval_, synth_, track);

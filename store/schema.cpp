@@ -413,6 +413,72 @@ CREATE TABLE deferred_sample_status (
 ) WITHOUT ROWID;
 )sql";
 
+// The kernelopt track (ConCuR): tasks with their reference kernel, candidates (each also a sample
+// of track kernelopt, so failures and taxonomy queries cover them), every measurement of a
+// candidate against its task's reference, and each curation run with its choices.
+const char* kVersion10 = R"sql(
+CREATE TABLE kernelopt_task (
+  name          TEXT PRIMARY KEY,
+  operator_type TEXT NOT NULL,
+  domain        TEXT NOT NULL,
+  description   TEXT NOT NULL,
+  spec          TEXT NOT NULL,                 -- JSON: inputs, output, input range, tolerance
+  reference_source TEXT NOT NULL,
+  origin        TEXT NOT NULL,                 -- builtin or imported
+  created_ms    INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE kernelopt_candidate (
+  id            INTEGER PRIMARY KEY,
+  sample_id     TEXT NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+  task          TEXT NOT NULL REFERENCES kernelopt_task(name) ON DELETE CASCADE,
+  strategy      TEXT NOT NULL,
+  origin        TEXT NOT NULL,                 -- builtin or model
+  model         TEXT NOT NULL DEFAULT '',
+  reasoning     TEXT NOT NULL,
+  reasoning_length INTEGER NOT NULL,
+  created_ms    INTEGER NOT NULL,
+  UNIQUE (task, sample_id, model)
+);
+CREATE INDEX kernelopt_candidate_task ON kernelopt_candidate(task);
+
+CREATE TABLE kernelopt_measurement (
+  id            INTEGER PRIMARY KEY,
+  candidate_id  INTEGER NOT NULL REFERENCES kernelopt_candidate(id) ON DELETE CASCADE,
+  status        TEXT NOT NULL CHECK (status IN ('ok','fail','skipped','error')),
+  category      TEXT NOT NULL DEFAULT '',
+  detail        TEXT NOT NULL DEFAULT '',
+  reference_ms  REAL,
+  reference_spread REAL,
+  candidate_ms  REAL,
+  candidate_spread REAL,
+  speedup       REAL,
+  max_error     REAL,
+  device        TEXT NOT NULL DEFAULT '',
+  sm_clock_khz  INTEGER,
+  memory_clock_khz INTEGER,
+  host          TEXT NOT NULL DEFAULT '',
+  measured_ms   INTEGER NOT NULL
+);
+CREATE INDEX kernelopt_measurement_candidate ON kernelopt_measurement(candidate_id, id);
+
+CREATE TABLE kernelopt_curation (
+  id            INTEGER PRIMARY KEY,
+  options       TEXT NOT NULL,                 -- JSON
+  result        TEXT NOT NULL,                 -- JSON: choices, skipped tasks, difficulty, note
+  created_ms    INTEGER NOT NULL
+);
+
+CREATE TABLE kernelopt_curation_choice (
+  curation_id   INTEGER NOT NULL REFERENCES kernelopt_curation(id) ON DELETE CASCADE,
+  candidate_id  INTEGER NOT NULL REFERENCES kernelopt_candidate(id) ON DELETE CASCADE,
+  position      INTEGER NOT NULL,
+  rule          TEXT NOT NULL,
+  why           TEXT NOT NULL,
+  PRIMARY KEY (curation_id, candidate_id)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -426,6 +492,7 @@ const std::vector<Migration>& schema_migrations() {
       {7, kVersion7},
       {8, kVersion8},
       {9, kVersion9},
+      {10, kVersion10},
   };
   return migrations;
 }

@@ -7,7 +7,6 @@
 #include "verifier/sass2rdna3/kernel_split.h"
 
 namespace tailforge {
-namespace {
 
 std::vector<std::string> gencode_flags(const std::vector<std::string>& sm_targets) {
   std::vector<std::string> flags;
@@ -25,6 +24,8 @@ std::string availability_reason(const StageContext& context, const std::string& 
   }
   return "unknown stage " + family;
 }
+
+namespace {
 
 void add_kernel_artifacts(StageResult& stage, const std::string& kind, const std::vector<KernelText>& kernels) {
   for (const auto& kernel : kernels) {

@@ -14,6 +14,11 @@ struct KernelText {
   std::string text;
 };
 
+// "-gencode arch=compute_NN,code=sm_NN" for each target.
+std::vector<std::string> gencode_flags(const std::vector<std::string>& sm_targets);
+// Why a stage family ("nvidia.run", "nvidia.sass") cannot run here; empty when it can.
+std::string availability_reason(const StageContext& context, const std::string& family);
+
 // Adds nvidia.ptx, nvidia.cubin.<sm>, nvidia.exe, nvidia.host_asm, nvidia.sass, nvidia.run.
 void run_nvidia_stages(StageContext& context, const std::string& cuda_path);
 

@@ -1,0 +1,29 @@
+// Candidates of the kernelopt track written by a model under test: the task (its description,
+// buffer shapes and reference kernel unit) is sent with the kernelopt prompt of
+// config/llm_prompts.json, once per sample with its own sampling seed; each answer's reasoning
+// (reasoning_content, else the answer's text outside its code block) and its CUDA block become
+// one candidate. It does not measure or store them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agents/llm_client.h"
+#include "agents/llm_roles.h"
+#include "verifier/kernelopt/kernel_task.h"
+
+namespace tailforge {
+
+struct ModelCandidates {
+  std::vector<KernelCandidate> candidates;
+  std::vector<std::string> failures;  // "agent.llm.<category>: message", one per answer that gave no kernel
+};
+
+// What the model is shown for a task: description, buffers, tolerance and the reference.
+std::string kernelopt_task_prompt(const KernelTask& task);
+
+// Asks `samples` times; sample k uses options.seed + k, so answers differ and each has its own cache entry.
+ModelCandidates ask_model_for_candidates(const LlmOptions& options, const LlmPrompts& prompts, const KernelTask& task,
+                                         const std::string& model_name, int samples, Database* cache);
+
+}  // namespace tailforge

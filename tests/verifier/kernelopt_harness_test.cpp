@@ -1,0 +1,246 @@
+// The kernelopt harness: its printed lines parsed; a candidate compiled beside the reference by
+// nvcc with timing recorded as skipped where no GPU exists; and on an NVIDIA GPU, a right
+// candidate timed, a wrong one and each way of faking speed caught and named: writing into the
+// inputs, working on another stream, relying on the reference's answer already in the output
+// buffer, returning a remembered answer for the fixed input, and calling the reference.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include "test_support/temp_dir.h"
+#include "verifier/kernelopt/measure.h"
+
+namespace tailforge {
+namespace {
+
+// out[i] = a[i] + 2 b[i] over a length no block size divides.
+KernelTask add_task() {
+  KernelTask task;
+  task.name = "add_scaled_test";
+  task.operator_type = kSingleOperator;
+  task.domain = "tensor";
+  task.description = "out = a + 2b over 1,000,003 floats";
+  task.inputs = {{"a", 1000003}, {"b", 1000003}};
+  task.output = {"out", 1000003};
+  task.reference_source = R"(constexpr long long kCount = 1000003;
+__global__ void add_scaled(const float* a, const float* b, float* out) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < kCount) out[i] = a[i] + 2.0f * b[i];
+}
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  add_scaled<<<(kCount + 127) / 128, 128, 0, stream>>>(inputs[0], inputs[1], output);
+}
+)";
+  return task;
+}
+
+const char* kRight = R"(#include <cuda_runtime.h>
+constexpr long long kCount = 1000003;
+__global__ void add_scaled_stride(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kCount; i += (long long)gridDim.x * blockDim.x)
+    out[i] = fmaf(2.0f, b[i], a[i]);
+}
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  add_scaled_stride<<<1024, 256, 0, stream>>>(inputs[0], inputs[1], output);
+}
+)";
+
+const char* kWrong = R"(constexpr long long kCount = 1000003;
+__global__ void add_scaled_off(const float* a, const float* b, float* out) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < kCount) out[i] = a[i] + 2.0f * b[i] + (i == 77 ? 1.0f : 0.0f);
+}
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  add_scaled_off<<<(kCount + 255) / 256, 256, 0, stream>>>(inputs[0], inputs[1], output);
+}
+)";
+
+// Right answer, then scribbles over its first input.
+const char* kWritesInput = R"(constexpr long long kCount = 1000003;
+__global__ void add_then_clear(const float* a, const float* b, float* out) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < kCount) {
+    out[i] = a[i] + 2.0f * b[i];
+    const_cast<float*>(a)[i] = 0.0f;
+  }
+}
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  add_then_clear<<<(kCount + 255) / 256, 256, 0, stream>>>(inputs[0], inputs[1], output);
+}
+)";
+
+// Right answer, computed on a stream of its own that nobody waits for, after a long spin.
+const char* kOtherStream = R"(constexpr long long kCount = 1000003;
+__global__ void slow_add(const float* a, const float* b, float* out) {
+  long long start = clock64();
+  while (clock64() - start < 200000000LL) {}
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kCount; i += (long long)gridDim.x * blockDim.x)
+    out[i] = a[i] + 2.0f * b[i];
+}
+void tf_launch(const float* const* inputs, float* output, cudaStream_t) {
+  static cudaStream_t own = [] { cudaStream_t s; cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); return s; }();
+  slow_add<<<256, 256, 0, own>>>(inputs[0], inputs[1], output);
+}
+)";
+
+// Writes nothing: right only where the buffer already holds the answer.
+const char* kWritesNothing = R"(__global__ void nothing(float*) {}
+void tf_launch(const float* const*, float* output, cudaStream_t stream) {
+  nothing<<<1, 1, 0, stream>>>(output);
+}
+)";
+
+// Computes once, then copies its remembered answer: right for the first input only.
+const char* kRemembers = R"(constexpr long long kCount = 1000003;
+__device__ float remembered[kCount];
+__global__ void add_and_remember(const float* a, const float* b, float* out) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < kCount) remembered[i] = out[i] = a[i] + 2.0f * b[i];
+}
+__global__ void replay(float* out) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < kCount) out[i] = remembered[i];
+}
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  static bool computed = false;
+  if (!computed) add_and_remember<<<(kCount + 255) / 256, 256, 0, stream>>>(inputs[0], inputs[1], output);
+  else replay<<<(kCount + 255) / 256, 256, 0, stream>>>(output);
+  computed = true;
+}
+)";
+
+const char* kCallsReference = R"(void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  tf_reference::tf_launch(inputs, output, stream);
+}
+)";
+
+struct Bench {
+  TempDir dir;
+  VerifierOptions options;
+  StageContext context;
+  Bench() : context{options, detected_toolchains(), nullptr, nullptr, "", {}} {
+    chmod(dir.path().c_str(), 0755);
+    options.cache_dir = dir.file("cache");
+    options.sm_targets = {"sm_80", "sm_90"};
+    context.scratch_dir = dir.path();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("kernelopt harness: its lines are read into a verdict, the device, clocks and both timings") {
+  std::string printed =
+      "warming up\n"
+      "kernelopt device NVIDIA H100 80GB HBM3\n"
+      "kernelopt clocks sm_khz=1980000 memory_khz=2619000\n"
+      "kernelopt check fixed_input mismatches=0 untouched=0 max_error=2.5e-07\n"
+      "kernelopt time reference median_ms=0.5 spread=0.012 trials=100\n"
+      "kernelopt time candidate median_ms=0.25 spread=0.020 trials=150 attempts=2\n"
+      "kernelopt verdict ok\n";
+  Result<HarnessReport> report = parse_harness_output(printed);
+  REQUIRE(report.ok());
+  CHECK(report->device == "NVIDIA H100 80GB HBM3");
+  CHECK(report->sm_clock_khz == 1980000);
+  CHECK(report->memory_clock_khz == 2619000);
+  CHECK(report->correct());
+  CHECK(report->max_error == doctest::Approx(2.5e-7));
+  REQUIRE(report->reference);
+  REQUIRE(report->candidate);
+  CHECK(report->reference->median_ms == doctest::Approx(0.5));
+  CHECK(report->candidate->spread == doctest::Approx(0.02));
+  CHECK(report->candidate->trials == 150);
+  CHECK(report->candidate->attempts == 2);
+  CHECK(report->reference->attempts == 1);
+
+  Result<HarnessReport> cheat = parse_harness_output("kernelopt verdict cheat.input_write input 0 changed in 5 of 9 elements\n");
+  REQUIRE(cheat.ok());
+  CHECK(cheat->verdict == "cheat.input_write");
+  CHECK(cheat->detail == "input 0 changed in 5 of 9 elements");
+  CHECK_FALSE(cheat->correct());
+  CHECK_FALSE(parse_harness_output("kernelopt device X\n").ok());
+}
+
+TEST_CASE("kernelopt harness: the candidate comes before the reference and its includes are hoisted") {
+  std::string program = harness_program(add_task(), kRight);
+  size_t candidate = program.find("namespace tf_candidate {");
+  size_t reference = program.find("namespace tf_reference {");
+  REQUIRE(candidate != std::string::npos);
+  REQUIRE(reference != std::string::npos);
+  CHECK(candidate < reference);
+  CHECK(program.find("#include <cuda_runtime.h>") < candidate);
+  CHECK(program.find("#include <cuda_runtime.h>", candidate) == std::string::npos);
+  CHECK(program.find("kOutputElements = 1000003LL") != std::string::npos);
+  CHECK(names_reference(kCallsReference));
+  CHECK_FALSE(names_reference(kRight));
+}
+
+TEST_CASE("kernelopt harness: a candidate calling the reference is a cheat before anything is compiled") {
+  Bench bench;
+  KernelMeasurement measured = measure_candidate(bench.context, add_task(), kCallsReference);
+  CHECK(measured.status == "fail");
+  CHECK(measured.category == "kernelopt.cheat.reference_call");
+  CHECK(measured.stages.empty());
+}
+
+TEST_CASE("kernelopt harness: nvcc builds reference and candidate into one program; without a GPU the timing is "
+          "skipped with the reason") {
+  Bench bench;
+  if (!bench.context.toolchains.tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found");
+    return;
+  }
+  KernelMeasurement measured = measure_candidate(bench.context, add_task(), kRight);
+  REQUIRE(!measured.stages.empty());
+  CHECK_MESSAGE(measured.stages[0].ok(), measured.stages[0].diagnostics);
+  if (bench.context.toolchains.has_gpu("nvidia")) {
+    CHECK_MESSAGE(measured.status == "ok", measured.category << ": " << measured.detail);
+    return;
+  }
+  CHECK(measured.status == "skipped");
+  REQUIRE(measured.stages.size() == 2);
+  CHECK(measured.stages[1].name == "kernelopt.run");
+  CHECK(measured.stages[1].status == "skipped");
+  CHECK(measured.detail.find("timing skipped: ") == 0);
+  CHECK(measured.stages[1].reason.find("GPU") != std::string::npos);
+
+  KernelMeasurement broken = measure_candidate(bench.context, add_task(), "void tf_launch(int) {}\n");
+  CHECK(broken.status == "fail");
+  CHECK(broken.category == "kernelopt.compile");
+}
+
+TEST_CASE("kernelopt harness: on a GPU a right candidate is timed and a wrong one and every cheat are caught") {
+  Bench bench;
+  if (!bench.context.toolchains.tool("nvcc").found() || !bench.context.toolchains.has_gpu("nvidia")) {
+    MESSAGE("skipped: needs nvcc and an NVIDIA GPU");
+    return;
+  }
+  KernelMeasurement right = measure_candidate(bench.context, add_task(), kRight);
+  REQUIRE_MESSAGE(right.status == "ok", right.category << ": " << right.detail);
+  REQUIRE(right.timed());
+  CHECK(right.report->device.size() > 0);
+  CHECK(right.report->reference->median_ms > 0);
+  CHECK(right.report->candidate->median_ms > 0);
+  CHECK(right.speedup() > 0);
+  MESSAGE("right candidate on " << right.report->device << ": speedup " << right.speedup() << ", spreads "
+                                << right.report->reference->spread << " / " << right.report->candidate->spread);
+
+  struct Case {
+    const char* name;
+    const char* source;
+    const char* category;
+  };
+  const Case cases[] = {{"wrong", kWrong, "kernelopt.output_mismatch"},
+                        {"writes its input", kWritesInput, "kernelopt.cheat.input_write"},
+                        {"another stream", kOtherStream, "kernelopt.cheat.unsynchronized_stream"},
+                        {"writes nothing", kWritesNothing, "kernelopt.cheat.output_reuse"},
+                        {"remembers the answer", kRemembers, "kernelopt.cheat.fixed_input"}};
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    KernelMeasurement measured = measure_candidate(bench.context, add_task(), c.source);
+    CHECK(measured.status == "fail");
+    CHECK_MESSAGE(measured.category == c.category, measured.detail);
+    CHECK_FALSE(measured.timed());
+    CHECK(measured.speedup() == 0);
+  }
+}
+
+}  // namespace tailforge

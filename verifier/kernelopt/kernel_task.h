@@ -1,0 +1,56 @@
+// The kernelopt track's data (ConCuR): a task is one operator with fixed shapes and a naive
+// reference CUDA implementation; a candidate is another implementation of the same task with the
+// reasoning that produced it. Both are "kernel units": CUDA text that defines
+//
+//   void tf_launch(const float* const* inputs, float* output, cudaStream_t stream);
+//
+// (a C++ function, not extern "C"), launches its kernels on `stream` only, and bakes the task's
+// shapes in as constants. A unit may #include system headers; it must not define main().
+// The harness (harness.h) puts a reference and a candidate in one program.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tailforge {
+
+// The operator types a task can have; curation balances "single" against the rest.
+inline constexpr const char* kSingleOperator = "single";       // one elementwise/data-movement op
+inline constexpr const char* kReductionOperator = "reduction"; // sums, maxima, norms
+inline constexpr const char* kFusionOperator = "fusion";       // several ops the reference runs as separate kernels
+inline constexpr const char* kMatmulOperator = "matmul";       // dense linear algebra
+inline constexpr const char* kStencilOperator = "stencil";     // neighbourhood ops
+
+struct KernelBuffer {
+  std::string name;
+  int64_t elements = 0;  // float32 elements
+};
+
+struct KernelTask {
+  std::string name;           // stable id: "relu_4m", "matmul_bias_relu_512"
+  std::string operator_type;  // one of the k*Operator names above
+  std::string domain;         // the generator domain it belongs to ("tensor", "image", ...)
+  std::string description;    // one line: what the operator computes, with shapes
+  std::vector<KernelBuffer> inputs;
+  KernelBuffer output;
+  float input_low = -1.0f, input_high = 1.0f;  // inputs are uniform in [low, high) from the seed
+  double tolerance = 1e-3;    // an output is right when |candidate - reference| <= tolerance * (1 + |reference|)
+  std::string reference_source;  // the kernel unit the task measures against
+  std::string origin = "builtin";  // "builtin" or "imported"
+};
+
+struct KernelCandidate {
+  std::string task;        // KernelTask::name
+  std::string strategy;    // "float4_vectorized", "shared_tiling", ... or the model's name
+  std::string origin;      // "builtin" or "model"
+  std::string model;       // the model that wrote it (origin "model")
+  std::string reasoning;   // the reasoning that produced it
+  std::string source;      // the kernel unit
+};
+
+// Reasoning length: whitespace-separated words (an LLM's token count is not known for every
+// model; words keep every candidate on the same scale).
+int64_t reasoning_length(const std::string& reasoning);
+
+}  // namespace tailforge
