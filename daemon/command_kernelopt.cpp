@@ -369,8 +369,8 @@ const char* kExportInstruction =
     "```cuda block.";
 
 std::string export_prompt(const KernelTask& task) {
-  return std::string(kExportInstruction) + "\nTask: " + task.description + "\n\nReference:\n```cuda\n" +
-         task.reference_source + "```\n";
+  return std::string(kExportInstruction) + "\nTask: " + task.description + "\n\nReference:\n```" +
+         (task.reference_language == "pytorch" ? "python" : "cuda") + "\n" + task.reference_source + "```\n";
 }
 
 std::string export_answer(const KernelCandidate& candidate) {
@@ -501,15 +501,26 @@ int import_kernelopt(const CommandLine& args) {
     if (task.inputs.empty() || task.output.elements <= 0) {
       return report_failure(at + ": needs inputs [{name, elements}] and output {name, elements}");
     }
-    if (entry.contains("reference_file")) {
-      std::ifstream reference(folder / entry["reference_file"].get<std::string>());
+    std::string reference_file = entry.value("reference_file", "");
+    if (!reference_file.empty()) {
+      std::ifstream reference(folder / reference_file);
+      if (!reference) return report_failure(at + ": cannot read reference_file " + (folder / reference_file).string());
       std::stringstream text;
       text << reference.rdbuf();
       task.reference_source = text.str();
     } else {
       task.reference_source = entry.value("reference_source", "");
     }
-    if (task.reference_source.find("tf_launch") == std::string::npos) {
+    bool python = reference_file.size() > 3 && reference_file.compare(reference_file.size() - 3, 3, ".py") == 0;
+    task.reference_language = entry.value("reference_language", python ? "pytorch" : "cuda");
+    if (task.reference_language == "pytorch") {
+      if (task.reference_source.find("class Model") == std::string::npos ||
+          task.reference_source.find("def get_inputs") == std::string::npos) {
+        return report_failure(at + ": a PyTorch reference (KernelBench style) must define class Model and get_inputs()");
+      }
+    } else if (task.reference_language != "cuda") {
+      return report_failure(at + ": reference_language must be cuda or pytorch, got '" + task.reference_language + "'");
+    } else if (task.reference_source.find("tf_launch") == std::string::npos) {
       return report_failure(at + ": the reference (reference_source or reference_file) must define "
                                  "void tf_launch(const float* const* inputs, float* output, cudaStream_t stream)");
     }

@@ -17,7 +17,8 @@ nlohmann::json task_spec(const KernelTask& task) {
           {"output", {{"name", task.output.name}, {"elements", task.output.elements}}},
           {"input_low", task.input_low},
           {"input_high", task.input_high},
-          {"tolerance", task.tolerance}};
+          {"tolerance", task.tolerance},
+          {"reference_language", task.reference_language}};
 }
 
 void read_spec(const std::string& text, KernelTask& task) {
@@ -31,6 +32,7 @@ void read_spec(const std::string& text, KernelTask& task) {
   task.input_low = spec.value("input_low", -1.0f);
   task.input_high = spec.value("input_high", 1.0f);
   task.tolerance = spec.value("tolerance", 1e-3);
+  task.reference_language = spec.value("reference_language", "cuda");
 }
 
 std::optional<double> positive(double value) { return value > 0 ? std::optional<double>(value) : std::nullopt; }

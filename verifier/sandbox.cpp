@@ -52,11 +52,12 @@ void add_host_view(std::vector<std::string>& argv, bool gpu) {
 }
 
 std::vector<std::string> bwrap_prefix(const SandboxOptions& options, const std::string& private_dir,
-                                      bool gpu) {
+                                      bool gpu, const std::vector<std::string>& read_only_paths = {}) {
   std::vector<std::string> argv = {options.bwrap_path, "--unshare-net", "--unshare-pid",
                                    "--unshare-ipc", "--unshare-uts", "--die-with-parent",
                                    "--new-session"};
   add_host_view(argv, gpu);
+  for (const std::string& path : read_only_paths) argv.insert(argv.end(), {"--ro-bind", path, path});
   argv.insert(argv.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
   if (!private_dir.empty()) {
     argv.insert(argv.end(), {"--bind", private_dir, private_dir, "--chdir", private_dir});
@@ -179,7 +180,7 @@ SandboxOutcome run_sandboxed(const SandboxOptions& options, const SandboxRun& ru
       outcome.skip_reason = "sandbox unavailable, untrusted code not executed: " + usable.message();
       return outcome;
     }
-    spec.argv = bwrap_prefix(options, run.private_dir, run.gpu);
+    spec.argv = bwrap_prefix(options, run.private_dir, run.gpu, run.read_only_paths);
   } else if (options.mode != "rlimits-only") {
     outcome.skip_reason = "unknown sandbox mode '" + options.mode + "'";
     return outcome;

@@ -38,6 +38,8 @@ struct SandboxRun {
   bool gpu = false;           // bind GPU device nodes
   double timeout_seconds = 0; // <= 0: options.timeout_seconds
   std::string stdin_text;
+  // More host directories the program reads, read-only (a Python environment outside /usr).
+  std::vector<std::string> read_only_paths;
 };
 
 struct SandboxOutcome {

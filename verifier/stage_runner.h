@@ -78,9 +78,11 @@ StageResult run_program_stage(StageContext& context, const std::string& name,
                               const std::string& executable, bool gpu);
 
 // Runs an untrusted command line in the sandbox, in `private_dir` (its only writable directory,
-// made by make_subdirectory), as run_program_stage does.
+// made by make_subdirectory), as run_program_stage does; `read_only_paths` are bound in besides the
+// system's (see SandboxRun).
 StageResult run_untrusted_stage(StageContext& context, const std::string& name, const std::vector<std::string>& argv,
-                                const std::string& private_dir, bool gpu);
+                                const std::string& private_dir, bool gpu,
+                                const std::vector<std::string>& read_only_paths = {});
 
 // A fresh scratch directory "<root>/<prefix>-XXXXXX" for one chain run, reachable by the sandbox
 // user; root is verifier.scratch_root, else $TMPDIR, else /tmp. The error names the root.

@@ -35,9 +35,10 @@ std::string kernelopt_task_prompt(const KernelTask& task) {
   }
   return fmt::format(
       "Task {} ({} operator): {}\nInputs, uniform in [{}, {}):\n{}Output ({}): {} floats, right within {} x (1 + "
-      "|reference|)\n\nReference:\n```cuda\n{}```",
+      "|reference|)\n\nReference:\n```{}\n{}```",
       task.name, task.operator_type, task.description, task.input_low, task.input_high, inputs, task.output.name,
-      task.output.elements, task.tolerance, task.reference_source);
+      task.output.elements, task.tolerance, task.reference_language == "pytorch" ? "python" : "cuda",
+      task.reference_source);
 }
 
 ModelCandidates ask_model_for_candidates(const LlmOptions& options, const LlmPrompts& prompts, const KernelTask& task,

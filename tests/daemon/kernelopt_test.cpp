@@ -213,6 +213,24 @@ TEST_CASE("kernelopt: import --track kernelopt stores a user's tasks and rejects
   for (const auto& task : tasks) found = found || (task["name"] == "twice_4k" && task["origin"] == "imported");
   CHECK(found);
 
+  // A KernelBench-style PyTorch module as the reference.
+  std::ofstream(dir.file("model.py")) << "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                                         "        return 2 * x\ndef get_inputs():\n    return [torch.randn(4096)]\n";
+  std::ofstream(dir.file("torch.json"))
+      << R"([{"name": "twice_torch", "operator_type": "single", "inputs": [{"name": "x", "elements": 4096}],
+              "output": {"name": "y", "elements": 4096}, "reference_file": "model.py"}])";
+  ProcessResult torch = run_tailforge({"import", "--track", "kernelopt", "--db", db_path, dir.file("torch.json")});
+  REQUIRE_MESSAGE(torch.exit_code == 0, torch.stderr_text);
+  {
+    Result<Database> db = Database::open(db_path);
+    REQUIRE(db.ok());
+    Result<std::vector<KernelTask>> stored = load_kernelopt_tasks(*db, {"twice_torch"});
+    REQUIRE(stored.ok());
+    REQUIRE(stored->size() == 1);
+    CHECK(stored->front().reference_language == "pytorch");
+    CHECK(stored->front().reference_source.find("class Model") != std::string::npos);
+  }
+
   std::ofstream(dir.file("bad.json")) << R"([{"name": "x", "operator_type": "conv", "inputs": [], "output": {}}])";
   ProcessResult bad = run_tailforge({"import", "--track", "kernelopt", "--db", db_path, dir.file("bad.json")});
   CHECK(bad.exit_code == 1);

@@ -8,6 +8,7 @@
 
 #include "test_support/temp_dir.h"
 #include "verifier/kernelopt/measure.h"
+#include "verifier/kernelopt/pytorch_harness.h"
 
 namespace tailforge {
 namespace {
@@ -125,6 +126,49 @@ struct Bench {
   }
 };
 
+// The same operator as a KernelBench-style PyTorch module.
+KernelTask pytorch_add_task() {
+  KernelTask task = add_task();
+  task.name = "add_scaled_pytorch_test";
+  task.reference_language = "pytorch";
+  task.reference_source = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return a + 2.0 * b
+
+def get_inputs():
+    return [torch.randn(1000003), torch.randn(1000003)]
+
+def get_init_inputs():
+    return []
+)";
+  return task;
+}
+
+// A wrong candidate and each cheat are rejected with their category and never timed.
+void check_every_cheat(Bench& bench, const KernelTask& task) {
+  struct Case {
+    const char* name;
+    const char* source;
+    const char* category;
+  };
+  const Case cases[] = {{"wrong", kWrong, "kernelopt.output_mismatch"},
+                        {"writes its input", kWritesInput, "kernelopt.cheat.input_write"},
+                        {"another stream", kOtherStream, "kernelopt.cheat.unsynchronized_stream"},
+                        {"writes nothing", kWritesNothing, "kernelopt.cheat.output_reuse"},
+                        {"remembers the answer", kRemembers, "kernelopt.cheat.fixed_input"}};
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    KernelMeasurement measured = measure_candidate(bench.context, task, c.source);
+    CHECK(measured.status == "fail");
+    CHECK_MESSAGE(measured.category == c.category, measured.detail);
+    CHECK_FALSE(measured.timed());
+    CHECK(measured.speedup() == 0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("kernelopt harness: its lines are read into a verdict, the device, clocks and both timings") {
@@ -223,24 +267,38 @@ TEST_CASE("kernelopt harness: on a GPU a right candidate is timed and a wrong on
   MESSAGE("right candidate on " << right.report->device << ": speedup " << right.speedup() << ", spreads "
                                 << right.report->reference->spread << " / " << right.report->candidate->spread);
 
-  struct Case {
-    const char* name;
-    const char* source;
-    const char* category;
-  };
-  const Case cases[] = {{"wrong", kWrong, "kernelopt.output_mismatch"},
-                        {"writes its input", kWritesInput, "kernelopt.cheat.input_write"},
-                        {"another stream", kOtherStream, "kernelopt.cheat.unsynchronized_stream"},
-                        {"writes nothing", kWritesNothing, "kernelopt.cheat.output_reuse"},
-                        {"remembers the answer", kRemembers, "kernelopt.cheat.fixed_input"}};
-  for (const Case& c : cases) {
-    CAPTURE(c.name);
-    KernelMeasurement measured = measure_candidate(bench.context, add_task(), c.source);
-    CHECK(measured.status == "fail");
-    CHECK_MESSAGE(measured.category == c.category, measured.detail);
-    CHECK_FALSE(measured.timed());
-    CHECK(measured.speedup() == 0);
+  check_every_cheat(bench, add_task());
+}
+
+TEST_CASE("kernelopt harness: a PyTorch reference measures the candidate built as a library, with every check") {
+  std::string library = pytorch_candidate_library_source(kRight);
+  CHECK(library.find("extern \"C\" int tf_candidate_entry") != std::string::npos);
+  std::string script = pytorch_harness_script(pytorch_add_task(), {});
+  CHECK(script.find("INPUT_ELEMENTS = [1000003, 1000003]") != std::string::npos);
+  CHECK(script.find("OUTPUT_ELEMENTS = 1000003") != std::string::npos);
+
+  Bench bench;
+  if (!bench.context.toolchains.tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found");
+    return;
   }
+  std::string missing = !bench.context.toolchains.has_gpu("nvidia") ? "no NVIDIA GPU" : pytorch_unavailable_reason();
+  if (!missing.empty()) {
+    KernelMeasurement skipped = measure_candidate(bench.context, pytorch_add_task(), kRight);
+    REQUIRE(!skipped.stages.empty());
+    CHECK_MESSAGE(skipped.stages[0].ok(), skipped.stages[0].diagnostics);
+    CHECK(skipped.status == "skipped");
+    CHECK(skipped.detail.find("timing skipped: ") == 0);
+    MESSAGE("skipped: the PyTorch run needs a GPU and torch: " << skipped.detail);
+    return;
+  }
+  KernelMeasurement right = measure_candidate(bench.context, pytorch_add_task(), kRight);
+  REQUIRE_MESSAGE(right.status == "ok", right.category << ": " << right.detail << "\n"
+                                                         << (right.stages.size() > 1 ? right.stages[1].diagnostics : ""));
+  REQUIRE(right.timed());
+  MESSAGE("PyTorch reference on " << right.report->device << ": speedup " << right.speedup() << ", spreads "
+                                  << right.report->reference->spread << " / " << right.report->candidate->spread);
+  check_every_cheat(bench, pytorch_add_task());
 }
 
 }  // namespace tailforge

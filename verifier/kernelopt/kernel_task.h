@@ -36,7 +36,10 @@ struct KernelTask {
   KernelBuffer output;
   float input_low = -1.0f, input_high = 1.0f;  // inputs are uniform in [low, high) from the seed
   double tolerance = 1e-3;    // an output is right when |candidate - reference| <= tolerance * (1 + |reference|)
-  std::string reference_source;  // the kernel unit the task measures against
+  std::string reference_source;  // the kernel unit the task measures against, or a PyTorch module
+  // "cuda" (reference_source is a kernel unit) or "pytorch": a KernelBench-style Python file with
+  // Model, get_inputs() and optionally get_init_inputs() (pytorch_harness.h).
+  std::string reference_language = "cuda";
   std::string origin = "builtin";  // "builtin" or "imported"
 };
 

@@ -1,5 +1,8 @@
 #include "verifier/kernelopt/measure.h"
 
+#include <filesystem>
+
+#include "verifier/kernelopt/pytorch_harness.h"
 #include "verifier/nvidia.h"
 
 namespace tailforge {
@@ -18,56 +21,34 @@ KernelMeasurement failed_measurement(KernelMeasurement measurement, const std::s
   return measurement;
 }
 
-}  // namespace
-
-double KernelMeasurement::speedup() const {
-  if (!correct() || !timed() || report->candidate->median_ms <= 0) return 0;
-  return report->reference->median_ms / report->candidate->median_ms;
-}
-
-KernelMeasurement measure_candidate(StageContext& context, const KernelTask& task, const std::string& candidate_source,
-                                    const HarnessOptions& options) {
-  KernelMeasurement measurement;
-  if (names_reference(candidate_source)) {
-    return failed_measurement(measurement, "kernelopt.cheat.reference_call",
-                              "the candidate names the harness's reference or harness namespace instead of "
-                              "implementing the operator");
-  }
-  std::string dir = make_subdirectory(context, "kernelopt");
-  std::string source = dir + "/harness.cu", exe = dir + "/kernelopt.exe";
-  if (!write_file_text(source, harness_program(task, candidate_source, options))) {
+// Writes `text` to `source` and builds it with nvcc (through the compile cache) into `output`
+// with `flags`; false, with the measurement filled in, when that did not give a program.
+bool build_with_nvcc(StageContext& context, KernelMeasurement& measurement, const std::string& text,
+                     const std::string& source, std::vector<std::string> flags, const OutputFile& output) {
+  if (!write_file_text(source, text)) {
     measurement.status = "error";
     measurement.category = "kernelopt.harness";
     measurement.detail = "cannot write " + source;
-    return measurement;
+    return false;
   }
-  std::vector<std::string> args = {"-O3", "-std=c++17", "-lineinfo"};
-  for (const std::string& flag : gencode_flags(context.options.sm_targets)) args.push_back(flag);
-  args.insert(args.end(), {source, "-o", exe});
-  StageResult compiled = run_tool_stage(context, {"kernelopt.exe", "nvcc", args, {source}, {{"executable", exe, true}},
-                                                  "", {}, ""});
+  for (const std::string& flag : gencode_flags(context.options.sm_targets)) flags.push_back(flag);
+  flags.insert(flags.end(), {source, "-o", output.path});
+  StageResult compiled = run_tool_stage(context, {"kernelopt.exe", "nvcc", flags, {source}, {output}, "", {}, ""});
   measurement.stages.push_back(compiled);
   if (compiled.status == "skipped") {
     measurement.detail = compiled.reason;
-    return measurement;
+    return false;
   }
   if (!compiled.ok()) {
-    return failed_measurement(measurement, "kernelopt.compile",
-                              first_line(compiled.reason.empty() ? compiled.diagnostics : compiled.reason));
+    measurement = failed_measurement(measurement, "kernelopt.compile",
+                                     first_line(compiled.reason.empty() ? compiled.diagnostics : compiled.reason));
+    return false;
   }
+  return true;
+}
 
-  std::string reason = context.compile_only ? "compile only" : availability_reason(context, "nvidia.run");
-  if (!reason.empty()) {
-    measurement.stages.push_back(skipped_stage("kernelopt.run", reason));
-    measurement.detail = "timing skipped: " + reason;
-    return measurement;
-  }
-  StageResult run = run_program_stage(context, "kernelopt.run", exe, true);
-  measurement.stages.push_back(run);
-  if (run.status == "skipped") {
-    measurement.detail = "timing skipped: " + run.reason;
-    return measurement;
-  }
+// Reads the harness's lines from a finished kernelopt.run stage into the measurement.
+KernelMeasurement interpret_run(KernelMeasurement measurement, const StageResult& run) {
   const Artifact* out = run.artifact("stdout");
   Result<HarnessReport> report = parse_harness_output(out ? out->content : "");
   if (run.status == "timeout") return failed_measurement(measurement, "kernelopt.timeout", run.reason);
@@ -89,6 +70,88 @@ KernelMeasurement measure_candidate(StageContext& context, const KernelTask& tas
     return measurement;
   }
   return failed_measurement(measurement, "kernelopt." + verdict, report->detail);
+}
+
+// A PyTorch reference: the candidate becomes a shared library the Python harness loads.
+KernelMeasurement measure_against_pytorch(StageContext& context, const KernelTask& task,
+                                          const std::string& candidate_source, const HarnessOptions& options) {
+  KernelMeasurement measurement;
+  std::string dir = make_subdirectory(context, "kernelopt");
+  std::string source = dir + "/candidate.cu", library = dir + "/candidate.so";
+  if (!build_with_nvcc(context, measurement, pytorch_candidate_library_source(candidate_source), source,
+                       {"-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC"}, {"library", library, true})) {
+    return measurement;
+  }
+  std::string reason = context.compile_only ? "compile only" : availability_reason(context, "nvidia.run");
+  if (reason.empty()) reason = pytorch_unavailable_reason();
+  if (!reason.empty()) {
+    measurement.stages.push_back(skipped_stage("kernelopt.run", reason));
+    measurement.detail = "timing skipped: " + reason;
+    return measurement;
+  }
+  std::string private_dir = make_subdirectory(context, "run-kernelopt");
+  std::error_code copied;
+  std::filesystem::copy_file(library, private_dir + "/candidate.so", std::filesystem::copy_options::overwrite_existing,
+                             copied);
+  if (copied || !write_file_text(private_dir + "/reference.py", task.reference_source) ||
+      !write_file_text(private_dir + "/harness.py", pytorch_harness_script(task, options))) {
+    measurement.status = "error";
+    measurement.category = "kernelopt.harness";
+    measurement.detail = "cannot prepare " + private_dir;
+    return measurement;
+  }
+  // Importing torch and creating its CUDA context take seconds: a longer limit than a test program's.
+  VerifierOptions slower = context.options;
+  slower.sandbox.timeout_seconds = std::max(slower.sandbox.timeout_seconds, 180.0);
+  StageContext run_context{slower, context.toolchains, context.cache_db, context.gate, context.scratch_dir, {}};
+  const PytorchEnvironment& python = pytorch_environment();
+  std::vector<std::string> binds;
+  if (python.prefix.rfind("/usr", 0) != 0) binds.push_back(python.prefix);
+  StageResult run =
+      run_untrusted_stage(run_context, "kernelopt.run", {python.executable, "harness.py"}, private_dir, true, binds);
+  measurement.stages.push_back(run);
+  if (run.status == "skipped") {
+    measurement.detail = "timing skipped: " + run.reason;
+    return measurement;
+  }
+  return interpret_run(std::move(measurement), run);
+}
+
+}  // namespace
+
+double KernelMeasurement::speedup() const {
+  if (!correct() || !timed() || report->candidate->median_ms <= 0) return 0;
+  return report->reference->median_ms / report->candidate->median_ms;
+}
+
+KernelMeasurement measure_candidate(StageContext& context, const KernelTask& task, const std::string& candidate_source,
+                                    const HarnessOptions& options) {
+  KernelMeasurement measurement;
+  if (names_reference(candidate_source)) {
+    return failed_measurement(measurement, "kernelopt.cheat.reference_call",
+                              "the candidate names the harness's reference or harness namespace instead of "
+                              "implementing the operator");
+  }
+  if (task.reference_language == "pytorch") return measure_against_pytorch(context, task, candidate_source, options);
+  std::string dir = make_subdirectory(context, "kernelopt");
+  std::string source = dir + "/harness.cu", exe = dir + "/kernelopt.exe";
+  if (!build_with_nvcc(context, measurement, harness_program(task, candidate_source, options), source,
+                       {"-O3", "-std=c++17", "-lineinfo"}, {"executable", exe, true})) {
+    return measurement;
+  }
+  std::string reason = context.compile_only ? "compile only" : availability_reason(context, "nvidia.run");
+  if (!reason.empty()) {
+    measurement.stages.push_back(skipped_stage("kernelopt.run", reason));
+    measurement.detail = "timing skipped: " + reason;
+    return measurement;
+  }
+  StageResult run = run_program_stage(context, "kernelopt.run", exe, true);
+  measurement.stages.push_back(run);
+  if (run.status == "skipped") {
+    measurement.detail = "timing skipped: " + run.reason;
+    return measurement;
+  }
+  return interpret_run(std::move(measurement), run);
 }
 
 }  // namespace tailforge
