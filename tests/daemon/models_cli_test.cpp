@@ -165,7 +165,7 @@ TEST_CASE("a bad model definition exits non-zero naming the field, and stores no
       {{"--name", "magic", "--kind", "magic"}, "kind 'magic'"},
       {{"--name", "orphan", "--kind", "builtin", "--parent", "ghost"}, "parent 'ghost'"},
       {{"--name", "no-argv", "--kind", "command"}, "--command"},
-      {{"--name", "other-track", "--kind", "builtin", "--track", "kernelopt"}, "track 'kernelopt'"},
+      {{"--name", "other-track", "--kind", "builtin", "--track", "nonesuch"}, "track 'nonesuch'"},
       {{"--name", "slow", "--kind", "builtin", "--timeout", "soon"}, "--timeout"},
       {{"--name", "zero", "--kind", "builtin", "--timeout", "0"}, "timeout_seconds"},
       {{"--name", "no-event", "--kind", "builtin", "--retrain-event", "7"}, "retrain event 7"},

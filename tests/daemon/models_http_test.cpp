@@ -197,7 +197,7 @@ TEST_CASE("POST /v1/models registers a model with the token, and answers 401 and
       {R"({"name": "x", "kind": "builtin", "retrain_event": "seven"})", "'retrain_event'"},
       {R"({"name": "x", "kind": "builtin", "retrain_event": 7})", "retrain event 7"},
       {R"({"name": "x", "kind": "builtin", "timeout_seconds": -1})", "timeout_seconds"},
-      {R"({"name": "x", "kind": "builtin", "track": "kernelopt"})", "track 'kernelopt'"},
+      {R"({"name": "x", "kind": "builtin", "track": "nonesuch"})", "track 'nonesuch'"},
       {R"({"name": 5, "kind": "builtin"})", "'name'"},
       {R"({"kind": "builtin"})", "name"},
       {R"({"name": "api-a", "kind": "builtin"})", "api-a"},

@@ -40,7 +40,7 @@ TEST_CASE("model definitions are checked field by field") {
   refused({{"name", "a"}, {"kind", "openai"}, {"endpoint", "ftp://x"}}, "--endpoint");
   refused({{"name", "a"}, {"kind", "command"}}, "--command");
   refused({{"name", "a"}, {"kind", "command"}, {"command", json::array()}}, "--command");
-  refused({{"name", "a"}, {"kind", "builtin"}, {"track", "kernelopt"}}, "no evaluator");
+  refused({{"name", "a"}, {"kind", "builtin"}, {"track", "nonesuch"}}, "no evaluator");
   refused({{"name", "a"}, {"kind", "builtin"}, {"parent", "nobody"}}, "parent 'nobody'");
   refused({{"name", "a"}, {"kind", "builtin"}, {"retrain_event", 42}}, "retrain event 42");
   refused({{"name", "a"}, {"kind", "builtin"}, {"timeout_seconds", "slow"}}, "timeout_seconds");
