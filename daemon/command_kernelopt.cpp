@@ -444,12 +444,11 @@ int export_kernelopt(const CommandLine& args) {
   if (format != "jsonl") stream << rows.dump(2) << "\n";
   stream.close();
   if (!stream) return report_failure("cannot write " + file);
-  nlohmann::json manifest = {{"track", "kernelopt"}, {"format", format}, {"file", file},
-                             {"samples", by_rule.empty() ? 0 : static_cast<int>(curated->size())},
-                             {"by_rule", by_rule}, {"by_operator_type", by_type}};
-  std::ofstream(out + "/manifest.json") << manifest.dump(2) << "\n";
   int written = 0;
   for (const auto& [rule, count] : by_rule) written += count;
+  nlohmann::json manifest = {{"track", "kernelopt"}, {"format", format},     {"file", file},
+                             {"samples", written},   {"by_rule", by_rule}, {"by_operator_type", by_type}};
+  std::ofstream(out + "/manifest.json") << manifest.dump(2) << "\n";
   std::cout << "exported " << written << " curated kernelopt samples (task -> reasoning + kernel) to " << file << "\n";
   for (const auto& [rule, count] : by_rule) std::cout << "  " << rule << ": " << count << "\n";
   return 0;

@@ -244,14 +244,15 @@ StageResult run_program_stage(StageContext& context, const std::string& name,
 }
 
 StageResult run_untrusted_stage(StageContext& context, const std::string& name, const std::vector<std::string>& argv,
-                                const std::string& private_dir, bool gpu, const std::vector<std::string>& read_only_paths) {
+                                const std::string& private_dir, bool gpu, const std::vector<std::string>& read_only_paths,
+                                double timeout_seconds) {
   auto start = std::chrono::steady_clock::now();
   SandboxOutcome outcome;
   double waited = 0;
   {
     ResourceSlot slot(context.gate, gpu ? ResourceKind::gpu : ResourceKind::cpu);
     waited = slot.waited_seconds();
-    outcome = run_sandboxed(context.options.sandbox, {argv, private_dir, gpu, 0, "", read_only_paths});
+    outcome = run_sandboxed(context.options.sandbox, {argv, private_dir, gpu, timeout_seconds, "", read_only_paths});
   }
   if (!outcome.executed) return skipped_stage(name, outcome.skip_reason);
   StageResult stage;

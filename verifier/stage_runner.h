@@ -79,10 +79,10 @@ StageResult run_program_stage(StageContext& context, const std::string& name,
 
 // Runs an untrusted command line in the sandbox, in `private_dir` (its only writable directory,
 // made by make_subdirectory), as run_program_stage does; `read_only_paths` are bound in besides the
-// system's (see SandboxRun).
+// system's and `timeout_seconds` > 0 replaces the sandbox's limit (see SandboxRun).
 StageResult run_untrusted_stage(StageContext& context, const std::string& name, const std::vector<std::string>& argv,
                                 const std::string& private_dir, bool gpu,
-                                const std::vector<std::string>& read_only_paths = {});
+                                const std::vector<std::string>& read_only_paths = {}, double timeout_seconds = 0);
 
 // A fresh scratch directory "<root>/<prefix>-XXXXXX" for one chain run, reachable by the sandbox
 // user; root is verifier.scratch_root, else $TMPDIR, else /tmp. The error names the root.

@@ -146,6 +146,10 @@ TEST_CASE("kernelopt: curate chooses exactly the ConCuR selection of a stored ca
   CHECK(rows[2]["rule"] == "high_speedup");
   CHECK(rows[2]["speedup"].get<double>() == doctest::Approx(6.0));
   CHECK(rows[2]["kernel"].get<std::string>().find("tf_launch") != std::string::npos);
+  std::ifstream manifest_file(dir.file("out/manifest.json"));
+  nlohmann::json manifest = nlohmann::json::parse(manifest_file);
+  CHECK(manifest["samples"] == 3);
+  CHECK(manifest["by_rule"]["shortest_is_fastest"] == 2);
 
   ProcessResult report = run_tailforge({"kernelopt", "report", "--db", db_path, "--json"});
   REQUIRE(report.exit_code == 0);

@@ -100,15 +100,13 @@ KernelMeasurement measure_against_pytorch(StageContext& context, const KernelTas
     measurement.detail = "cannot prepare " + private_dir;
     return measurement;
   }
-  // Importing torch and creating its CUDA context take seconds: a longer limit than a test program's.
-  VerifierOptions slower = context.options;
-  slower.sandbox.timeout_seconds = std::max(slower.sandbox.timeout_seconds, 180.0);
-  StageContext run_context{slower, context.toolchains, context.cache_db, context.gate, context.scratch_dir, {}};
   const PytorchEnvironment& python = pytorch_environment();
   std::vector<std::string> binds;
   if (python.prefix.rfind("/usr", 0) != 0) binds.push_back(python.prefix);
-  StageResult run =
-      run_untrusted_stage(run_context, "kernelopt.run", {python.executable, "harness.py"}, private_dir, true, binds);
+  // Importing torch and creating its CUDA context take seconds: a longer limit than a test program's.
+  double timeout = std::max(context.options.sandbox.timeout_seconds, 180.0);
+  StageResult run = run_untrusted_stage(context, "kernelopt.run", {python.executable, "harness.py"}, private_dir, true,
+                                        binds, timeout);
   measurement.stages.push_back(run);
   if (run.status == "skipped") {
     measurement.detail = "timing skipped: " + run.reason;
