@@ -109,8 +109,6 @@ const std::vector<CommandSpec>& commands() {
        "against its task's reference on the GPU (correctness, cheats, speedup); report prints fast_0/1/2 per model",
        {kDb, kConfig, kLogLevel, kJson, {"--tasks", true, "run: only these tasks (comma-separated names)"},
         {"--jobs", true, "run: candidates compiled at once (default: cores); timing runs one at a time"},
-        {"--trials", true, "run: timed launches per repetition (default 30)"},
-        {"--repetitions", true, "run: repetitions whose medians give the spread (default 5)"},
         {"--remeasure", false, "run: measure candidates again even when measured here before"},
         {"--model", true, "run: also ask this kernelopt model (model add --track kernelopt --kind openai) for candidates"},
         {"--samples", true, "run: with --model, answers asked per task (default 3)"}},

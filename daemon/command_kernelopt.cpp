@@ -200,8 +200,6 @@ int kernelopt_run(const CommandContext& context, const CommandLine& args) {
             << (gpu_here ? "" : " (no NVIDIA GPU here: compiled only, timing skipped)") << "\n";
 
   HarnessOptions harness;
-  if (args.has("--trials")) harness.trials = std::max(3, std::atoi(args.get("--trials").c_str()));
-  if (args.has("--repetitions")) harness.repetitions = std::max(2, std::atoi(args.get("--repetitions").c_str()));
   int jobs = args.has("--jobs") ? std::max(1, std::atoi(args.get("--jobs").c_str()))
                                 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // Compiles first, all at once; then the timing runs one after another with nothing else on the

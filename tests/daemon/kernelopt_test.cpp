@@ -129,6 +129,18 @@ TEST_CASE("kernelopt: curate chooses exactly the ConCuR selection of a stored ca
     CHECK(task["correct"] == 2);
   }
   CHECK(found_relu);
+  // A lower bar makes sum's 3.0x a high-speedup choice too; explicit cut-offs bucket by them.
+  ProcessResult lower = run_tailforge({"curate", "--db", db_path, "--high-speedup", "2.5", "--difficulty", "20,30", "--json"});
+  REQUIRE_MESSAGE(lower.exit_code == 0, lower.stderr_text);
+  nlohmann::json lowered = nlohmann::json::parse(lower.stdout_text);
+  std::vector<int64_t> lowered_ids;
+  for (const auto& choice : lowered["chosen"]) lowered_ids.push_back(choice["candidate_id"].get<int64_t>());
+  CHECK(lowered_ids == std::vector<int64_t>{id["c1"], id["c9"], id["c5"], id["c6"]});
+  for (const auto& task : lowered["difficulty"]) {
+    if (task["task"] == "relu") CHECK(task["bucket"] == "easy");     // ARL 11.7 < 20
+    if (task["task"] == "exp") CHECK(task["bucket"] == "hard");      // ARL 32.5 > 30
+    if (task["task"] == "fuse") CHECK(task["bucket"] == "medium");   // ARL 30.0 is not above 30
+  }
   ProcessResult table = run_tailforge({"curate", "--db", db_path});
   REQUIRE(table.exit_code == 0);
   CHECK(table.stdout_text.find("not chosen:") != std::string::npos);
@@ -198,6 +210,10 @@ TEST_CASE("kernelopt: run compiles a task's reference and candidates; timing is 
   // Measured again, a candidate already compiled and skipped here is not redone.
   ProcessResult again = run_tailforge({"kernelopt", "run", "--db", db_path, "--tasks", task});
   CHECK(again.stderr_text.find("0 candidates to measure") != std::string::npos);
+  ProcessResult remeasured = run_tailforge({"kernelopt", "run", "--db", db_path, "--tasks", task, "--remeasure"}, 300);
+  REQUIRE_MESSAGE(remeasured.exit_code == 0, remeasured.stderr_text);
+  CHECK(remeasured.stderr_text.find(std::to_string(figures["candidates"].get<int>()) + " candidates to measure") !=
+        std::string::npos);
 }
 
 TEST_CASE("kernelopt: import --track kernelopt stores a user's tasks and rejects a bad one with the reason") {
