@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "verifier/thread_stack.h"
+
 namespace tailforge {
 
 WorkerPool::WorkerPool(WorkerPoolOptions options, std::map<std::string, JobHandler> handlers)
@@ -112,8 +114,10 @@ void WorkerPool::work(int index, Database db) {
       }
     }
     // A job's transient buffers (tool output, corpus texts, artifacts) are freed by now; hand the
-    // free pages back so that the resident size of a long run follows what is live.
+    // free pages, and the stack the job reached below this frame, back so that the resident size
+    // of a long run follows what is live.
     malloc_trim(0);
+    release_unused_stack();
   }
 }
 

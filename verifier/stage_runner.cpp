@@ -15,6 +15,7 @@
 #include "verifier/compile_cache.h"
 #include "verifier/process.h"
 #include "verifier/sandbox.h"
+#include "verifier/thread_stack.h"
 
 namespace tailforge {
 namespace {
@@ -138,6 +139,8 @@ void run_branches(StageContext& context, const std::vector<Branch>& branches) {
         }
       }
       run_branch(branches[i], copies[i]);
+      cache.reset();
+      release_unused_stack();  // glibc keeps this stack for the next thread, pages and all
     };
     try {
       threads.emplace_back(on_own_thread);
