@@ -1,7 +1,8 @@
 // The daemon's memory over a long unbounded run of the embedded default: spawns
 // `tailforge daemon --cycles 0` on a fresh database, samples its VmRSS, and prints the RSS at the
-// start (from when the first cycle has finished, or from --start-by seconds if none has) and at
-// the end, the maximum, and end/start against the target (within 10%).
+// start and at the end, the maximum, and end/start against the target (within 10%). The start is
+// what the target names, the RSS after the first cycle; --start-by S starts at S seconds instead
+// when no cycle has finished by then (for configurations whose first cycle takes hours).
 // RSS at one instant is the retained memory plus whatever the two running jobs hold at that
 // moment (tool output, compiled executables, corpus texts), which moves it by up to ~20 MiB
 // from one sample to the next. So start and end are read off the least-squares line through
@@ -11,7 +12,7 @@
 // line of each part says which one grows. Ends the daemon with SIGTERM, then
 // prints the database and artifact growth per verified sample.
 // Usage: soak [--minutes 30] [--samples N (daemon.samples_per_cycle; default: the embedded
-//        default)] [--interval 5] [--window 300] [--start-by 60] [--tailforge PATH] [--keep]
+//        default)] [--interval 5] [--window 300] [--start-by S] [--tailforge PATH] [--keep]
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -45,7 +46,7 @@ struct SoakOptions {
   int samples = 0;  // 0: the embedded default
   double interval_seconds = 5;
   double window_seconds = 300;
-  double start_by_seconds = 60;
+  double start_by_seconds = 0;  // 0: wait for the first cycle, however long it takes
   std::string tailforge;
   bool keep = false;
 };
@@ -193,7 +194,7 @@ int main(int argc, char** argv) {
     if (start_rss == 0) {
       if (first_cycle_finished(db_path)) {
         start_when = "after the first cycle finished";
-      } else if (elapsed() >= options->start_by_seconds) {
+      } else if (options->start_by_seconds > 0 && elapsed() >= options->start_by_seconds) {
         start_when = "at the start-by time (no cycle had finished yet)";
       }
       if (!start_when.empty()) {
