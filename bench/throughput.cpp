@@ -1,7 +1,8 @@
 // The daemon's verified samples per minute against the same toolchain commands run by
 // `xargs -P <cores>` on the same programs, with a cold and with a warm compile cache.
-//   1. daemon cold: `tailforge daemon --cycles 1` on a fresh database (synthesis and retraining
-//      off, compile_slots = cores), timed by the wall clock;
+//   1. daemon cold: `tailforge daemon --cycles 1` on a fresh database (synthesis, retraining and
+//      model evaluation off: the replay has only the chains' work; compile_slots = cores), timed by
+//      the wall clock;
 //   2. xargs: the same programs verified once in-process (each chain and its kernel pairs, as the
 //      daemon's verify job does) with a launch observer recording every child process (argv, cwd);
 //      one shell line per program replays its commands in launch order, and
@@ -61,8 +62,8 @@ struct DaemonRun {
 struct Program {
   std::string id;
   std::string file;
-  std::vector<ProcessSpec> commands;  // toolchain launches, in order
-  int left_out = 0;                   // sandboxed program runs (none can run without a GPU)
+  std::vector<ProcessSpec> commands;  // toolchain and sandboxed launches, in order
+  int sandboxed = 0;                  // of them, program runs under bwrap (GPU programs, x86 tests)
   bool verified = false;
   int verified_pairs = 0;             // its kernel pairs (ptx2cuda, sass2rdna3) that passed their checks
 };
@@ -188,10 +189,7 @@ Status record_commands(std::vector<Program>& programs, const nlohmann::json& con
       if (unattributed++ == 0) first_unattributed = command_line(spec.argv) + " (in " + spec.cwd + ")";
       return;
     }
-    if (fs::path(spec.argv.at(0)).filename() == "bwrap") {
-      ++program->left_out;
-      return;
-    }
+    if (fs::path(spec.argv.at(0)).filename() == "bwrap") ++program->sandboxed;
     program->commands.push_back(spec);
   });
   std::atomic<size_t> next{0};
@@ -233,6 +231,11 @@ std::string replay_line(const Program& program) {
       line += "env";
       for (const auto& [key, value] : spec.extra_env) line += " " + key + "=" + shell_quote(value);
       line += " ";
+    }
+    // A sandboxed run drops to the sandbox's user as the daemon's child does.
+    if (spec.run_as_uid >= 0) {
+      line += "setpriv --reuid " + std::to_string(spec.run_as_uid) + " --regid " + std::to_string(spec.run_as_gid) +
+              " --clear-groups ";
     }
     for (size_t i = 0; i < spec.argv.size(); ++i) line += (i ? " " : "") + shell_quote(spec.argv[i]);
     line += " >/dev/null 2>&1";
@@ -310,7 +313,8 @@ int main(int argc, char** argv) {
   std::string config_path = (dir / "config.json").string();
   nlohmann::json overrides = {{"daemon", {{"samples_per_cycle", samples}, {"seed", seed}, {"compile_slots", cores}}},
                               {"synth", {{"enabled", false}}},
-                              {"retrain", {{"enabled", false}}}};
+                              {"retrain", {{"enabled", false}}},
+                              {"eval", {{"enabled", false}}}};
   std::ofstream(config_path) << overrides.dump(2);
   Result<nlohmann::json> config = load_config(config_path);
   if (!config) return fail(config.message());
@@ -329,13 +333,13 @@ int main(int argc, char** argv) {
     return fail("recording the toolchain commands: " + recorded.message());
   }
   std::string replay_file = (dir / "replay.txt").string();
-  int64_t commands = 0, left_out = 0, recorded_verified = 0;
+  int64_t commands = 0, sandboxed = 0, recorded_verified = 0;
   {
     std::ofstream replay(replay_file);
     for (const Program& program : *programs) {
       replay << replay_line(program) << "\n";
       commands += static_cast<int64_t>(program.commands.size());
-      left_out += program.left_out;
+      sandboxed += program.sandboxed;
       recorded_verified += program.verified + program.verified_pairs;
     }
   }
@@ -394,12 +398,12 @@ int main(int argc, char** argv) {
               static_cast<long long>(warm_verified), warm_s, median(warm_cycle_seconds), rate_warm,
               listed(warm_seconds).c_str());
   std::printf("daemon wall s: the whole `tailforge daemon --cycles 1` process (start-up, generation, verification,\n"
-              "storage); cycle s: the cycle row's start to finish. xargs replayed the %lld toolchain commands of\n"
-              "the programs' chains and kernel pairs (%lld sandboxed program runs, which the daemon makes, are\n"
-              "left out, as is the in-process CUDA->HIP translation); replay exit %d. In-process recording\n"
+              "storage); cycle s: the cycle row's start to finish. xargs replayed the %lld commands of the\n"
+              "programs' chains and kernel pairs (%lld of them sandboxed program runs; the in-process CUDA->HIP\n"
+              "translation is left out); replay exit %d. In-process recording\n"
               "verified %lld samples of %zu programs, the daemon %lld.\n"
               "Warm runs: same programs %s, %lld compile cache entries kept.\n",
-              static_cast<long long>(commands), static_cast<long long>(left_out), replay_exit,
+              static_cast<long long>(commands), static_cast<long long>(sandboxed), replay_exit,
               static_cast<long long>(recorded_verified), programs->size(), static_cast<long long>(first.verified),
               same_programs ? "yes" : "NO", static_cast<long long>(cache_entries));
   print_ratio("cold", rate_xargs > 0 ? rate_cold / rate_xargs : 0, 1.0);
