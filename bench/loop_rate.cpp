@@ -142,6 +142,28 @@ int main(int argc, char** argv) {
                 static_cast<long long>(it->verified), static_cast<long long>(it->failed), seconds);
   }
 
+  // Each cycle's job kinds: when the first was queued and the last finished, from the run's start
+  // (the queue keeps created_ms and updated_ms): the serial steps show as kinds that start only
+  // after the one before has ended.
+  Result<Statement> steps = db->prepare(
+      "SELECT json_extract(payload, '$.cycle') AS cycle, kind, count(*), min(created_ms), max(updated_ms)"
+      " FROM job WHERE json_extract(payload, '$.cycle') IS NOT NULL GROUP BY cycle, kind ORDER BY cycle, min(created_ms)");
+  if (!steps) return fail(steps.message());
+  Result<Statement> first_job = db->prepare("SELECT min(created_ms) FROM job");
+  if (!first_job || !first_job->step()) return fail("no jobs");
+  int64_t origin = first_job->int64(0);
+  std::printf("cycle steps (seconds from the first job: queued-finished, jobs):");
+  int64_t shown_cycle = -1;
+  while (steps->step()) {
+    if (steps->int64(0) != shown_cycle) {
+      shown_cycle = steps->int64(0);
+      std::printf("\n  cycle %lld:", static_cast<long long>(shown_cycle));
+    }
+    std::printf("  %s %.1f-%.1f (%lld)", steps->text(1).c_str(), (steps->int64(3) - origin) / 1000.0,
+                (steps->int64(4) - origin) / 1000.0, static_cast<long long>(steps->int64(2)));
+  }
+  std::printf("\n");
+
   std::printf("busy cores, mean of each 10 s (of %d):\n ", cores);
   double busy_sum = 0;
   int under_half = 0;

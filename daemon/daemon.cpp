@@ -72,6 +72,7 @@ PlannerOptions planner_options(const nlohmann::json& config, int64_t cycles) {
   options.cycles_to_run = cycles;
   options.samples_per_cycle = daemon["samples_per_cycle"].get<int64_t>();
   options.cycles_in_flight = std::max<int64_t>(1, daemon.value("cycles_in_flight", 2));
+  options.fill_samples = std::max<int64_t>(0, daemon.value("fill_samples", options.samples_per_cycle));
   options.seed = daemon["seed"].get<int64_t>();
   options.evaluation = config["eval"].value("enabled", true);
   options.synthesis = config["synth"].value("enabled", true);
@@ -169,6 +170,10 @@ Status run_daemon(const DaemonOptions& options) {
   WorkerPoolOptions pool_options;
   pool_options.db_path = options.db_path;
   pool_options.workers = (*pipeline)->worker_count();
+  // One more worker for the cycle's serial steps: with every other worker on a verification (the
+  // planner fills idle workers), a step would otherwise wait for one to finish.
+  pool_options.step_workers = 1;
+  pool_options.step_kinds = {kSynthesizeJob, kRetrainJob, kEvaluateModelsJob};
   pool_options.owner_prefix = owner_prefix();
   pool_options.lease_ms = config["store"]["job_lease_ms"].get<int64_t>();
   pool_options.queue_policy = queue_policy(config);
@@ -186,7 +191,7 @@ Status run_daemon(const DaemonOptions& options) {
                                                               [&pool] { pool.wake(); });
     if (!started) return started.error();
     http = std::move(*started);
-    spdlog::info("HTTP API listening on {}", http->address());
+    spdlog::info("HTTP API listening on {}; dashboard at http://{}/", http->address(), http->address());
   }
 
   if (Status s = pool.start(); !s) return s;

@@ -17,17 +17,39 @@ Result<int64_t> CyclePlanner::start_new_cycle(int64_t priority) {
   Result<int64_t> adopted = adopt_unassigned_work(db_, *id);
   if (!adopted) return adopted.error();
   if (*adopted > 0) spdlog::info("cycle {} adopts {} queued verifications (imported programs)", *id, *adopted);
-  int64_t seed = cycle_seed(options_.seed, *id);
-  for (int64_t index = 0; index < options_.samples_per_cycle; ++index) {
-    nlohmann::json payload = {{"cycle", *id}, {"index", index}, {"seed", seed}};
+  if (Status s = enqueue_generate(*id, 0, options_.samples_per_cycle, priority); !s) return s.error();
+  if (Status s = transaction.commit(); !s) return s.error();
+  return id;
+}
+
+Status CyclePlanner::enqueue_generate(int64_t cycle_id, int64_t first, int64_t count, int64_t priority) {
+  int64_t seed = cycle_seed(options_.seed, cycle_id);
+  for (int64_t index = first; index < first + count; ++index) {
+    nlohmann::json payload = {{"cycle", cycle_id}, {"index", index}, {"seed", seed}};
     NewJob job{.kind = kGenerateJob,
                .payload = payload.dump(),
-               .idempotency_key = "cycle:" + std::to_string(*id) + ":generate:" + std::to_string(index),
+               .idempotency_key = "cycle:" + std::to_string(cycle_id) + ":generate:" + std::to_string(index),
                .priority = priority};
     if (Result<EnqueueOutcome> enqueued = queue_.enqueue(job); !enqueued) return enqueued.error();
   }
+  return {};
+}
+
+Result<bool> CyclePlanner::fill_idle_workers(const CycleRecord& newest) {
+  int64_t room = options_.samples_per_cycle + options_.fill_samples - newest.planned;
+  if (room <= 0) return false;
+  Result<int64_t> pending = pending_jobs(db_);
+  if (!pending) return pending.error();
+  if (*pending > 0) return false;
+  // A few at a time: the next tick (a job finishing) adds more while workers stay idle.
+  int64_t batch = std::min(room, std::max<int64_t>(1, options_.samples_per_cycle / 4));
+  Transaction transaction(db_);
+  if (!transaction.begin_status()) return transaction.begin_status().error();
+  if (Status s = add_planned(db_, newest.id, batch); !s) return s.error();
+  if (Status s = enqueue_generate(newest.id, newest.planned, batch, -1); !s) return s.error();
   if (Status s = transaction.commit(); !s) return s.error();
-  return id;
+  spdlog::debug("cycle {} generates {} more while workers idle ({} planned)", newest.id, batch, newest.planned + batch);
+  return true;
 }
 
 bool CyclePlanner::cycles_left() const {
@@ -89,7 +111,14 @@ Result<PlannerStep> CyclePlanner::tick(bool may_start) {
   Result<int64_t> open = open_jobs_of_cycle(db_, cycle.id);
   if (!open) return open.error();
   if (*open > 0) {
-    if (static_cast<int64_t>(running->size()) >= options_.cycles_in_flight || !may_start || !cycles_left()) return step;
+    if (!may_start) return step;
+    if (static_cast<int64_t>(running->size()) >= options_.cycles_in_flight || !cycles_left()) {
+      if (running->size() < 2) return step;  // the current cycle's own set of samples stays as planned
+      Result<bool> filled = fill_idle_workers(running->back());
+      if (!filled) return filled.error();
+      step.enqueued = *filled;
+      return step;
+    }
     Result<bool> may_start_next = next_may_start(running->back().id);
     if (!may_start_next) return may_start_next.error();
     if (!*may_start_next) return step;

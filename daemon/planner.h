@@ -4,7 +4,10 @@
 // evaluate again (the new version and the new items); then closes the cycle with its counts.
 // Once every job of the newest running cycle has a worker, the next cycle starts (up to
 // daemon.cycles_in_flight at once), its jobs below the current one's, so that idle workers take them
-// instead of waiting for the current cycle's last jobs and steps. The current cycle's steps do
+// instead of waiting for the current cycle's last jobs and steps. When no more cycles may start
+// and no job at all waits for a worker, the newest early cycle generates more samples (a few at a
+// time, up to daemon.fill_samples beyond its samples_per_cycle): the current cycle's serial steps
+// (evaluate, synthesize, retrain) would otherwise leave cores idle. The current cycle's steps do
 // not see later cycles: their verdicts stay deferred until every earlier cycle has finished
 // (set_sample_status), tail detection reads judged samples only, and synthesis's near-duplicate
 // checks see cycles up to its own. Each cycle counts its own samples; a cycle's steps wait until
@@ -26,6 +29,7 @@ struct PlannerOptions {
   int64_t cycles_to_run = 0;  // 0: until stopped
   int64_t samples_per_cycle = 12;
   int64_t cycles_in_flight = 2;  // 1: a cycle starts only after the one before it has closed
+  int64_t fill_samples = 48;     // most extra generate jobs an early cycle takes on; 0: none
   int64_t seed = 1;
   bool evaluation = true;
   bool synthesis = true;
@@ -70,6 +74,10 @@ class CyclePlanner {
   bool cycles_left() const;
   // True once every job of cycle `cycle_id` has a worker.
   Result<bool> next_may_start(int64_t cycle_id);
+  // Adds generate jobs to `newest` (an early cycle) while nothing waits for a worker.
+  Result<bool> fill_idle_workers(const CycleRecord& newest);
+  // Enqueues generate jobs [first, first + count) of the cycle, with `priority`.
+  Status enqueue_generate(int64_t cycle_id, int64_t first, int64_t count, int64_t priority);
   // Enqueues the cycle's step job (kind `kind`, key "cycle:<id>:<step>") unless it exists; true
   // when it was enqueued.
   Result<bool> enqueue_once(int64_t cycle_id, const char* kind, const char* step);

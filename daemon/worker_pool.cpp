@@ -18,12 +18,13 @@ WorkerPool::~WorkerPool() { stop(); }
 
 Status WorkerPool::start() {
   std::vector<Database> connections;
-  for (int i = 0; i < options_.workers; ++i) {
+  int threads = options_.workers + options_.step_workers;
+  for (int i = 0; i < threads; ++i) {
     Result<Database> db = Database::open(options_.db_path);
     if (!db) return db.error();
     connections.push_back(std::move(*db));
   }
-  for (int i = 0; i < options_.workers; ++i) {
+  for (int i = 0; i < threads; ++i) {
     threads_.emplace_back([this, i, db = std::move(connections[i])]() mutable { work(i, std::move(db)); });
   }
   return {};
@@ -41,12 +42,15 @@ void WorkerPool::set_blocked_kinds(std::set<std::string> kinds) {
 
 void WorkerPool::wake() { wake_.notify_all(); }
 
-std::vector<std::string> WorkerPool::leasable_kinds() {
+std::vector<std::string> WorkerPool::leasable_kinds(int index) {
   std::lock_guard lock(mutex_);
-  if (blocked_kinds_.empty()) return {};
+  bool step_worker = index >= options_.workers;
+  if (blocked_kinds_.empty() && !step_worker) return {};
   std::vector<std::string> kinds;
   for (const auto& [kind, handler] : handlers_) {
-    if (!blocked_kinds_.count(kind)) kinds.push_back(kind);
+    if (blocked_kinds_.count(kind)) continue;
+    if (step_worker && !options_.step_kinds.count(kind)) continue;
+    kinds.push_back(kind);
   }
   return kinds;
 }
@@ -72,7 +76,7 @@ void WorkerPool::stop() {
 
 void WorkerPool::work(int index, Database db) {
   JobQueue queue(db, options_.queue_policy);
-  std::string owner = options_.owner_prefix + ":w" + std::to_string(index);
+  std::string owner = options_.owner_prefix + (index < options_.workers ? ":w" : ":step") + std::to_string(index);
   auto idle_wait = [&](int ms) {
     std::unique_lock lock(mutex_);
     wake_.wait_for(lock, std::chrono::milliseconds(ms));
@@ -82,7 +86,11 @@ void WorkerPool::work(int index, Database db) {
       idle_wait(200);
       continue;
     }
-    std::vector<std::string> kinds = leasable_kinds();
+    std::vector<std::string> kinds = leasable_kinds(index);
+    if (kinds.empty() && index >= options_.workers) {  // a step worker whose kinds are all blocked
+      idle_wait(200);
+      continue;
+    }
     Result<std::optional<Job>> leased = queue.lease(owner, options_.lease_ms, kinds);
     if (!leased) {
       spdlog::warn("{}: leasing a job: {}", owner, leased.message());

@@ -1,4 +1,5 @@
-// Worker threads that lease jobs from the durable queue and run the handler for each job's kind.
+// Worker threads that lease jobs from the durable queue and run the handler for each job's kind,
+// plus optional step workers that take only the cycle's serial steps.
 // Each worker owns its own SQLite connection. A handler completes its job itself, inside the
 // transaction that stores its results; a handler error puts the job back with backoff.
 #pragma once
@@ -22,6 +23,10 @@ using JobHandler = std::function<Status(Database& db, JobQueue& queue, const Job
 struct WorkerPoolOptions {
   std::string db_path;
   int workers = 2;
+  // Extra workers that lease only these kinds (the cycle's serial steps), so that a step never
+  // waits for a busy worker to finish a long verification.
+  int step_workers = 0;
+  std::set<std::string> step_kinds;
   std::string owner_prefix = "worker";
   int64_t lease_ms = 600000;
   QueuePolicy queue_policy;
@@ -51,7 +56,8 @@ class WorkerPool {
 
  private:
   void work(int index, Database db);
-  std::vector<std::string> leasable_kinds();
+  // The kinds worker `index` may lease now; empty: any kind.
+  std::vector<std::string> leasable_kinds(int index);
 
   WorkerPoolOptions options_;
   std::map<std::string, JobHandler> handlers_;

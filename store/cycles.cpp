@@ -48,6 +48,10 @@ Result<int64_t> start_cycle(Database& db, int64_t seed, int64_t planned) {
   return db.last_insert_rowid();
 }
 
+Status add_planned(Database& db, int64_t cycle_id, int64_t more) {
+  return db.cached("UPDATE cycle SET planned = planned + ?2 WHERE id = ?1").bind(1, cycle_id).bind(2, more).run();
+}
+
 Status finish_cycle(Database& db, const CycleRecord& c) {
   Statement& update = db.cached(
       "UPDATE cycle SET finished_ms = ?2, state = ?3, generated = ?4, verified = ?5, failed = ?6,"
@@ -73,8 +77,9 @@ Result<int64_t> release_deferred_statuses(Database& db) {
   if (!updated) return updated.error();
   int64_t released = db.changes();
   Status deleted = db.cached(
-                         "DELETE FROM deferred_sample_status WHERE sample_id IN (SELECT s.id FROM sample s"
-                         " WHERE NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id))")
+                         "DELETE FROM deferred_sample_status WHERE sample_id IN (SELECT d.sample_id FROM"
+                         " deferred_sample_status d JOIN sample s ON s.id = d.sample_id"
+                         "  WHERE NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id))")
                        .run();
   if (!deleted) return deleted.error();
   return released;
@@ -132,6 +137,15 @@ Result<int64_t> open_jobs_of_cycle(Database& db, int64_t cycle_id) {
   return count_with_cycle(
       db.cached("SELECT count(*) FROM job WHERE state IN ('pending','leased') AND json_extract(payload, '$.cycle') = ?1"),
       cycle_id);
+}
+
+Result<int64_t> pending_jobs(Database& db) {
+  Statement& count = db.cached("SELECT count(*) FROM job WHERE state = 'pending'");
+  int64_t n = count.step() ? count.int64(0) : 0;
+  Status s = count.status();
+  count.reset();
+  if (!s) return s.error();
+  return n;
 }
 
 Result<int64_t> pending_jobs_of_cycle(Database& db, int64_t cycle_id) {

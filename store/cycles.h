@@ -28,6 +28,10 @@ struct CycleRecord {
 Result<int64_t> start_cycle(Database& db, int64_t seed, int64_t planned);
 // Records the cycle's end and counts, and releases the verdicts it held back.
 Status finish_cycle(Database& db, const CycleRecord& cycle);
+// Raises the cycle's planned generate jobs by `more` (the planner's fill of idle workers).
+Status add_planned(Database& db, int64_t cycle_id, int64_t more);
+// Jobs of any cycle waiting for a worker.
+Result<int64_t> pending_jobs(Database& db);
 // The cycles still running, oldest first: at most the current one and the next, started early.
 Result<std::vector<CycleRecord>> running_cycles(Database& db);
 // Gives the samples whose every earlier cycle has finished their deferred verdicts (see

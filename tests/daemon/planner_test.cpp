@@ -225,3 +225,49 @@ TEST_CASE("with one cycle in flight a cycle starts only after the one before it 
   CHECK_FALSE(step->started_cycle.has_value());
   CHECK(running_cycles(*db)->size() == 1);
 }
+
+TEST_CASE("while the current cycle's steps leave workers idle, the newest early cycle generates more, up to fill_samples") {
+  TempDir dir;
+  Result<Database> db = Database::open(dir.file("planner.db"));
+  REQUIRE(db);
+  JobQueue queue(*db);
+  PlannerOptions options = two_cycles();
+  options.samples_per_cycle = 4;
+  options.cycles_in_flight = 2;
+  options.fill_samples = 3;
+  CyclePlanner planner(*db, queue, options);
+  REQUIRE(planner.tick(true)->started_cycle == 1);
+  std::vector<Job> current;
+  for (int i = 0; i < 4; ++i) current.push_back(lease_next(queue, "generate", 1));  // cycle 1 stays open
+  REQUIRE(planner.tick(true)->started_cycle == 2);
+  // Cycle 2's own jobs wait for workers: no fill yet.
+  Result<PlannerStep> waiting = planner.tick(true);
+  REQUIRE(waiting);
+  CHECK_FALSE(waiting->enqueued);
+  for (int i = 0; i < 4; ++i) work_next(queue, "generate", 2);
+  // Nothing pending while cycle 1 is still open: a batch of samples_per_cycle / 4 = 1 more.
+  std::vector<int64_t> indexes;
+  for (int round = 0; round < 5; ++round) {
+    Result<PlannerStep> step = planner.tick(true);
+    REQUIRE(step);
+    if (!step->enqueued) break;
+    Job extra = work_next(queue, "generate", 2);
+    indexes.push_back(nlohmann::json::parse(extra.payload)["index"].get<int64_t>());
+    CHECK(extra.priority == -1);
+  }
+  CHECK(indexes == std::vector<int64_t>{4, 5, 6});  // up to 4 + 3, then no more
+  CHECK(find_cycle(*db, 2)->value().planned == 7);
+  CHECK(find_cycle(*db, 1)->value().planned == 4);  // the current cycle's set stays as planned
+  // Paused or draining (may_start false): no fill.
+  options.fill_samples = 10;
+  planner.set_options(options);
+  Result<PlannerStep> paused = planner.tick(false);
+  REQUIRE(paused);
+  CHECK_FALSE(paused->enqueued);
+  // A pending job anywhere means workers are not idle: no fill either.
+  REQUIRE(queue.enqueue({.kind = "verify", .payload = R"({"cycle": 2})"}).ok());
+  Result<PlannerStep> busy = planner.tick(true);
+  REQUIRE(busy);
+  CHECK_FALSE(busy->enqueued);
+  for (const Job& job : current) REQUIRE(queue.complete(job.id, "test"));
+}
