@@ -85,19 +85,6 @@ int command_lineage(const CommandLine& args) {
 
 namespace {
 
-// The policy whose feature targets the distribution shows: the configured one for its own track,
-// else the track's policies/synth_policy_<track>.json, else no targets (every tag seen).
-Result<SynthPolicy> policy_for_track(const SynthPolicy& configured, const std::string& track) {
-  if (configured.track == track) return configured;
-  std::string file = data_dir() + "/policies/synth_policy_" + track + ".json";
-  if (std::filesystem::exists(file)) return load_synth_policy(file);
-  SynthPolicy policy;
-  policy.track = track;
-  policy.tails.features = ShareTarget{};
-  policy.tails.features.min_share = 0;
-  return policy;
-}
-
 }  // namespace
 
 int command_tails(const CommandLine& args) {
@@ -129,53 +116,16 @@ int command_tails(const CommandLine& args) {
   Result<SynthPolicy> configured = synth_policy_from_config(context->config["synth"], data_dir());
   if (!configured) return report_failure(configured.message());
   std::string track = args.get("--track", configured->track);
-  Result<SynthPolicy> policy = policy_for_track(*configured, track);
+  Result<SynthPolicy> policy = policy_for_track(*configured, track, data_dir());
   if (!policy) return report_failure(policy.message());
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
-  Result<std::vector<FeatureShare>> distribution = feature_distribution(*db, *policy, track);
-  if (!distribution) return report_failure(distribution.message());
-  Result<int64_t> verified_total = verified_count(*db, track);
-  if (!verified_total) return report_failure(verified_total.message());
-  if (!cycle) {
-    Result<std::optional<int64_t>> latest = latest_tail_report_cycle(*db);
-    if (!latest) return report_failure(latest.message());
-    if (!*latest) {
-      if (*verified_total == 0) return report_failure("no cycle has a tail list yet in " + context->db_path);
-      if (args.has("--json")) {
-        std::cout << nlohmann::json{{"distribution", feature_distribution_to_json(*distribution, *verified_total)}}.dump(2)
-                  << "\n";
-      } else {
-        std::cout << format_feature_distribution(track, *distribution, *verified_total) << "\nno cycle has a tail list yet\n";
-      }
-      return 0;
-    }
-    cycle = **latest;
-  }
-  TailReport report{*cycle, {}};
-  Result<std::vector<TailReportRow>> rows = tail_report_rows(*db, *cycle);
-  if (!rows) return report_failure(rows.message());
-  if (rows->empty()) return report_failure("cycle " + std::to_string(*cycle) + " has no tail list");
-  for (const TailReportRow& row : *rows) {
-    nlohmann::json numbers = nlohmann::json::parse(row.numbers, nullptr, false);
-    report.entries.push_back({row.dimension, row.name, row.signal, row.score,
-                              numbers.is_discarded() ? nlohmann::json::object() : numbers});
-  }
-  if (dimension.empty()) {
-    dimension = report.entries.front().dimension;
-    name = report.entries.front().name;
-  }
-  Result<std::vector<TailSharePoint>> series = tail_share_series(*db, track, dimension, name);
-  if (!series) return report_failure(series.message());
+  Result<TailsView> view = query_tails_view(*db, *policy, track, cycle, dimension, name);
+  if (!view) return report_failure(view.message() + (cycle ? "" : " in " + context->db_path));
   if (args.has("--json")) {
-    nlohmann::json out = tail_report_to_json(report);
-    out["series"] = {{"track", track}, {"dimension", dimension}, {"name", name},
-                     {"points", tail_share_series_to_json(*series)}};
-    out["distribution"] = feature_distribution_to_json(*distribution, *verified_total);
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << tails_view_to_json(*view).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
-    std::cout << format_tail_report(report) << "\n" << format_tail_share_series(track, dimension, name, *series) << "\n"
-              << format_feature_distribution(track, *distribution, *verified_total);
+    std::cout << format_tails_view(*view);
   }
   return 0;
 }

@@ -26,6 +26,7 @@ int command_backup(const CommandLine& args);
 int command_doctor(const CommandLine& args);
 int command_install_service(const CommandLine& args);
 int command_gc(const CommandLine& args);
+int command_serve(const CommandLine& args);
 int command_kernelopt(const CommandLine& args);
 int command_curate(const CommandLine& args);
 // The kernelopt track's export (the newest curation's choices) and import (task files).

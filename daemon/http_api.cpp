@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/metrics.h"
+#include "dashboard/dashboard.h"
+#include "policies/config.h"
 #include "daemon/views.h"
 #include "store/failures.h"
 #include "store/models.h"
@@ -18,6 +20,8 @@
 #include "synth/lineage.h"
 #include "synth/model_registry.h"
 #include "synth/model_report.h"
+#include "synth/policy.h"
+#include "synth/tails.h"
 
 namespace tailforge {
 
@@ -124,11 +128,13 @@ Result<std::string> load_api_token(const nlohmann::json& config) {
 
 Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const nlohmann::json& config,
                                                  const std::string& db_path, DaemonControl& control,
-                                                 std::function<void()> wake) {
+                                                 std::function<void()> wake, bool read_only) {
   Result<ListenAddress> address = parse_listen_address(listen);
   if (!address) return address.error();
   Result<std::string> token = load_api_token(config);
   if (!token) return token.error();
+  Result<SynthPolicy> synth_policy = synth_policy_from_config(config["synth"], data_dir());
+  if (!synth_policy) return synth_policy.error();
   if (!is_loopback_host(address->host) && token->empty()) {
     return make_error("refusing to listen on non-loopback address " + listen +
                       " without a token (set http.token_file or $" + config["http"].value("token_env", "") + ")");
@@ -169,6 +175,56 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     Result<TaxonomyReport> report = taxonomy_report(*db, *query);
     if (!report) return send_error(res, 500, report.message());
     send_json(res, 200, taxonomy_report_to_json(*report));
+  });
+  server.Get("/v1/tails", [db_path, policy = *synth_policy](const httplib::Request& req, httplib::Response& res) {
+    std::optional<int64_t> cycle;
+    if (req.has_param("cycle")) {
+      std::string text = req.get_param_value("cycle");
+      if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos)
+        return send_error(res, 400, "cycle must be a cycle id");
+      cycle = std::stoll(text);
+    }
+    std::string dimension, name;
+    if (req.has_param("series")) {
+      std::string series = req.get_param_value("series");
+      size_t slash = series.find('/');
+      dimension = series.substr(0, slash);
+      if (slash == std::string::npos || slash + 1 == series.size() ||
+          (dimension != "feature" && dimension != "domain" && dimension != "category"))
+        return send_error(res, 400, "series is feature/NAME, domain/NAME or category/NAME");
+      name = series.substr(slash + 1);
+    }
+    std::string track = req.has_param("track") ? req.get_param_value("track") : policy.track;
+    Result<SynthPolicy> track_policy = policy_for_track(policy, track, data_dir());
+    if (!track_policy) return send_error(res, 400, track_policy.message());
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<TailsView> view = query_tails_view(*db, *track_policy, track, cycle, dimension, name);
+    if (!view) return send_error(res, 404, view.message());
+    send_json(res, 200, tails_view_to_json(*view));
+  });
+  server.Get("/v1/samples", [db_path](const httplib::Request& req, httplib::Response& res) {
+    std::string status = req.has_param("status") ? req.get_param_value("status") : "";
+    if (!status.empty() && status != "pending" && status != "verified" && status != "failed")
+      return send_error(res, 400, "status must be pending, verified or failed");
+    int limit = 20;
+    if (req.has_param("limit")) {
+      std::string text = req.get_param_value("limit");
+      if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos || text == "0")
+        return send_error(res, 400, "limit must be a number from 1 to 9999");
+      limit = std::stoi(text);
+    }
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<std::vector<SampleHeader>> samples =
+        newest_samples(*db, status, req.has_param("track") ? req.get_param_value("track") : "", limit);
+    if (!samples) return send_error(res, 500, samples.message());
+    nlohmann::json body = {{"samples", nlohmann::json::array()}};
+    for (const SampleHeader& s : *samples) {
+      body["samples"].push_back({{"id", s.id}, {"track", s.track}, {"origin", s.origin}, {"status", s.status},
+                                 {"domain", s.domain}, {"created_ms", s.created_ms}});
+    }
+    send_json(res, 200, body);
   });
   server.Get(R"(/v1/samples/([^/]+))", [db_path](const httplib::Request& req, httplib::Response& res) {
     std::optional<Database> db;
@@ -263,7 +319,13 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   auto method_not_allowed = [](const httplib::Request& req, httplib::Response& res) {
     send_error(res, 405, "method " + req.method + " not allowed on " + req.path);
   };
-  post_routes.emplace_back(R"(/(healthz|metrics|v1/status|v1/taxonomy|v1/jobs|v1/samples/.*))", method_not_allowed);
+  post_routes.emplace_back(R"(/(healthz|metrics|v1/status|v1/taxonomy|v1/tails|v1/jobs|v1/samples|v1/samples/.*))",
+                           method_not_allowed);
+  if (read_only) {
+    post_routes = {{R"(/.*)", [](const httplib::Request& req, httplib::Response& res) {
+                      send_error(res, 405, "method POST not allowed on " + req.path + ": tailforge serve is read-only");
+                    }}};
+  }
   for (const auto& [pattern, handler] : post_routes) server.Post(pattern, handler);
   // `curl -X POST URL` sends neither a body nor Content-Length; httplib would wait for a body
   // until its keep-alive timeout and answer 400. Such a request has an empty body: it goes to the
@@ -286,6 +348,7 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   server.Delete(R"(/.*)", method_not_allowed);
   server.Patch(R"(/.*)", method_not_allowed);
   server.Get(R"(/v1/control/.*)", method_not_allowed);
+  add_dashboard_routes(server);
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty() || res.get_header_value("Content-Type") != "application/json") {
       std::string message = res.status == 404 ? "no such endpoint: " + req.path

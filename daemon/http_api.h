@@ -1,5 +1,7 @@
-// The daemon's HTTP API (cpp-httplib): health, status, taxonomy, samples with artifacts and
-// lineage, jobs, Prometheus metrics, and token-protected control (pause, resume, drain).
+// The daemon's HTTP API (cpp-httplib): health, status, taxonomy, tails, samples with artifacts
+// and lineage, jobs, models, Prometheus metrics, token-protected control (pause, resume, drain)
+// and model registration, and the dashboard (dashboard/dashboard.h) at GET /, which reads these
+// same endpoints.
 // Loopback by default; a non-loopback address without a token is refused. Every answer to a
 // malformed request is a 4xx with a JSON error body.
 #pragma once
@@ -32,9 +34,10 @@ bool is_loopback_host(const std::string& host);
 class HttpApi {
  public:
   // Binds and starts serving on a thread of its own. `wake` is called after control changes.
+  // `read_only` (tailforge serve, with no loop behind it) answers every POST 405.
   static Result<std::unique_ptr<HttpApi>> start(const std::string& listen, const nlohmann::json& config,
                                                 const std::string& db_path, DaemonControl& control,
-                                                std::function<void()> wake);
+                                                std::function<void()> wake, bool read_only = false);
   ~HttpApi();
   void stop();
   // The bound address, e.g. "127.0.0.1:39211".

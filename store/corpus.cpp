@@ -96,7 +96,9 @@ Result<int64_t> verified_count(Database& db, const std::string& track) {
 
 Result<std::map<std::string, int64_t>> verified_count_by_feature(Database& db, const std::string& track) {
   return counts_by_key(db,
-                       "SELECT sf.tag, COUNT(*) FROM sample_feature sf JOIN sample s ON s.id = sf.sample_id"
+                       // From the track's verified samples (index on track, status) to their tags
+                       // (index on sample_id): CROSS JOIN keeps that order.
+                       "SELECT sf.tag, COUNT(*) FROM sample s CROSS JOIN sample_feature sf ON sf.sample_id = s.id"
                        " WHERE s.track = ?1 AND s.status = 'verified' GROUP BY sf.tag",
                        track);
 }
@@ -297,23 +299,29 @@ Result<std::optional<int64_t>> latest_tail_report_cycle(Database& db) {
 
 Result<std::vector<CycleVerifiedCounts>> verified_by_cycle(Database& db, const std::string& track,
                                                            const std::string& dimension, const std::string& name) {
+  // The track's verified samples are read once (index on track, status) and counted per cycle;
+  // every cycle is listed, with zeros where it verified none.
   const char* sql = nullptr;
   if (dimension == "feature") {
-    sql = "SELECT c.id, COUNT(s.id), COALESCE(SUM(EXISTS (SELECT 1 FROM sample_feature sf"
-          "   WHERE sf.sample_id = s.id AND sf.tag = ?2)), 0)"
-          " FROM cycle c LEFT JOIN sample s ON s.cycle_id = c.id AND s.track = ?1 AND s.status = 'verified'"
-          " GROUP BY c.id ORDER BY c.id";
+    sql = "SELECT c.id, coalesce(v.verified, 0), coalesce(v.matching, 0) FROM cycle c LEFT JOIN"
+          " (SELECT s.cycle_id, COUNT(*) AS verified,"
+          "   SUM(EXISTS (SELECT 1 FROM sample_feature sf WHERE sf.sample_id = s.id AND sf.tag = ?2)) AS matching"
+          "  FROM sample s WHERE s.track = ?1 AND s.status = 'verified' GROUP BY s.cycle_id) v"
+          " ON v.cycle_id = c.id ORDER BY c.id";
   } else if (dimension == "domain") {
-    sql = "SELECT c.id, COUNT(s.id), COALESCE(SUM(s.domain = ?2), 0)"
-          " FROM cycle c LEFT JOIN sample s ON s.cycle_id = c.id AND s.track = ?1 AND s.status = 'verified'"
-          " GROUP BY c.id ORDER BY c.id";
+    sql = "SELECT c.id, coalesce(v.verified, 0), coalesce(v.matching, 0) FROM cycle c LEFT JOIN"
+          " (SELECT s.cycle_id, COUNT(*) AS verified, SUM(s.domain = ?2) AS matching"
+          "  FROM sample s WHERE s.track = ?1 AND s.status = 'verified' GROUP BY s.cycle_id) v"
+          " ON v.cycle_id = c.id ORDER BY c.id";
   } else if (dimension == "category") {
     // Covered as failure_category_coverage counts it: verified samples synthesized for the category.
-    sql = "SELECT c.id, COUNT(s.id), COALESCE(SUM(EXISTS (SELECT 1 FROM lineage l"
-          "   WHERE l.child_id = s.id AND l.relation = 'synthesized_from' AND json_valid(l.reason)"
-          "   AND json_extract(l.reason, '$.dimension') = 'category' AND json_extract(l.reason, '$.name') = ?2)), 0)"
-          " FROM cycle c LEFT JOIN sample s ON s.cycle_id = c.id AND s.track = ?1 AND s.status = 'verified'"
-          " GROUP BY c.id ORDER BY c.id";
+    sql = "SELECT c.id, coalesce(v.verified, 0), coalesce(v.matching, 0) FROM cycle c LEFT JOIN"
+          " (SELECT s.cycle_id, COUNT(*) AS verified,"
+          "   SUM(EXISTS (SELECT 1 FROM lineage l WHERE l.child_id = s.id AND l.relation = 'synthesized_from'"
+          "    AND json_valid(l.reason) AND json_extract(l.reason, '$.dimension') = 'category'"
+          "    AND json_extract(l.reason, '$.name') = ?2)) AS matching"
+          "  FROM sample s WHERE s.track = ?1 AND s.status = 'verified' GROUP BY s.cycle_id) v"
+          " ON v.cycle_id = c.id ORDER BY c.id";
   } else {
     return make_error("verified samples per cycle are counted by feature, domain or category, not by '" +
                       dimension + "'");

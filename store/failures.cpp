@@ -162,15 +162,21 @@ void build_tree(TaxonomyReport& report, const Counts& counts, const std::map<std
 }
 
 Status add_trend(Database& db, TaxonomyReport& report, const Rows& rows) {
+  // Counted here rather than by GROUP BY: SQLite would sort every row by bucket first (a million
+  // rows take over 300 ms that way), while the buckets and top categories are few.
   int64_t bucket = report.query.trend == "day" ? 86400000LL : 3600000LL;
-  std::string sql = "SELECT (created_ms / " + std::to_string(bucket) + ") * " + std::to_string(bucket) + " AS bucket, " +
-                    rows.top + ", COUNT(*) FROM " + rows.covered_table + rows.failures.where() +
-                    " GROUP BY bucket, 2 ORDER BY bucket, 2";
-  Result<Statement> statement = db.prepare(sql);
+  // The corpus under a time window alone is read from the narrow (novelty, time, top) index.
+  const TaxonomyQuery& q = report.query;
+  bool time_only = rows.table == "failure" && !rows.failures.by_sample && q.stage_prefix.empty();
+  std::string table = time_only ? "failure INDEXED BY failure_novelty_time" : rows.covered_table;
+  Result<Statement> statement = db.prepare("SELECT created_ms, " + rows.top + " FROM " + table + rows.failures.where());
   if (!statement) return statement.error();
   rows.failures.bind(*statement);
-  while (statement->step()) report.trend.push_back({statement->int64(0), statement->text(1), statement->int64(2)});
-  return statement->status();
+  std::map<std::pair<int64_t, std::string>, int64_t> counts;
+  while (statement->step()) ++counts[{statement->int64(0) / bucket * bucket, statement->text(1)}];
+  if (!statement->status()) return statement->status();
+  for (const auto& [key, count] : counts) report.trend.push_back({key.first, key.second, count});
+  return {};
 }
 
 Status add_examples(Database& db, TaxonomyReport& report, const Rows& rows, const std::map<std::string, int64_t>& leaves) {
@@ -208,9 +214,22 @@ Status add_window_comparison(Database& db, TaxonomyReport& report, const Rows& a
   return {};
 }
 
-Status add_clusters(Database& db, TaxonomyReport& report, const Rows& rows) {
+Status add_clusters(Database& db, TaxonomyReport& report, const Rows& rows, const std::map<std::string, int64_t>& leaves) {
+  // The uncategorized categories among the counted ones, looked up by category (a LIKE on the
+  // suffix would read every failure row); none, and there is nothing to cluster.
+  std::vector<std::string> uncategorized_paths;
+  const std::string suffix = ".uncategorized";
+  for (const auto& [path, count] : leaves) {
+    if (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      uncategorized_paths.push_back(path);
+    }
+  }
+  if (uncategorized_paths.empty()) return {};
   Filter uncategorized = rows.failures;
-  uncategorized.add(rows.category + " LIKE '%.uncategorized'");
+  std::string in = rows.category + " IN (";
+  for (size_t i = 0; i < uncategorized_paths.size(); ++i) in += i ? ", ?" : "?";
+  uncategorized.add(in + ")");
+  for (const std::string& path : uncategorized_paths) uncategorized.values.push_back(path);
   Result<Statement> statement = db.prepare("SELECT coalesce(message, ''), sample_id, " + rows.category + " FROM " +
                                            rows.table + uncategorized.where() + " ORDER BY created_ms DESC LIMIT 20000");
   if (!statement) return statement.error();
@@ -401,7 +420,7 @@ Result<TaxonomyReport> taxonomy_report(Database& db, const TaxonomyQuery& query)
     }
   }
   if (query.clusters > 0) {
-    if (Status s = add_clusters(db, report, rows); !s) return make_error("taxonomy clusters: " + s.message());
+    if (Status s = add_clusters(db, report, rows, counts->leaves); !s) return make_error("taxonomy clusters: " + s.message());
   }
   return report;
 }

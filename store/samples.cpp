@@ -57,6 +57,27 @@ Result<InsertOutcome> insert_sample_if_absent(Database& db, Sample sample) {
   return InsertOutcome{sample.id, inserted};
 }
 
+Result<std::vector<SampleHeader>> newest_samples(Database& db, const std::string& status, const std::string& track,
+                                                 int limit) {
+  // Two statements, so that each walks an index in time order (sample_status_time, sample_created)
+  // instead of sorting the table.
+  Statement& select =
+      status.empty() ? db.cached("SELECT id, track, origin, status, coalesce(domain, ''), created_ms FROM sample"
+                                 " WHERE (?2 = '' OR track = ?2) ORDER BY created_ms DESC LIMIT ?3")
+                     : db.cached("SELECT id, track, origin, status, coalesce(domain, ''), created_ms FROM sample"
+                                 " WHERE status = ?1 AND (?2 = '' OR track = ?2) ORDER BY created_ms DESC LIMIT ?3");
+  if (!status.empty()) select.bind(1, status);
+  select.bind(2, track).bind(3, static_cast<int64_t>(limit));
+  std::vector<SampleHeader> out;
+  while (select.step()) {
+    out.push_back({select.text(0), select.text(1), select.text(2), select.text(3), select.text(4), select.int64(5)});
+  }
+  Status s = select.status();
+  select.reset();
+  if (!s) return s.error();
+  return out;
+}
+
 Result<std::optional<Sample>> find_sample(Database& db, const std::string& id) {
   Statement& select = db.cached(
       "SELECT id, track, origin, language, text, template_id, persona, variables, seed, model, prompt_hash,"

@@ -479,6 +479,17 @@ CREATE TABLE kernelopt_curation_choice (
 ) WITHOUT ROWID;
 )sql";
 
+// Indexes for the dashboard's reads on a big store: the growth series (verified samples by time,
+// track and origin) and the newest samples, read from the index alone; a track's feature counts
+// reached from its verified samples instead of from every feature row; the failure trend.
+const char* kVersion11 = R"sql(
+CREATE INDEX sample_status_time ON sample(status, created_ms, track, origin);
+CREATE INDEX sample_created ON sample(created_ms);
+CREATE INDEX sample_feature_sample ON sample_feature(sample_id, tag);
+-- The taxonomy's trend without sample or stage filters: a third of the width of failure_track_time_novelty.
+CREATE INDEX failure_novelty_time ON failure(novelty, created_ms, top_category);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -493,6 +504,7 @@ const std::vector<Migration>& schema_migrations() {
       {8, kVersion8},
       {9, kVersion9},
       {10, kVersion10},
+      {11, kVersion11},
   };
   return migrations;
 }

@@ -1,5 +1,7 @@
 #include "store/status.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace tailforge {
@@ -38,6 +40,62 @@ nlohmann::json cycle_to_json(const CycleRecord& c) {
           {"summary", summary.is_discarded() ? nlohmann::json::object() : summary}};
 }
 
+int64_t growth_bucket_width(int64_t span_ms) {
+  for (int64_t width : {60000LL, 300000LL, 900000LL, 3600000LL, 21600000LL}) {
+    if (span_ms / width < kGrowthBuckets) return width;
+  }
+  return 86400000LL;
+}
+
+Status query_growth(Database& db, StatusSummary& s) {
+  Statement& span = db.cached("SELECT min(created_ms), max(created_ms), count(*) FROM sample WHERE status = 'verified'");
+  int64_t first = 0, last = 0, verified = 0;
+  if (span.step()) {
+    first = span.int64(0);
+    last = span.int64(1);
+    verified = span.int64(2);
+  }
+  Status r = span.status();
+  span.reset();
+  if (!r) return r;
+  if (verified > 0) {
+    s.growth_bucket_ms = growth_bucket_width(last - first);
+    Statement& buckets = db.cached(
+        "SELECT created_ms / ?1 * ?1 AS bucket, track, origin, count(*) FROM sample WHERE status = 'verified'"
+        " GROUP BY bucket, track, origin ORDER BY bucket, track, origin");
+    buckets.bind(1, s.growth_bucket_ms);
+    while (buckets.step()) s.growth.push_back({buckets.text(1), buckets.text(2), buckets.int64(0), buckets.int64(3)});
+    r = buckets.status();
+    buckets.reset();
+    if (!r) return r;
+    Statement& recent = db.cached("SELECT count(*) FROM sample WHERE status = 'verified' AND created_ms > ?");
+    recent.bind(1, last - 3600000);
+    int64_t in_hour = recent.step() ? recent.int64(0) : 0;
+    r = recent.status();
+    recent.reset();
+    if (!r) return r;
+    double minutes = std::clamp((last - first) / 60000.0, 1.0, 60.0);
+    s.verified_per_min = static_cast<double>(in_hour) / minutes;
+  }
+  Statement& retrains = db.cached(
+      "SELECT id, cycle_id, created_ms, status, reason, model_id FROM"
+      " (SELECT * FROM retrain_event ORDER BY id DESC LIMIT ?) ORDER BY id");
+  retrains.bind(1, static_cast<int64_t>(kRetrainsShown));
+  while (retrains.step()) {
+    RetrainMark mark;
+    mark.id = retrains.int64(0);
+    if (!retrains.is_null(1)) mark.cycle_id = retrains.int64(1);
+    mark.created_ms = retrains.int64(2);
+    mark.status = retrains.text(3);
+    mark.reason = retrains.text(4);
+    if (!retrains.is_null(5)) mark.model_id = retrains.int64(5);
+    s.retrains.push_back(mark);
+  }
+  r = retrains.status();
+  retrains.reset();
+  return r;
+}
+
 }  // namespace
 
 Result<StatusSummary> query_status(Database& db) {
@@ -68,6 +126,7 @@ Result<StatusSummary> query_status(Database& db) {
   Result<std::optional<CycleRecord>> last = last_cycle(db);
   if (!last) return last.error();
   s.last_cycle = *last;
+  if (Status r = query_growth(db, s); !r) return r.error();
   return s;
 }
 
@@ -93,6 +152,21 @@ nlohmann::json status_to_json(const StatusSummary& s) {
   j["cycles"] = s.cycles;
   j["retrain_events"] = s.retrain_events;
   j["last_cycle"] = s.last_cycle ? cycle_to_json(*s.last_cycle) : nlohmann::json(nullptr);
+  j["verified_per_min"] = s.verified_per_min;
+  j["growth"] = {{"bucket_ms", s.growth_bucket_ms}, {"buckets", nlohmann::json::array()}};
+  for (const GrowthBucket& b : s.growth) {
+    j["growth"]["buckets"].push_back(
+        {{"start_ms", b.start_ms}, {"track", b.track}, {"origin", b.origin}, {"verified", b.verified}});
+  }
+  j["retrains"] = nlohmann::json::array();
+  for (const RetrainMark& m : s.retrains) {
+    j["retrains"].push_back({{"id", m.id},
+                             {"cycle_id", m.cycle_id ? nlohmann::json(*m.cycle_id) : nlohmann::json(nullptr)},
+                             {"created_ms", m.created_ms},
+                             {"status", m.status},
+                             {"reason", m.reason},
+                             {"model_id", m.model_id ? nlohmann::json(*m.model_id) : nlohmann::json(nullptr)}});
+  }
   return j;
 }
 
@@ -127,6 +201,11 @@ std::string format_status_table(const StatusSummary& s) {
     }
   }
   out << "cycles: " << s.cycles << ", retrain events: " << s.retrain_events << "\n";
+  if (s.verified > 0) {
+    char rate[64];
+    std::snprintf(rate, sizeof rate, "%.1f", s.verified_per_min);
+    out << "verified/min: " << rate << " (samples created in the last hour of the store's activity)\n";
+  }
   if (s.last_cycle) {
     const CycleRecord& c = *s.last_cycle;
     out << "last cycle: #" << c.id << " " << c.state << ", generated " << c.generated << ", verified " << c.verified

@@ -1,12 +1,15 @@
 // The status summary shown by `tailforge status` and GET /v1/status: one query function,
 // one JSON form whose keys stay stable, one human table. Dead jobs are listed with the reason
-// they died, so a weekend's lost work is visible on Monday.
+// they died, so a weekend's lost work is visible on Monday. The growth series (verified samples
+// per time bucket, by track and origin, with the retrain events on the same time axis) is what
+// the dashboard's overview draws.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +18,23 @@
 #include "store/queue.h"
 
 namespace tailforge {
+
+// Verified samples created in one time bucket, of one track and origin.
+struct GrowthBucket {
+  std::string track;
+  std::string origin;
+  int64_t start_ms = 0;
+  int64_t verified = 0;
+};
+
+struct RetrainMark {
+  int64_t id = 0;
+  std::optional<int64_t> cycle_id;
+  int64_t created_ms = 0;
+  std::string status;
+  std::string reason;
+  std::optional<int64_t> model_id;
+};
 
 struct StatusSummary {
   int64_t samples = 0;
@@ -30,7 +50,18 @@ struct StatusSummary {
   int64_t cycles = 0;
   int64_t retrain_events = 0;
   std::optional<CycleRecord> last_cycle;
+  // Bucket width: the smallest of 1 min, 5 min, 15 min, 1 h, 6 h and 1 day that keeps the
+  // verified samples' time span within kGrowthBuckets buckets.
+  int64_t growth_bucket_ms = 60000;
+  std::vector<GrowthBucket> growth;  // by start_ms, then track, then origin
+  std::vector<RetrainMark> retrains;  // oldest first, the newest kRetrainsShown
+  // Verified samples created in the hour up to the newest sample's creation, per minute of
+  // that hour (or of the store's whole span when it is shorter).
+  double verified_per_min = 0;
 };
+
+inline constexpr int kGrowthBuckets = 200;
+inline constexpr int kRetrainsShown = 200;
 
 inline constexpr int kDeadJobsShown = 20;
 

@@ -1,6 +1,7 @@
 #include "synth/policy.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -235,6 +236,20 @@ Result<SynthPolicy> synth_policy_from_config(const json& section, const std::str
   reader.read("eval_fraction", policy->eval_fraction);
   if (!error.empty()) return make_error(error);
   if (!model.empty()) policy->model_under_test = model;
+  return policy;
+}
+
+Result<SynthPolicy> policy_for_track(const SynthPolicy& configured, const std::string& track,
+                                     const std::string& source_dir) {
+  if (configured.track == track) return configured;
+  if (track.empty() || track.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+    return make_error("unknown track '" + track + "'");
+  std::string file = source_dir + "/policies/synth_policy_" + track + ".json";
+  if (std::filesystem::exists(file)) return load_synth_policy(file);
+  SynthPolicy policy;
+  policy.track = track;
+  policy.tails.features = ShareTarget{};
+  policy.tails.features.min_share = 0;
   return policy;
 }
 

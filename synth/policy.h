@@ -107,5 +107,10 @@ Result<SynthPolicy> load_default_synth_policy(const std::string& source_dir);
 // Applies the config's "synth" section: policy_file, model_under_test, top_k, multiplier,
 // eval_fraction ("enabled" is the daemon's). Loads the policy file relative to source_dir.
 Result<SynthPolicy> synth_policy_from_config(const nlohmann::json& synth_section, const std::string& source_dir);
+// The policy whose feature targets a track's distribution is measured against: `configured` for
+// its own track, else `source_dir`/policies/synth_policy_<track>.json, else one with no targets
+// (every tag seen). A track name other than letters, digits and '_' is an error.
+Result<SynthPolicy> policy_for_track(const SynthPolicy& configured, const std::string& track,
+                                     const std::string& source_dir);
 
 }  // namespace tailforge

@@ -307,4 +307,59 @@ std::string format_feature_distribution(const std::string& track, const std::vec
   return out.str();
 }
 
+Result<TailsView> query_tails_view(Database& db, const SynthPolicy& policy, const std::string& track,
+                                   std::optional<int64_t> cycle, const std::string& dimension,
+                                   const std::string& name) {
+  TailsView view;
+  view.track = track;
+  Result<std::vector<FeatureShare>> distribution = feature_distribution(db, policy, track);
+  if (!distribution) return distribution.error();
+  view.distribution = std::move(*distribution);
+  Result<int64_t> verified_total = verified_count(db, track);
+  if (!verified_total) return verified_total.error();
+  view.verified_total = *verified_total;
+  if (!cycle) {
+    Result<std::optional<int64_t>> latest = latest_tail_report_cycle(db);
+    if (!latest) return latest.error();
+    if (!*latest) {
+      if (view.verified_total == 0) return make_error("no cycle has a tail list yet");
+      return view;
+    }
+    cycle = **latest;
+  }
+  Result<std::vector<TailReportRow>> rows = tail_report_rows(db, *cycle);
+  if (!rows) return rows.error();
+  if (rows->empty()) return make_error("cycle " + std::to_string(*cycle) + " has no tail list");
+  TailReport report{*cycle, {}};
+  for (const TailReportRow& row : *rows) {
+    nlohmann::json numbers = nlohmann::json::parse(row.numbers, nullptr, false);
+    report.entries.push_back(
+        {row.dimension, row.name, row.signal, row.score, numbers.is_discarded() ? nlohmann::json::object() : numbers});
+  }
+  view.dimension = dimension.empty() ? report.entries.front().dimension : dimension;
+  view.name = dimension.empty() ? report.entries.front().name : name;
+  view.report = std::move(report);
+  Result<std::vector<TailSharePoint>> series = tail_share_series(db, track, view.dimension, view.name);
+  if (!series) return series.error();
+  view.series = std::move(*series);
+  return view;
+}
+
+nlohmann::json tails_view_to_json(const TailsView& view) {
+  nlohmann::json out = view.report ? tail_report_to_json(*view.report) : nlohmann::json::object();
+  if (view.report) {
+    out["series"] = {{"track", view.track}, {"dimension", view.dimension}, {"name", view.name},
+                     {"points", tail_share_series_to_json(view.series)}};
+  }
+  out["distribution"] = feature_distribution_to_json(view.distribution, view.verified_total);
+  return out;
+}
+
+std::string format_tails_view(const TailsView& view) {
+  std::string distribution = format_feature_distribution(view.track, view.distribution, view.verified_total);
+  if (!view.report) return distribution + "\nno cycle has a tail list yet\n";
+  return format_tail_report(*view.report) + "\n" +
+         format_tail_share_series(view.track, view.dimension, view.name, view.series) + "\n" + distribution;
+}
+
 }  // namespace tailforge

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,5 +70,23 @@ Result<std::vector<FeatureShare>> feature_distribution(Database& db, const Synth
 nlohmann::json feature_distribution_to_json(const std::vector<FeatureShare>& shares, int64_t verified_total);
 std::string format_feature_distribution(const std::string& track, const std::vector<FeatureShare>& shares,
                                         int64_t verified_total);
+
+// What `tailforge tails` and GET /v1/tails show: a cycle's stored tail list (the newest one when
+// no cycle is named), the share series of one entry (the list's top entry unless `dimension` and
+// `name` are given) and the track's feature distribution. Without any tail list yet, only the
+// distribution (`report` empty); with no verified sample either, an error.
+struct TailsView {
+  std::string track;
+  std::optional<TailReport> report;
+  std::string dimension, name;
+  std::vector<TailSharePoint> series;
+  std::vector<FeatureShare> distribution;
+  int64_t verified_total = 0;
+};
+Result<TailsView> query_tails_view(Database& db, const SynthPolicy& policy, const std::string& track,
+                                   std::optional<int64_t> cycle, const std::string& dimension,
+                                   const std::string& name);
+nlohmann::json tails_view_to_json(const TailsView& view);
+std::string format_tails_view(const TailsView& view);
 
 }  // namespace tailforge

@@ -291,3 +291,23 @@ TEST_CASE("tailforge taxonomy --json --since 24h and GET /v1/taxonomy?since=24h 
   CHECK(from_cli.at("categories").size() >= 4);
   CHECK(http_tree == cli_tree);
 }
+
+TEST_CASE("the daemon's listener serves the dashboard at GET /, without a token") {
+  Server server;
+  httplib::Client client("127.0.0.1", server.port);
+  auto page = client.Get("/");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK(page->body.find("<nav aria-label=\"Pages\">") != std::string::npos);
+  auto script = client.Get("/dashboard/app.js");
+  REQUIRE(script);
+  CHECK(script->status == 200);
+  CHECK(script->get_header_value("Content-Type") == "text/javascript; charset=utf-8");
+  auto missing = client.Get("/dashboard/nothing.js");
+  REQUIRE(missing);
+  CHECK(missing->status == 404);
+  // The daemon's POST routes are unchanged: control still needs the token.
+  auto control = client.Post("/v1/control/pause", "", "text/plain");
+  REQUIRE(control);
+  CHECK(control->status == 401);
+}

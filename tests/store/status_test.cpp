@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "store/queue.h"
+#include "store/samples.h"
 #include "store/status.h"
 
 namespace tailforge {
@@ -42,6 +43,49 @@ TEST_CASE("status lists dead jobs with the reason they died; live and finished j
   CHECK(none.dead_jobs.empty());
   CHECK(format_status_table(none).find("dead jobs") == std::string::npos);
   CHECK(status_to_json(none)["dead_jobs"].empty());
+}
+
+
+TEST_CASE("status has the growth series: verified samples per time bucket by track and origin, and the retrain events") {
+  Database db = Database::open(":memory:").value();
+  const int64_t start = 1'699'999'200'000;  // a whole hour (UTC)
+  // Verified samples over 90 minutes, one failed.
+  auto add = [&](int n, const std::string& track, const std::string& origin, const std::string& status, int64_t at) {
+    Sample s{.track = track, .origin = origin, .language = "cuda", .text = "// growth " + std::to_string(n) + "\n"};
+    s.status = status;
+    s.created_ms = at;
+    REQUIRE(insert_sample_if_absent(db, s).ok());
+  };
+  add(1, "cuda2hip", "template", "verified", start);
+  add(2, "cuda2hip", "template", "verified", start + 30'000);
+  add(3, "cuda2hip", "synthesized", "verified", start + 45 * 60'000);
+  add(4, "ptx2cuda", "template", "verified", start + 90 * 60'000);
+  add(5, "cuda2hip", "template", "failed", start + 60'000);
+  REQUIRE(db.exec("INSERT INTO retrain_event (reason, snapshot_hash, status, created_ms) VALUES"
+                  " ('{}', 'a', 'ok', " + std::to_string(start + 3'600'000) + ")").ok());
+
+  StatusSummary status = query_status(db).value();
+  CHECK(status.growth_bucket_ms == 60'000);  // 90 minutes in 1-minute buckets: 91 < 200
+  REQUIRE(status.growth.size() == 3);
+  CHECK(status.growth[0].start_ms == start);
+  CHECK(status.growth[0].verified == 2);  // the two template samples of the first minute
+  CHECK(status.growth[1].origin == "synthesized");
+  CHECK(status.growth[2].track == "ptx2cuda");
+  // In the hour up to the newest sample (start + 90 min): the ones at 45 and 90 minutes.
+  CHECK(status.verified_per_min == doctest::Approx(2.0 / 60));
+  REQUIRE(status.retrains.size() == 1);
+  CHECK(status.retrains[0].created_ms == start + 3'600'000);
+  nlohmann::json json = status_to_json(status);
+  CHECK(json["growth"]["bucket_ms"] == 60'000);
+  CHECK(json["growth"]["buckets"].size() == 3);
+  CHECK(json["retrains"][0]["status"] == "ok");
+  CHECK(format_status_table(status).find("verified/min: 0.0") != std::string::npos);
+
+  // A longer span takes wider buckets: 3 days in hours (72 < 200), 100 days in days.
+  add(6, "cuda2hip", "template", "verified", start + 3 * 86'400'000LL);
+  CHECK(query_status(db).value().growth_bucket_ms == 3'600'000);
+  add(7, "cuda2hip", "template", "verified", start + 100 * 86'400'000LL);
+  CHECK(query_status(db).value().growth_bucket_ms == 86'400'000);
 }
 
 }  // namespace tailforge
