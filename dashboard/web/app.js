@@ -400,12 +400,16 @@
     main.append(el('div', {class: 'cards'},
       card('Failures', fmtInt(report.total), {'data-stat': 'total', 'data-value': report.total}),
       card('Failed samples', fmtInt(report.failed_samples), {'data-stat': 'failed_samples', 'data-value': report.failed_samples}),
-      card('Source', report.source + (filters ? ` (${filters})` : ''))));
-    main.append(note(report.counting));
+      card('Source', report.source)));
+    main.append(note(report.counting + (filters ? `. Filters: ${filters}.` : '')));
 
     const detail = el('section', {id: 'category-detail', 'aria-live': 'polite', 'aria-labelledby': 'detail-h'},
       el('h2', {id: 'detail-h'}, 'Evidence'), note('Select a category to see its evidence lines and example samples.'));
+    // The open category is part of the address, so that it can be linked and reloaded.
+    const categoryLink = (path) => '#/taxonomy' + query(Object.assign({}, params, {category: path}));
     const select = (path) => {
+      if (params.category !== path) history.replaceState(null, '', categoryLink(path));
+      params.category = path;
       const category = report.categories.find((c) => c.path === path);
       const examples = Object.entries(report.examples || {})
         .filter(([name]) => name === path || name.startsWith(path + '.'))
@@ -425,7 +429,8 @@
       report.categories.length ? icicle(report, select) : note('No failures match.'),
       report.categories.length ? el('details', {}, el('summary', {}, 'Category table'),
         table('Categories', ['category', 'failures', 'share of failures', 'share of parent'],
-          report.categories.map((c) => [el('span', {class: 'indent', 'data-depth': c.depth}, c.path), fmtInt(c.count),
+          report.categories.map((c) => [el('a', {class: 'indent', 'data-depth': c.depth, href: categoryLink(c.path)}, c.path),
+            fmtInt(c.count),
             fmtPct(c.share_of_failures), fmtPct(c.share_of_parent)]))) : null));
     main.append(detail);
 

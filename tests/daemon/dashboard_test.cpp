@@ -332,6 +332,8 @@ TEST_CASE("the dashboard's pages render in headless Chromium with the numbers th
       CHECK_MESSAGE(page.dom.find(node) != std::string::npos, node);
     }
     CHECK(page.dom.find("tabindex=\"0\" role=\"button\" aria-label=\"amd.asm: ") != std::string::npos);
+    // Each category of the table links to its evidence.
+    CHECK(page.dom.find("href=\"#/taxonomy?category=run.timeout\"") != std::string::npos);
     // A category opened from its link shows the example samples taxonomy --json lists for it.
     Page evidence = load("taxonomy-evidence", "#/taxonomy?category=amd.asm.invalid_instruction", false);
     CHECK(evidence.dom.find("data-examples=\"amd.asm.invalid_instruction\"") != std::string::npos);
@@ -344,6 +346,16 @@ TEST_CASE("the dashboard's pages render in headless Chromium with the numbers th
     CHECK(comparison.dom.find("data-compare=\"windows\"") != std::string::npos);
     for (const json& row : compared["comparison"]["rows"]) {
       CHECK(comparison.dom.find("<th scope=\"row\">" + row["path"].get<std::string>() + "</th>") != std::string::npos);
+    }
+    // Two models on the items both evaluated: fixture-v1 failed 2 of 4, fixture-v2 1 of 4.
+    json models = cli_json({"taxonomy", "--db", db_path, "--json", "--model", "fixture-v1", "--compare-model", "fixture-v2"});
+    REQUIRE(models["model_comparison"]["rows"].size() >= 1);
+    Page versus = load("taxonomy-models", "#/taxonomy?model=fixture-v1&compare_model=fixture-v2", false);
+    CHECK(versus.dom.find("data-compare=\"models\"") != std::string::npos);
+    for (const json& row : models["model_comparison"]["rows"]) {
+      std::string cells = "<th scope=\"row\">" + row["path"].get<std::string>() + "</th><td>" +
+                          std::to_string(row["count_a"].get<int>()) + "</td><td>" + std::to_string(row["count_b"].get<int>());
+      CHECK_MESSAGE(versus.dom.find(cells) != std::string::npos, cells);
     }
   }
 
