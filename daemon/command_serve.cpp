@@ -1,5 +1,6 @@
 // `tailforge serve`: the HTTP API and the dashboard on a database, without the loop, so that a
-// finished run (or a copy of one) can be browsed. Read-only: every POST answers 405.
+// finished run (or a copy of one) can be browsed. Every POST answers 405; like every command, it
+// brings an older database's schema up to date when it opens it.
 #include <signal.h>
 
 #include <filesystem>
@@ -17,6 +18,9 @@ int command_serve(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
   if (!std::filesystem::exists(context->db_path)) return report_failure("no database at " + context->db_path);
+  // Opened once before serving, so that an older store's schema is brought up to date (its new
+  // indexes built) now rather than by the first page's requests, which would wait on it.
+  if (Result<Database> db = Database::open(context->db_path); !db) return report_failure(db.message());
   std::string listen = args.get("--listen", context->config["http"]["listen"].get<std::string>());
   if (listen.empty()) listen = "127.0.0.1:8470";
 

@@ -72,7 +72,7 @@ PlannerOptions planner_options(const nlohmann::json& config, int64_t cycles) {
   options.cycles_to_run = cycles;
   options.samples_per_cycle = daemon["samples_per_cycle"].get<int64_t>();
   options.cycles_in_flight = std::max<int64_t>(1, daemon.value("cycles_in_flight", 2));
-  options.fill_samples = std::max<int64_t>(0, daemon.value("fill_samples", options.samples_per_cycle));
+  options.fill_samples = std::max<int64_t>(0, daemon["fill_samples"].get<int64_t>());
   options.seed = daemon["seed"].get<int64_t>();
   options.evaluation = config["eval"].value("enabled", true);
   options.synthesis = config["synth"].value("enabled", true);

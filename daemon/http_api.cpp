@@ -200,7 +200,10 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     std::optional<Database> db = open_store(db_path, res);
     if (!db) return;
     Result<TailsView> view = query_tails_view(*db, *track_policy, track, cycle, dimension, name);
-    if (!view) return send_error(res, 404, view.message());
+    if (!view) {
+      bool no_list = view.message().find("tail list") != std::string::npos;
+      return send_error(res, no_list ? 404 : 500, view.message());
+    }
     send_json(res, 200, tails_view_to_json(*view));
   });
   server.Get("/v1/samples", [db_path](const httplib::Request& req, httplib::Response& res) {

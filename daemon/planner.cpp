@@ -41,7 +41,7 @@ Result<bool> CyclePlanner::fill_idle_workers(const CycleRecord& newest) {
   Result<int64_t> pending = pending_jobs(db_);
   if (!pending) return pending.error();
   if (*pending > 0) return false;
-  // A few at a time: the next tick (a job finishing) adds more while workers stay idle.
+  // A few at a time: the next tick adds more while nothing is pending.
   int64_t batch = std::min(room, std::max<int64_t>(1, options_.samples_per_cycle / 4));
   Transaction transaction(db_);
   if (!transaction.begin_status()) return transaction.begin_status().error();

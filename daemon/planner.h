@@ -5,9 +5,10 @@
 // Once every job of the newest running cycle has a worker, the next cycle starts (up to
 // daemon.cycles_in_flight at once), its jobs below the current one's, so that idle workers take them
 // instead of waiting for the current cycle's last jobs and steps. When no more cycles may start
-// and no job at all waits for a worker, the newest early cycle generates more samples (a few at a
-// time, up to daemon.fill_samples beyond its samples_per_cycle): the current cycle's serial steps
-// (evaluate, synthesize, retrain) would otherwise leave cores idle. The current cycle's steps do
+// and no job at all waits for a worker (the current cycle's last verifications and its serial
+// steps: evaluate, synthesize, retrain), the newest early cycle generates more samples, a few at
+// each tick, up to daemon.fill_samples beyond its samples_per_cycle. How many it adds depends on
+// timing; the programs themselves still come from the cycle's seed and index. The current cycle's steps do
 // not see later cycles: their verdicts stay deferred until every earlier cycle has finished
 // (set_sample_status), tail detection reads judged samples only, and synthesis's near-duplicate
 // checks see cycles up to its own. Each cycle counts its own samples; a cycle's steps wait until

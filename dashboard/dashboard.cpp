@@ -26,10 +26,11 @@ constexpr const char* kContentSecurityPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-void send_asset(httplib::Response& res, const std::string& body, const char* content_type) {
+void send_asset(httplib::Response& res, const std::string& body, const char* content_type,
+                const char* cache_control = "no-cache") {
   res.set_header("Content-Security-Policy", kContentSecurityPolicy);
   res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_header("Cache-Control", "no-cache");
+  res.set_header("Cache-Control", cache_control);
   res.set_content(body, content_type);
 }
 
@@ -63,8 +64,7 @@ void add_dashboard_routes(httplib::Server& server, const std::string& javascript
   });
   if (!highlight->empty()) {
     server.Get("/dashboard/vendor/highlight.min.js", [highlight](const httplib::Request&, httplib::Response& res) {
-      send_asset(res, *highlight, "text/javascript; charset=utf-8");
-      res.set_header("Cache-Control", "max-age=86400");
+      send_asset(res, *highlight, "text/javascript; charset=utf-8", "max-age=86400");
     });
   }
 }

@@ -44,7 +44,6 @@ struct InsertOutcome {
 // Inserts the sample (and its feature tags) unless its content is already stored.
 Result<InsertOutcome> insert_sample_if_absent(Database& db, Sample sample);
 Result<std::optional<Sample>> find_sample(Database& db, const std::string& id);
-// Ids starting with `prefix` (at most `limit`), for commands that take a shortened id.
 // The newest samples (by creation), optionally of one status and track: what a browser lists to
 // pick a sample from.
 struct SampleHeader {
@@ -57,6 +56,7 @@ struct SampleHeader {
 };
 Result<std::vector<SampleHeader>> newest_samples(Database& db, const std::string& status, const std::string& track,
                                                  int limit);
+// Ids starting with `prefix` (at most `limit`), for commands that take a shortened id.
 Result<std::vector<std::string>> sample_ids_with_prefix(Database& db, const std::string& prefix, int limit);
 // Sets a sample's status; a verdict for a sample of a cycle that started while an earlier cycle
 // was still running is deferred (the sample stays 'pending') until every earlier cycle has

@@ -220,6 +220,9 @@
       }
     });
     figure.append(chart);
+    figure.append(el('details', {}, el('summary', {}, 'Data table'),
+      table(options.title, [options.labelName || 'name', 'value', 'target'],
+        options.bars.map((b) => [b.label, options.format(b.value), b.target === undefined ? '–' : options.format(b.target)]))));
     return figure;
   }
 
@@ -237,7 +240,7 @@
       card('Verified / min', fmtNum(status.verified_per_min, 1),
         {'data-stat': 'verified_per_min', 'data-value': status.verified_per_min}),
       card('Queue depth', fmtInt(queued), {'data-stat': 'queue', 'data-value': queued}),
-      card('Current cycle', cycle ? `#${cycle.id} ${cycle.state}` : 'none',
+      card('Newest cycle', cycle ? `#${cycle.id} ${cycle.state}` : 'none',
         {'data-stat': 'cycle', 'data-value': cycle ? cycle.id : ''}),
       card('Retrain events', fmtInt(status.retrain_events), {'data-stat': 'retrains', 'data-value': status.retrain_events})));
     if (status.daemon && (status.daemon.paused || status.daemon.draining || status.daemon.disk_low)) {
@@ -716,6 +719,8 @@
 
   // ---- routing: #/page/rest?query
   async function render() {
+    // Only "#/page..." is a route; "#main" (the skip link) and the like are anchors in the page.
+    if (location.hash && !location.hash.startsWith('#/')) return;
     const hash = location.hash.replace(/^#\/?/, '');
     const [path, search] = hash.split('?');
     const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
@@ -747,5 +752,9 @@
   }
   let rendered = 0;
   window.addEventListener('hashchange', render);
+  document.querySelector('.skip').addEventListener('click', (event) => {
+    event.preventDefault();
+    document.getElementById('main').focus();
+  });
   render();
 })();

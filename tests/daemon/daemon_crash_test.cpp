@@ -25,12 +25,14 @@ namespace {
 const int kCycles = 2;
 
 // A small, fast loop: few samples per cycle, fewer synthesized, and the cheaper verifier stages
-// only. Evaluation and retraining stay on, so kills land in them too.
+// only. Evaluation and retraining stay on, so kills land in them too. No fill: how many samples
+// it adds depends on timing, and the killed run must repeat the uninterrupted one exactly.
 std::string write_config(const TempDir& dir) {
   std::string path = dir.file("crash.json");
   std::ofstream(path) << R"({
     "log_level": "warn",
-    "daemon": {"samples_per_cycle": 6, "compile_slots": 2, "progress": false, "drain_grace_seconds": 5},
+    "daemon": {"samples_per_cycle": 6, "compile_slots": 2, "progress": false, "drain_grace_seconds": 5,
+               "fill_samples": 0},
     "synth": {"top_k": 2, "multiplier": 4},
     "verifier": {"stages": ["translate", "amd.asm", "amd.assemble", "nvidia.ptx"]}
   })";
