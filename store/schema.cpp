@@ -490,6 +490,28 @@ CREATE INDEX sample_feature_sample ON sample_feature(sample_id, tag);
 CREATE INDEX failure_novelty_time ON failure(novelty, created_ms, top_category);
 )sql";
 
+// Scale-out: the workers that lease jobs (the daemon's own pool and `tailforge worker` processes),
+// what each can run, and artifacts workers uploaded for a result not yet posted.
+const char* kVersion12 = R"sql(
+CREATE TABLE worker (
+  name          TEXT PRIMARY KEY,              -- "local" for the daemon's own pool, else host:pid or --name
+  host          TEXT NOT NULL,
+  capabilities  TEXT NOT NULL DEFAULT '{}',    -- JSON: stages, tools, gpus
+  kinds         TEXT NOT NULL DEFAULT '[]',    -- JSON: the job kinds it may lease
+  missing       TEXT NOT NULL DEFAULT '{}',    -- JSON: kind -> the needed stages it lacks
+  started_ms    INTEGER NOT NULL,
+  last_seen_ms  INTEGER NOT NULL,
+  job_id        INTEGER,                       -- the job it holds now
+  jobs_done     INTEGER NOT NULL DEFAULT 0,
+  jobs_failed   INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE artifact_upload (
+  id            TEXT PRIMARY KEY,              -- SHA-256 of the content
+  content       BLOB NOT NULL,
+  created_ms    INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -505,6 +527,7 @@ const std::vector<Migration>& schema_migrations() {
       {9, kVersion9},
       {10, kVersion10},
       {11, kVersion11},
+      {12, kVersion12},
   };
   return migrations;
 }

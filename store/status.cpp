@@ -115,6 +115,13 @@ Result<StatusSummary> query_status(Database& db) {
   Result<std::vector<Job>> dead = JobQueue(db).list("dead", kDeadJobsShown);
   if (!dead) return dead.error();
   s.dead_jobs = std::move(*dead);
+  s.now_ms = now_ms();
+  Result<std::vector<WorkerRecord>> workers = list_workers(db);
+  if (!workers) return workers.error();
+  s.workers = std::move(*workers);
+  Result<std::vector<WaitingJobs>> waiting = waiting_jobs(db, kWorkerLiveMs);
+  if (!waiting) return waiting.error();
+  s.waiting = std::move(*waiting);
   for (const auto& [origin, n] : s.samples_by_origin) s.samples += n;
   s.verified = s.samples_by_status.count("verified") ? s.samples_by_status["verified"] : 0;
   Result<int64_t> cycles = count_one(db, "SELECT count(*) FROM cycle");
@@ -153,6 +160,10 @@ nlohmann::json status_to_json(const StatusSummary& s) {
   j["retrain_events"] = s.retrain_events;
   j["last_cycle"] = s.last_cycle ? cycle_to_json(*s.last_cycle) : nlohmann::json(nullptr);
   j["verified_per_min"] = s.verified_per_min;
+  j["workers"] = nlohmann::json::array();
+  for (const WorkerRecord& worker : s.workers) j["workers"].push_back(worker_to_json(worker, s.now_ms, kWorkerLiveMs));
+  j["waiting"] = nlohmann::json::array();
+  for (const WaitingJobs& w : s.waiting) j["waiting"].push_back({{"kind", w.kind}, {"count", w.count}, {"reason", w.reason}});
   j["growth"] = {{"bucket_ms", s.growth_bucket_ms}, {"buckets", nlohmann::json::array()}};
   for (const GrowthBucket& b : s.growth) {
     j["growth"]["buckets"].push_back(
@@ -199,6 +210,26 @@ std::string format_status_table(const StatusSummary& s) {
       if (error.size() > 160) error = error.substr(0, 157) + "...";
       out << "  #" << job.id << " " << job.kind << " after " << job.attempts << " attempt(s): " << error << "\n";
     }
+  }
+  for (const WaitingJobs& w : s.waiting) {
+    out << "waiting: " << w.count << " " << w.kind << " jobs: " << w.reason << "\n";
+  }
+  if (!s.workers.empty()) out << "workers:\n";
+  for (const WorkerRecord& worker : s.workers) {
+    bool live = worker_is_live(worker, s.now_ms, kWorkerLiveMs);
+    std::string stages;
+    if (worker.capabilities.contains("stages")) {
+      for (const nlohmann::json& stage : worker.capabilities["stages"]) stages += (stages.empty() ? "" : " ") + stage.get<std::string>();
+    }
+    std::string gpus;
+    if (worker.capabilities.contains("gpus")) {
+      for (const nlohmann::json& gpu : worker.capabilities["gpus"]) gpus += (gpus.empty() ? "" : ", ") + gpu.value("name", std::string("?"));
+    }
+    out << "  " << worker.name << " on " << worker.host << ": "
+        << (live ? (worker.job_id ? "job " + std::to_string(*worker.job_id) : std::string("idle"))
+                 : "gone (seen " + std::to_string((s.now_ms - worker.last_seen_ms) / 1000) + " s ago)")
+        << "; " << worker.jobs_done << " done, " << worker.jobs_failed << " failed; runs " << (stages.empty() ? "nothing" : stages)
+        << (gpus.empty() ? "" : "; GPUs " + gpus) << "\n";
   }
   out << "cycles: " << s.cycles << ", retrain events: " << s.retrain_events << "\n";
   if (s.verified > 0) {

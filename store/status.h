@@ -16,6 +16,7 @@
 #include "store/cycles.h"
 #include "store/database.h"
 #include "store/queue.h"
+#include "store/workers.h"
 
 namespace tailforge {
 
@@ -58,7 +59,15 @@ struct StatusSummary {
   // Verified samples created in the hour up to the newest sample's creation, per minute of
   // that hour (or of the store's whole span when it is shorter).
   double verified_per_min = 0;
+  // The workers that lease jobs (store/workers.h) and the jobs no live worker may lease.
+  std::vector<WorkerRecord> workers;
+  std::vector<WaitingJobs> waiting;
+  int64_t now_ms = 0;  // when the summary was taken: a worker's liveness is relative to it
 };
+
+// A worker seen within this long is live: idle workers poll every second or so, busy ones
+// heartbeat at least every 20 s.
+inline constexpr int64_t kWorkerLiveMs = 60000;
 
 inline constexpr int kGrowthBuckets = 200;
 inline constexpr int kRetrainsShown = 200;
