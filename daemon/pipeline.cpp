@@ -17,6 +17,7 @@
 #include "daemon/evaluation_jobs.h"
 #include "daemon/kernel_pairs_store.h"
 #include "daemon/ptx_pairs_store.h"
+#include "daemon/sample_verification.h"
 #include "daemon/stage_records.h"
 #include "daemon/llm_agents.h"
 #include "daemon/llm_synthesis.h"
@@ -79,12 +80,6 @@ std::vector<std::string> merged_tags(std::vector<std::string> a, const std::vect
   return a;
 }
 
-const char* extension_for(const Sample& sample) {
-  if (sample.language == "c") return ".c";
-  if (sample.language == "hip") return ".hip";
-  if (sample.language == "rdna3" || sample.language == "sass") return ".s";
-  return ".cu";
-}
 
 
 class DefaultPipeline : public Pipeline {
@@ -139,6 +134,7 @@ class DefaultPipeline : public Pipeline {
         spdlog::info("sass2rdna3: no kernel pairs on this host: no SASS ({})", stage.reason);
       }
     }
+    verifier_ = std::make_unique<SampleVerifier>(*shared_, work_dir_, &gate_, toolchains);
     evaluation_ = std::make_unique<EvaluationJobs>(shared_->eval, shared_->synth, shared_->setup(&gate_, work_dir_),
                                                    shared_->runtime(&gate_));
     return load_agents(config, db_path, slots);
@@ -250,145 +246,83 @@ class DefaultPipeline : public Pipeline {
   }
 
   Status verify(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
-    nlohmann::json payload = nlohmann::json::parse(job.payload, nullptr, false);
-    if (!payload.is_object() || !payload.contains("sample_id")) {
-      return make_error("verify job payload needs sample_id: " + job.payload);
-    }
-    std::string sample_id = payload["sample_id"].get<std::string>();
-    Result<std::optional<Sample>> found = find_sample(db, sample_id);
-    if (!found) return found.error();
-    if (!found->has_value()) return make_error("verify job for unknown sample " + sample_id);
-    const Sample& sample = **found;
-    if (sample.track == "c2x86") return verify_c2x86(db, queue, job, owner, sample);
-
-    // Absolute: the bundle's include directories are made relative to it.
-    std::error_code ec;
-    fs::path dir = fs::absolute(fs::path(work_dir_) / sample_id.substr(0, 16), ec);
-    if (ec) return make_error("cannot resolve the work folder " + work_dir_ + ": " + ec.message());
-    fs::remove_all(dir, ec);
-    fs::create_directories(dir, ec);
-    ChainOptions options;
-    // An imported program comes with the headers it includes: written out as its tree was, and
-    // for cuda2hip translated together with them (the program's own translation stays the
-    // translator's: the rule translator's tree-aware one, or the LLM's).
-    Result<std::optional<Bundle>> bundle = read_bundle(db, sample_id);
-    if (!bundle) return bundle.error();
-    std::optional<TreeFileReport> tree_translation;
-    std::string tree_hip_source;
-    fs::path file;
-    if (bundle->has_value() && !(*bundle)->headers.empty()) {
-      Result<MaterializedBundle> written = materialize_bundle(db, sample_id, (dir / "cuda").string());
-      if (!written) return written.error();
-      file = written->program_path;
-      options.include_dirs.push_back(file.parent_path().string());
-      options.include_dirs.insert(options.include_dirs.end(), written->include_dirs.begin(), written->include_dirs.end());
-      if (sample.track == "cuda2hip") {
-        TreeTranslateOptions tree_options;
-        tree_options.compat_dir = data_path("verifier/hip_compat");
-        Result<TreeTranslation> hip_tree =
-            translate_tree(shared_->hipify, (dir / "cuda").string(), (dir / "hip").string(), tree_options);
-        if (!hip_tree) return hip_tree.error();
-        fs::path relative = file.lexically_relative(dir / "cuda");
-        for (const TreeFileReport& report : hip_tree->files)
-          if (report.path == relative.generic_string()) tree_translation = report;
-        tree_hip_source = read_file_text((dir / "hip" / relative).string());
-        for (const std::string& include : options.include_dirs)
-          options.hip_include_dirs.push_back((dir / "hip" / fs::path(include).lexically_relative(dir / "cuda")).string());
-      }
-    } else {
-      file = dir / (std::string("program") + extension_for(sample));
-      std::ofstream out(file, std::ios::binary);
-      out << sample.text;
-      if (!out) return make_error("cannot write " + file.string() + " (disk full?)");
-    }
-    options.verifier = shared_->verifier;
-    options.track = sample.track;
-    options.cache_db = &db;
-    options.gate = &gate_;
+    Result<std::string> sample_id = verify_sample_id(job);
+    if (!sample_id) return sample_id.error();
+    Result<VerifyInput> input = read_verify_input(db, *sample_id);
+    if (!input) return input.error();
     std::string llm_unavailable;  // why the LLM translator could not answer, when it could not
-    options.translate = [this, &db, &llm_unavailable, &tree_translation, &tree_hip_source](const std::string& cuda) {
-      if (llm_translator_) {
+    Translator translate;
+    if (llm_translator_) {
+      translate = [this, &db, &llm_unavailable](const std::string& cuda) {
         TranslateOutcome outcome = llm_->translate_cuda_to_hip(db, cuda);
         if (!outcome.ok && endpoint_unavailable(outcome.category)) llm_unavailable = outcome.message;
         return outcome;
-      }
-      if (tree_translation) {  // translated with its headers, knowing the tree
-        TranslateOutcome outcome;
-        outcome.ok = tree_translation->ok;
-        outcome.hip_source = tree_hip_source;
-        if (!outcome.ok) {
-          outcome.category = tree_translation->issues.front().category;
-          outcome.message = tree_translation->issues.front().message;
-        }
-        return outcome;
-      }
-      TranslationResult translated = translate_cuda_to_hip(shared_->hipify, cuda);
-      TranslateOutcome outcome;
-      outcome.ok = translated.ok;
-      outcome.hip_source = translated.hip_source;
-      outcome.category = translated.category;
-      outcome.message = translated.ok ? "" : "line " + std::to_string(translated.line) + ": " + translated.message;
-      return outcome;
-    };
-    ChainResult result = verify_file(file.string(), options);
+      };
+    }
+    Result<VerifyOutput> output = verifier_->run(*input, &db, translate);
+    if (!output) return output.error();
     // An endpoint outage says nothing about the sample: the job retries with backoff instead of
     // storing a translation failure.
     if (!llm_unavailable.empty()) return make_error("LLM translator unavailable: " + llm_unavailable);
+    return store_verify_output(db, queue, job, owner, *output);
+  }
 
-    bool translated = sample.track != "cuda2hip" || (result.stage("translate.hip") && result.stage("translate.hip")->ok());
-    bool any_ok = std::any_of(result.stages.begin(), result.stages.end(), [](const StageResult& s) { return s.ok(); });
-    bool verified = result.ok && any_ok && translated;
-    // A verified CUDA program also yields the sass2rdna3 and ptx2cuda tracks: a pair per kernel each.
-    std::optional<KernelPairing> kernel_pairs;
-    std::optional<PtxPairing> ptx_pairs;
-    if (verified && sample.track == "cuda2hip") {
-      kernel_pairs = pair_kernels(result, options, (dir / "kernels").string());
-      ptx_pairs = pair_ptx_kernels(read_file_text(file.string()), result, options, (dir / "ptx2cuda").string());
+  Result<VerifyInput> verify_input(Database& db, const Job& job) override {
+    Result<std::string> sample_id = verify_sample_id(job);
+    if (!sample_id) return sample_id.error();
+    return read_verify_input(db, *sample_id);
+  }
+
+  // Stores a verification's stage results, verdict and pairs, and completes the job, in one
+  // transaction. The sample is read again: the output may come from a remote worker.
+  Status store_verify_output(Database& db, JobQueue& queue, const Job& job, const std::string& owner,
+                             const VerifyOutput& output) override {
+    Result<std::string> sample_id = verify_sample_id(job);
+    if (!sample_id) return sample_id.error();
+    if (!output.not_run.empty()) {
+      return make_error("c2x86 sample " + sample_id->substr(0, 12) + " not run: " + output.not_run);
     }
-    fs::remove_all(dir, ec);
-
+    Result<std::optional<Sample>> found = find_sample(db, *sample_id);
+    if (!found) return found.error();
+    if (!found->has_value()) return make_error("verify job for unknown sample " + *sample_id);
+    const Sample& sample = **found;
     Transaction transaction(db);
     if (!transaction.begin_status()) return transaction.begin_status();
-    Sample stored = sample;
-    stored.id = sample_id;
     StageAgent agent_of = [&](const StageResult& stage) {
-      return stage.name.rfind("translate.", 0) == 0 ? std::optional(translator_agent()) : sample.model;
+      return stage.name.rfind("translate.", 0) == 0 && sample.track != "c2x86" ? std::optional(translator_agent())
+                                                                                : sample.model;
     };
-    if (Status s = store_stage_results(db, stored, result.stages, shared_->taxonomy, agent_of); !s) return s;
-    if (Status s = set_sample_status(db, sample_id, verified ? "verified" : "failed"); !s) return s;
-    if (kernel_pairs) {
-      Result<StoredDerivedSamples> pairs = store_kernel_pairs(db, stored, *kernel_pairs, shared_->taxonomy);
+    if (Status s = store_stage_results(db, sample, output.chain.stages, shared_->taxonomy, agent_of); !s) return s;
+    if (Status s = set_sample_status(db, sample.id, output.verified ? "verified" : "failed"); !s) return s;
+    if (output.kernel_pairs) {
+      const KernelPairing& kernel_pairs = *output.kernel_pairs;
+      Result<StoredDerivedSamples> pairs = store_kernel_pairs(db, sample, kernel_pairs, shared_->taxonomy);
       if (!pairs) return pairs.error();
-      spdlog::debug("sample {}: {} kernel pairs ({} new, {} verified){}{}", sample_id.substr(0, 12),
-                    kernel_pairs->pairs.size(), pairs->inserted, pairs->verified,
-                    kernel_pairs->unmatched.empty() ? "" : ", unmatched " + std::to_string(kernel_pairs->unmatched.size()),
-                    kernel_pairs->none_reason.empty() ? "" : ", none: " + kernel_pairs->none_reason);
+      spdlog::debug("sample {}: {} kernel pairs ({} new, {} verified){}{}", sample.id.substr(0, 12),
+                    kernel_pairs.pairs.size(), pairs->inserted, pairs->verified,
+                    kernel_pairs.unmatched.empty() ? "" : ", unmatched " + std::to_string(kernel_pairs.unmatched.size()),
+                    kernel_pairs.none_reason.empty() ? "" : ", none: " + kernel_pairs.none_reason);
     }
-    if (ptx_pairs) {
-      Result<StoredDerivedSamples> pairs = store_ptx_pairs(db, stored, *ptx_pairs, shared_->taxonomy);
+    if (output.ptx_pairs) {
+      const PtxPairing& ptx_pairs = *output.ptx_pairs;
+      Result<StoredDerivedSamples> pairs = store_ptx_pairs(db, sample, ptx_pairs, shared_->taxonomy);
       if (!pairs) return pairs.error();
-      spdlog::debug("sample {}: {} ptx2cuda pairs ({} new, {} verified){}{}; capture {}", sample_id.substr(0, 12),
-                    ptx_pairs->pairs.size(), pairs->inserted, pairs->verified,
-                    ptx_pairs->unmatched.empty() ? "" : ", unmatched " + std::to_string(ptx_pairs->unmatched.size()),
-                    ptx_pairs->none_reason.empty() ? "" : ", none: " + ptx_pairs->none_reason,
-                    ptx_pairs->capture.status + (ptx_pairs->capture.reason.empty() ? "" : " (" + ptx_pairs->capture.reason + ")"));
+      spdlog::debug("sample {}: {} ptx2cuda pairs ({} new, {} verified){}{}; capture {}", sample.id.substr(0, 12),
+                    ptx_pairs.pairs.size(), pairs->inserted, pairs->verified,
+                    ptx_pairs.unmatched.empty() ? "" : ", unmatched " + std::to_string(ptx_pairs.unmatched.size()),
+                    ptx_pairs.none_reason.empty() ? "" : ", none: " + ptx_pairs.none_reason,
+                    ptx_pairs.capture.status + (ptx_pairs.capture.reason.empty() ? "" : " (" + ptx_pairs.capture.reason + ")"));
     }
     if (Status s = queue.complete(job.id, owner); !s) return s;
     return transaction.commit();
   }
 
-  // A C function: recorded outputs, oracle, jump-table check, assemble, link, IO tests.
-  Status verify_c2x86(Database& db, JobQueue& queue, const Job& job, const std::string& owner, const Sample& sample) {
-    C2x86Verification result = verify_c2x86_sample(sample, {shared_->verifier, detected_toolchains(), &db, &gate_});
-    // The sandbox could not run the function: nothing is known about it yet, so the job retries.
-    if (!result.not_run.empty()) return make_error("c2x86 sample " + sample.id.substr(0, 12) + " not run: " + result.not_run);
-    Transaction transaction(db);
-    if (!transaction.begin_status()) return transaction.begin_status();
-    StageAgent agent_of = [&](const StageResult&) { return sample.model; };
-    if (Status s = store_stage_results(db, sample, result.stages, shared_->taxonomy, agent_of); !s) return s;
-    if (Status s = set_sample_status(db, sample.id, result.verified ? "verified" : "failed"); !s) return s;
-    if (Status s = queue.complete(job.id, owner); !s) return s;
-    return transaction.commit();
+  static Result<std::string> verify_sample_id(const Job& job) {
+    nlohmann::json payload = nlohmann::json::parse(job.payload, nullptr, false);
+    if (!payload.is_object() || !payload.contains("sample_id") || !payload["sample_id"].is_string()) {
+      return make_error("verify job payload needs sample_id: " + job.payload);
+    }
+    return payload["sample_id"].get<std::string>();
   }
 
   // The cycle's long-tail synthesis: detect tails, make N x candidates, enqueue their verification.
@@ -468,6 +402,7 @@ class DefaultPipeline : public Pipeline {
   bool c2x86_ = false;  // the synth policy's track: generate C functions instead of CUDA programs
   std::unique_ptr<LlmAgents> llm_;  // when an agent is "llm"
   std::unique_ptr<EvaluationJobs> evaluation_;
+  std::unique_ptr<SampleVerifier> verifier_;
 };
 
 }  // namespace

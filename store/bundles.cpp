@@ -145,32 +145,32 @@ Result<std::optional<Bundle>> read_bundle(Database& db, const std::string& sampl
 Result<MaterializedBundle> materialize_bundle(Database& db, const std::string& sample_id, const std::string& dir) {
   Result<std::optional<Bundle>> bundle = read_bundle(db, sample_id);
   if (!bundle) return bundle.error();
+  if (*bundle) return write_bundle(**bundle, dir);
+  Result<std::optional<Sample>> sample = find_sample(db, sample_id);
+  if (!sample) return sample.error();
+  if (!*sample) return make_error("no sample " + sample_id);
+  fs::path program = fs::absolute(dir) / program_file_name((*sample)->language);
+  if (Status s = write_file(program, (*sample)->text); !s) return s.error();
+  MaterializedBundle out;
+  out.program_path = program.string();
+  out.files.push_back(out.program_path);
+  return out;
+}
+
+Result<MaterializedBundle> write_bundle(const Bundle& bundle, const std::string& dir) {
   fs::path root = fs::absolute(dir);
   MaterializedBundle out;
-  if (!*bundle) {
-    Result<std::optional<Sample>> sample = find_sample(db, sample_id);
-    if (!sample) return sample.error();
-    fs::path program = root / program_file_name((*sample)->language);
-    if (Status s = write_file(program, (*sample)->text); !s) return s.error();
-    out.program_path = program.string();
-    out.files.push_back(out.program_path);
-    return out;
-  }
-  std::vector<std::pair<std::string, const std::string*>> files = {{(*bundle)->program_path, &(*bundle)->program_text}};
-  for (const BundleFile& header : (*bundle)->headers) files.push_back({header.path, &header.content});
+  std::vector<std::pair<std::string, const std::string*>> files = {{bundle.program_path, &bundle.program_text}};
+  for (const BundleFile& header : bundle.headers) files.push_back({header.path, &header.content});
   for (const auto& [relative, content] : files) {
-    if (!is_safe_relative_path(relative)) {
-      return make_error("bundle of sample " + sample_id + " names an unsafe path '" + relative + "'");
-    }
+    if (!is_safe_relative_path(relative)) return make_error("bundle names an unsafe path '" + relative + "'");
     fs::path path = (root / relative).lexically_normal();
     if (Status s = write_file(path, *content); !s) return s.error();
     out.files.push_back(path.string());
   }
   out.program_path = out.files.front();
-  for (const std::string& include_dir : (*bundle)->include_dirs) {
-    if (!is_safe_relative_path(include_dir)) {
-      return make_error("bundle of sample " + sample_id + " names an unsafe include dir '" + include_dir + "'");
-    }
+  for (const std::string& include_dir : bundle.include_dirs) {
+    if (!is_safe_relative_path(include_dir)) return make_error("bundle names an unsafe include dir '" + include_dir + "'");
     std::string path = (root / include_dir).lexically_normal().string();
     if (path.size() > 1 && path.back() == '/') path.pop_back();
     out.include_dirs.push_back(path);

@@ -65,5 +65,7 @@ struct MaterializedBundle {
 // relative paths, or a sample that is no bundle as program.<ext> by its language (.cu, .hip, .c,
 // .s). Refuses a stored path that is absolute or climbs out with "..".
 Result<MaterializedBundle> materialize_bundle(Database& db, const std::string& sample_id, const std::string& dir);
+// Writes a bundle read earlier into `dir`, with the same checks.
+Result<MaterializedBundle> write_bundle(const Bundle& bundle, const std::string& dir);
 
 }  // namespace tailforge
