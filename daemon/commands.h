@@ -27,6 +27,8 @@ int command_doctor(const CommandLine& args);
 int command_install_service(const CommandLine& args);
 int command_gc(const CommandLine& args);
 int command_serve(const CommandLine& args);
+int command_worker(const CommandLine& args);
+int command_slurm(const CommandLine& args);
 int command_kernelopt(const CommandLine& args);
 int command_curate(const CommandLine& args);
 // The kernelopt track's export (the newest curation's choices) and import (task files).

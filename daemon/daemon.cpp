@@ -20,12 +20,14 @@
 #include "daemon/planner.h"
 #include "daemon/progress.h"
 #include "daemon/resource_slots.h"
+#include "daemon/scaleout.h"
 #include "daemon/service_manager.h"
 #include "daemon/worker_pool.h"
 #include "policies/config.h"
 #include "store/cache.h"
 #include "store/corpus.h"
 #include "store/retention.h"
+#include "store/workers.h"
 
 namespace tailforge {
 
@@ -167,7 +169,30 @@ Status run_daemon(const DaemonOptions& options) {
   Result<std::shared_ptr<Pipeline>> pipeline = make_pipeline(config, options.db_path, slots);
   if (!pipeline) return pipeline.error();
 
+  Result<WorkerSettings> worker_policy = worker_settings(config);
+  if (!worker_policy) return worker_policy.error();
+  // The daemon's own workers are a worker too: recorded as "local" with what this host can run,
+  // so that status can say why a kind waits when neither they nor a remote worker may take it.
+  WorkerRecord local;
+  local.name = kLocalWorkerName;
+  local.host = host_name();
+  local.capabilities = host_capabilities(detected_toolchains(), config["sandbox"]["mode"].get<std::string>());
+  std::set<std::string> local_excluded;
+  std::vector<std::string> local_missing = missing_needs(*worker_policy, kVerifyJob, local.capabilities);
+  if (!worker_policy->local_verify || !local_missing.empty()) {
+    local_excluded.insert(kVerifyJob);
+    local.missing[kVerifyJob] = local_missing;
+    spdlog::info("local workers lease no verify jobs ({}); they wait for tailforge worker processes",
+                 worker_policy->local_verify ? "this host lacks " + nlohmann::json(local_missing).dump() : "workers.local_verify is false");
+  }
+  for (const auto& [kind, handler] : (*pipeline)->handlers())
+    if (!local_excluded.count(kind)) local.kinds.push_back(kind);
+  if (Status s = upsert_worker(db, local); !s) return s;
+  // Workers gone for a day (a finished Slurm array) leave the status listing.
+  if (Status s = forget_workers(db, now_ms() - 24 * 3600 * 1000); !s) return s;
+
   WorkerPoolOptions pool_options;
+  pool_options.excluded_kinds = local_excluded;
   pool_options.db_path = options.db_path;
   pool_options.workers = (*pipeline)->worker_count();
   // One more worker for the cycle's serial steps: with every other worker on a verification (the
@@ -187,8 +212,9 @@ Status run_daemon(const DaemonOptions& options) {
 
   std::unique_ptr<HttpApi> http;
   if (!options.listen.empty()) {
+    WorkerApiContext workers{options.db_path, "", config, *worker_policy, queue_policy(config), *pipeline, [&pool] { pool.wake(); }};
     Result<std::unique_ptr<HttpApi>> started = HttpApi::start(options.listen, config, options.db_path, control,
-                                                              [&pool] { pool.wake(); });
+                                                              [&pool] { pool.wake(); }, false, workers);
     if (!started) return started.error();
     http = std::move(*started);
     spdlog::info("HTTP API listening on {}; dashboard at http://{}/", http->address(), http->address());
@@ -277,6 +303,7 @@ Status run_daemon(const DaemonOptions& options) {
     loop.progress_timer.async_wait([&](const boost::system::error_code& error) {
       if (error) return;
       service.status(progress.update(*progress_db, planner.current_cycle(), planner.cycles_run()));
+      if (Status s = touch_worker(*progress_db, kLocalWorkerName, std::nullopt); !s) spdlog::warn("worker registry: {}", s.message());
       arm_progress();
     });
   };

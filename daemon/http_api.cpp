@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/http_replies.h"
 #include "daemon/metrics.h"
 #include "dashboard/dashboard.h"
 #include "policies/config.h"
@@ -27,26 +28,6 @@ namespace tailforge {
 
 namespace {
 
-void send_json(httplib::Response& response, int status, const nlohmann::json& body) {
-  response.status = status;
-  // Paths and parameters echoed in messages may hold invalid UTF-8: replace, never throw.
-  response.set_content(body.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "application/json");
-}
-
-void send_error(httplib::Response& response, int status, const std::string& message) {
-  send_json(response, status, {{"error", message}, {"status", status}});
-}
-
-// Opens the store for one request; a failure answers 503.
-std::optional<Database> open_store(const std::string& db_path, httplib::Response& response) {
-  Result<Database> db = Database::open(db_path);
-  if (!db) {
-    send_error(response, 503, db.message());
-    return std::nullopt;
-  }
-  return std::move(*db);
-}
-
 // The sample named by the path's first match, with the store it was read from; when absent,
 // the error (400 bad id, 404 unknown, 500/503 store) is already answered.
 std::optional<Sample> requested_sample(const std::string& db_path, const httplib::Request& req,
@@ -65,19 +46,6 @@ std::optional<Sample> requested_sample(const std::string& db_path, const httplib
   }
   if (!sample->has_value()) send_error(res, 404, "no sample " + id);
   return *sample;
-}
-
-// Answers 403/401 and returns false unless the request carries the configured token.
-bool authorized(const std::string& token, const httplib::Request& req, httplib::Response& res, const char* what) {
-  if (token.empty()) {
-    send_error(res, 403, std::string(what) + " is disabled: no API token is configured");
-    return false;
-  }
-  if (req.get_header_value("Authorization") != "Bearer " + token) {
-    send_error(res, 401, std::string(what) + " needs 'Authorization: Bearer <token>'");
-    return false;
-  }
-  return true;
 }
 
 std::map<std::string, std::string> query_parameters(const httplib::Request& request) {
@@ -107,18 +75,20 @@ Result<ListenAddress> parse_listen_address(const std::string& text) {
   return address;
 }
 
+Result<std::string> read_token_file(const std::string& file, const std::string& what) {
+  std::ifstream in(file);
+  if (!in) return make_error(what + ": cannot read " + file);
+  std::string token;
+  std::getline(in, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) return make_error(what + ": " + file + " is empty");
+  return token;
+}
+
 Result<std::string> load_api_token(const nlohmann::json& config) {
   const nlohmann::json& http = config["http"];
   std::string file = http.value("token_file", "");
-  if (!file.empty()) {
-    std::ifstream in(file);
-    if (!in) return make_error("http.token_file: cannot read " + file);
-    std::string token;
-    std::getline(in, token);
-    while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-    if (token.empty()) return make_error("http.token_file: " + file + " is empty");
-    return token;
-  }
+  if (!file.empty()) return read_token_file(file, "http.token_file");
   std::string variable = http.value("token_env", "");
   if (!variable.empty()) {
     if (const char* value = std::getenv(variable.c_str()); value && *value) return std::string(value);
@@ -128,7 +98,8 @@ Result<std::string> load_api_token(const nlohmann::json& config) {
 
 Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const nlohmann::json& config,
                                                  const std::string& db_path, DaemonControl& control,
-                                                 std::function<void()> wake, bool read_only) {
+                                                 std::function<void()> wake, bool read_only,
+                                                 std::optional<WorkerApiContext> workers) {
   Result<ListenAddress> address = parse_listen_address(listen);
   if (!address) return address.error();
   Result<std::string> token = load_api_token(config);
@@ -146,6 +117,12 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   server.set_payload_max_length(config["http"]["max_body_bytes"].get<size_t>());
   server.set_read_timeout(5, 0);
   server.set_write_timeout(5, 0);
+  if (workers && !read_only) {
+    workers->token = *token;
+    server.set_payload_max_length(
+        std::max(config["http"]["max_body_bytes"].get<size_t>(), static_cast<size_t>(workers->settings.max_artifact_bytes)));
+    add_worker_routes(server, *workers);
+  }
 
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, {{"ok", true}});

@@ -1,6 +1,6 @@
 // The daemon's HTTP API (cpp-httplib): health, status, taxonomy, tails, samples with artifacts
 // and lineage, jobs, models, Prometheus metrics, token-protected control (pause, resume, drain)
-// and model registration, and the dashboard (dashboard/dashboard.h) at GET /, which reads these
+// and model registration, the worker endpoints of scale-out (daemon/worker_api.h), and the dashboard (dashboard/dashboard.h) at GET /, which reads these
 // same endpoints.
 // Loopback by default; a non-loopback address without a token is refused. Every answer to a
 // malformed request is a 4xx with a JSON error body.
@@ -8,12 +8,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "daemon/daemon.h"
+#include "daemon/worker_api.h"
 #include "store/result.h"
 
 namespace httplib {
@@ -34,10 +36,12 @@ bool is_loopback_host(const std::string& host);
 class HttpApi {
  public:
   // Binds and starts serving on a thread of its own. `wake` is called after control changes.
-  // `read_only` (tailforge serve, with no loop behind it) answers every POST 405.
+  // `read_only` (tailforge serve, with no loop behind it) answers every POST 405. With `workers`
+  // (its token is filled in here), the worker endpoints (daemon/worker_api.h) are served too.
   static Result<std::unique_ptr<HttpApi>> start(const std::string& listen, const nlohmann::json& config,
                                                 const std::string& db_path, DaemonControl& control,
-                                                std::function<void()> wake, bool read_only = false);
+                                                std::function<void()> wake, bool read_only = false,
+                                                std::optional<WorkerApiContext> workers = std::nullopt);
   ~HttpApi();
   void stop();
   // The bound address, e.g. "127.0.0.1:39211".
@@ -52,6 +56,8 @@ class HttpApi {
   int port_ = 0;
 };
 
+// The first line of a token file, trailing blanks removed; `what` names the option in errors.
+Result<std::string> read_token_file(const std::string& file, const std::string& what);
 // Reads the bearer token from config http.token_file, else the variable named by http.token_env.
 Result<std::string> load_api_token(const nlohmann::json& config);
 

@@ -42,13 +42,13 @@ void WorkerPool::set_blocked_kinds(std::set<std::string> kinds) {
 
 void WorkerPool::wake() { wake_.notify_all(); }
 
-std::vector<std::string> WorkerPool::leasable_kinds(int index) {
+std::optional<std::vector<std::string>> WorkerPool::leasable_kinds(int index) {
   std::lock_guard lock(mutex_);
   bool step_worker = index >= options_.workers;
-  if (blocked_kinds_.empty() && !step_worker) return {};
+  if (blocked_kinds_.empty() && options_.excluded_kinds.empty() && !step_worker) return std::nullopt;
   std::vector<std::string> kinds;
   for (const auto& [kind, handler] : handlers_) {
-    if (blocked_kinds_.count(kind)) continue;
+    if (blocked_kinds_.count(kind) || options_.excluded_kinds.count(kind)) continue;
     if (step_worker && !options_.step_kinds.count(kind)) continue;
     kinds.push_back(kind);
   }
@@ -86,12 +86,12 @@ void WorkerPool::work(int index, Database db) {
       idle_wait(200);
       continue;
     }
-    std::vector<std::string> kinds = leasable_kinds(index);
-    if (kinds.empty() && index >= options_.workers) {  // a step worker whose kinds are all blocked
+    std::optional<std::vector<std::string>> kinds = leasable_kinds(index);
+    if (kinds && kinds->empty()) {  // every kind this worker may take is blocked
       idle_wait(200);
       continue;
     }
-    Result<std::optional<Job>> leased = queue.lease(owner, options_.lease_ms, kinds);
+    Result<std::optional<Job>> leased = queue.lease(owner, options_.lease_ms, kinds.value_or(std::vector<std::string>{}));
     if (!leased) {
       spdlog::warn("{}: leasing a job: {}", owner, leased.message());
       idle_wait(1000);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,6 +28,8 @@ struct WorkerPoolOptions {
   // waits for a busy worker to finish a long verification.
   int step_workers = 0;
   std::set<std::string> step_kinds;
+  // Kinds these workers never lease (verify, when only remote workers may run it).
+  std::set<std::string> excluded_kinds;
   std::string owner_prefix = "worker";
   int64_t lease_ms = 600000;
   QueuePolicy queue_policy;
@@ -56,8 +59,8 @@ class WorkerPool {
 
  private:
   void work(int index, Database db);
-  // The kinds worker `index` may lease now; empty: any kind.
-  std::vector<std::string> leasable_kinds(int index);
+  // The kinds worker `index` may lease now; nullopt: any kind.
+  std::optional<std::vector<std::string>> leasable_kinds(int index);
 
   WorkerPoolOptions options_;
   std::map<std::string, JobHandler> handlers_;

@@ -12,6 +12,7 @@ packages=(
   clang-19 llvm-19 lld-19
   hipcc rocm-device-libs libhiprand-dev librocrand-dev
   bubblewrap
+  slurm-wlm munge
   chromium libjs-highlight.js
 )
 

@@ -274,6 +274,15 @@
       counts('Samples by origin', status.samples_by_origin),
       counts('Failures by top category', status.failures_by_category),
       counts('Jobs by state', status.jobs_by_state)));
+    if (status.workers.length || status.waiting.length) {
+      main.append(el('section', {'aria-labelledby': 'workers-h'}, el('h2', {id: 'workers-h'}, 'Workers'),
+        status.waiting.length ? table('Jobs no live worker may lease', ['kind', 'jobs', 'why'],
+          status.waiting.map((w) => [w.kind, fmtInt(w.count), w.reason]), {'data-table': 'waiting'}) : null,
+        table('Workers: the daemon\'s own (local) and tailforge worker processes', ['worker', 'host', 'state', 'done', 'failed', 'runs', 'GPUs'],
+          status.workers.map((w) => [w.name, w.host, w.live ? (w.job_id ? 'job #' + w.job_id : 'idle') : `gone (${Math.round(w.seen_seconds_ago)} s)`,
+            fmtInt(w.jobs_done), fmtInt(w.jobs_failed), (w.capabilities.stages || []).join(' ') || 'nothing',
+            (w.capabilities.gpus || []).map((g) => g.name).join(', ') || '–']), {'data-table': 'workers'})));
+    }
     if (status.dead_jobs.length) {
       main.append(el('section', {'aria-labelledby': 'dead-h'}, el('h2', {id: 'dead-h'}, 'Dead jobs'),
         table('Jobs that used up their attempts', ['job', 'kind', 'attempts', 'last error'],

@@ -6,9 +6,7 @@
 // build/dashboard-screenshots/. Without chromium the test says so and skips.
 #include <doctest/doctest.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,9 +23,12 @@
 #include "store/cycles.h"
 #include "store/evaluations.h"
 #include "store/failures.h"
+#include "store/queue.h"
 #include "store/samples.h"
+#include "store/workers.h"
 #include "synth/model_registry.h"
 #include "test_support/run_tailforge.h"
+#include "test_support/free_port.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
 
@@ -156,20 +157,15 @@ Fixture build_store(Database& db) {
       REQUIRE(insert_evaluation(db, e).value());
     }
   }
+  // A remote worker that runs less than verify jobs need: it and the waiting jobs are on the overview.
+  WorkerRecord worker{.name = "node7:slurm-41_0", .host = "node7", .kinds = {}};
+  worker.capabilities = {{"stages", {"amd.asm", "x86.run"}}, {"gpus", json::array()}};
+  worker.missing["verify"] = {"nvidia.run"};
+  REQUIRE(upsert_worker(db, worker).ok());
+  REQUIRE(JobQueue(db).enqueue({.kind = "verify", .idempotency_key = "dashboard-waiting"}).ok());
   return f;
 }
 
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 // `tailforge serve` in the background, stopped (SIGTERM) at the end of the test.
 struct Served {
@@ -320,6 +316,11 @@ TEST_CASE("the dashboard's pages render in headless Chromium with the numbers th
     CHECK(status["retrains"].size() == 1);
     CHECK(page.dom.find("class=\"mark\" data-x=\"" + std::to_string(status["retrains"][0]["created_ms"].get<int64_t>())) !=
           std::string::npos);
+    // Workers and the jobs that wait for one, as status --json has them.
+    REQUIRE(status["waiting"].size() == 1);
+    CHECK(page.dom.find("<td>" + status["waiting"][0]["reason"].get<std::string>() + "</td>") != std::string::npos);
+    CHECK(page.dom.find("<th scope=\"row\">node7:slurm-41_0</th><td>node7</td>") != std::string::npos);
+    CHECK(page.dom.find("<td>amd.asm x86.run</td>") != std::string::npos);
   }
 
   SUBCASE("taxonomy: every category of taxonomy --json, its evidence and a window comparison") {

@@ -1,0 +1,23 @@
+// Replies shared by the daemon's HTTP endpoints (daemon/http_api.h, daemon/worker_api.h): JSON
+// bodies, JSON errors, the per-request store, and the bearer-token check.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "store/database.h"
+
+namespace tailforge {
+
+void send_json(httplib::Response& response, int status, const nlohmann::json& body);
+void send_error(httplib::Response& response, int status, const std::string& message);
+// Opens the store for one request; a failure answers 503.
+std::optional<Database> open_store(const std::string& db_path, httplib::Response& response);
+// Answers 403 (no token configured) or 401 and returns false unless the request carries the
+// token; compares in constant time.
+bool authorized(const std::string& token, const httplib::Request& req, httplib::Response& res, const char* what);
+
+}  // namespace tailforge
