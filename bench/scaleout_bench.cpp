@@ -2,14 +2,14 @@
 //   single-process   the daemon verifies with its own threads (workers.local_verify true, compile
 //                    slots at their default: one per core), no HTTP listener; the baseline;
 //   N workers        the daemon with workers.local_verify false, listening on a free loopback port,
-//                    and N local `tailforge worker --jobs 1` processes that lease its verify jobs.
+//                    and N local `tailforge worker --jobs J` processes (--jobs-per-worker, default 1) that lease its verify jobs.
 // Every configuration gets a fresh database, verifier cache and worker work dirs, the same seed and
 // the same configuration otherwise (synthesis, evaluation and retraining off, one cycle in flight,
 // no fill). verified/min = status --json "verified" over the wall time from the daemon's start to
 // its exit; the ratio is that over the single-process daemon's. Worker spread: each worker's
 // jobs_done and jobs_failed from status --json. Each configuration is bounded by --timeout-minutes.
 // Build: cmake --build build --target scaleout_bench (needs build/tailforge, which it copies into its run folder).
-// Usage: build/bench/scaleout_bench [--samples 16] [--cycles 1] [--workers 1,2,4] [--seed 1] [--timeout-minutes 20]
+// Usage: build/bench/scaleout_bench [--samples 16] [--cycles 1] [--workers 1,2,4] [--jobs-per-worker 1] [--seed 1] [--timeout-minutes 20]
 //                                   [--tailforge PATH] [--keep DIR]
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -54,6 +54,7 @@ struct BenchOptions {
   int samples = 16;
   int cycles = 1;
   std::vector<int> worker_counts = {1, 2, 4};
+  int jobs_per_worker = 1;  // each worker's --jobs
   int seed = 1;
   double timeout_minutes = 20;
   std::string tailforge = default_tailforge_binary();
@@ -285,7 +286,7 @@ Measurement run_configuration(const BenchOptions& options, const fs::path& dir, 
       Result<Child*> worker = children.start(
           name,
           {options.tailforge, "worker", "--server", server, "--token-file", (dir / "token").string(), "--name", name,
-           "--idle-exit", idle_exit, "--jobs", "1", "--work-dir", (dir / ("work-" + name)).string()},
+           "--idle-exit", idle_exit, "--jobs", std::to_string(options.jobs_per_worker), "--work-dir", (dir / ("work-" + name)).string()},
           (dir / (name + ".log")).string());
       if (!worker) return failed(worker.message());
     }
@@ -344,6 +345,8 @@ std::optional<BenchOptions> parse_options(int argc, char** argv) {
         options.tailforge = fs::absolute(value).string();
       } else if (flag == "--keep") {
         options.keep_dir = fs::absolute(value).string();
+      } else if (flag == "--jobs-per-worker") {
+        options.jobs_per_worker = std::max(1, std::stoi(value));
       } else if (flag == "--workers") {
         options.worker_counts.clear();
         std::stringstream list(value);
@@ -366,7 +369,7 @@ int main(int argc, char** argv) {
   std::optional<BenchOptions> parsed = parse_options(argc, argv);
   if (!parsed) {
     std::fprintf(stderr,
-                 "usage: scaleout_bench [--samples 16] [--cycles 1] [--workers 1,2,4] [--seed 1] "
+                 "usage: scaleout_bench [--samples 16] [--cycles 1] [--workers 1,2,4] [--jobs-per-worker 1] [--seed 1] "
                  "[--timeout-minutes 20] [--tailforge PATH] [--keep DIR]\n");
     return 2;
   }
@@ -397,9 +400,9 @@ int main(int argc, char** argv) {
   std::printf(
       "scaleout: verified samples per minute of `tailforge daemon --cycles %d`, %d samples per cycle, seed %d, "
       "on %d cores;\n  single-process: local verification, compile_slots = cores (%d); N workers: local_verify "
-      "false + N local `tailforge worker --jobs 1`;\n  wall time = daemon start to exit; each configuration "
+      "false + N local `tailforge worker --jobs %d`;\n  wall time = daemon start to exit; each configuration "
       "bounded by %g minutes\n",
-      options.cycles, options.samples, options.seed, cores, cores, options.timeout_minutes);
+      options.cycles, options.samples, options.seed, cores, cores, options.jobs_per_worker, options.timeout_minutes);
   std::fflush(stdout);
 
   std::vector<int> configurations = {0};

@@ -79,7 +79,7 @@ const std::vector<CommandSpec>& commands() {
         {"--ca-file", true, "https: CA certificates for the daemon's certificate (default: the system's)"},
         {"--name", true, "this worker's name in status (default: host:pid)"},
         {"--without", true, "comma-separated tools (nvcc, hipcc, llvm_mc, ...) or GPUs (nvidia-gpu, amd-gpu) not to use"},
-        {"--jobs", true, "jobs run at once (default 1)"},
+        {"--jobs", true, "jobs run at once (default 1); their tools share daemon.compile_slots and GPU slots as in the daemon"},
         {"--max-jobs", true, "exit after this many jobs (default: no limit)"},
         {"--idle-exit", true, "exit after this many seconds without a job (default: never)"},
         {"--poll", true, "seconds between lease attempts while idle (default 1)"},

@@ -155,7 +155,8 @@ Status run_daemon(const DaemonOptions& options) {
   Database& db = *opened;
   nlohmann::json config = options.config;
   JobQueue queue(db, queue_policy(config));
-  Result<int> released = queue.release_leases();
+  // Leases of remote workers outlive a restart: a worker still running its job posts it.
+  Result<int> released = queue.release_leases(std::nullopt, kRemoteOwnerPrefix);
   if (!released) return released.error();
   if (*released > 0) spdlog::info("resumed: {} jobs leased by a previous run are leasable again", *released);
   Result<int64_t> interrupted = mark_running_retrain_events_interrupted(db);

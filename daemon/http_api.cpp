@@ -119,8 +119,11 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   server.set_write_timeout(5, 0);
   if (workers && !read_only) {
     workers->token = *token;
-    server.set_payload_max_length(
-        std::max(config["http"]["max_body_bytes"].get<size_t>(), static_cast<size_t>(workers->settings.max_artifact_bytes)));
+    // Uploads are larger than other bodies; without a token there are none to accept.
+    if (!token->empty()) {
+      server.set_payload_max_length(
+          std::max(config["http"]["max_body_bytes"].get<size_t>(), static_cast<size_t>(workers->settings.max_artifact_bytes)));
+    }
     add_worker_routes(server, *workers);
   }
 

@@ -43,36 +43,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The verifier's resource gate, backed by the daemon's counting slots.
-class SlotGate : public ResourceGate {
- public:
-  explicit SlotGate(ResourceSlots& slots) : slots_(slots) {}
-  void acquire(ResourceKind kind) override { held_ok(kind, slots_.acquire(name(kind))); }
-  void release(ResourceKind kind) override {
-    if (take_held(kind)) slots_.release(name(kind));
-  }
-
- private:
-  static const char* name(ResourceKind kind) {
-    return kind == ResourceKind::gpu ? "gpu" : kind == ResourceKind::llm ? "llm" : "cpu";
-  }
-  // acquire() fails at once for a resource with no capacity; release() must then do nothing.
-  void held_ok(ResourceKind kind, bool held) {
-    std::lock_guard lock(mutex_);
-    if (held) ++held_[std::this_thread::get_id()][static_cast<size_t>(kind)];
-  }
-  bool take_held(ResourceKind kind) {
-    std::lock_guard lock(mutex_);
-    int& count = held_[std::this_thread::get_id()][static_cast<size_t>(kind)];
-    if (count == 0) return false;
-    --count;
-    return true;
-  }
-  ResourceSlots& slots_;
-  std::mutex mutex_;
-  std::map<std::thread::id, std::array<int, 3>> held_;
-};
-
 std::vector<std::string> merged_tags(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   std::sort(a.begin(), a.end());
@@ -119,14 +89,8 @@ class DefaultPipeline : public Pipeline {
     c2x86_ = shared_->synth.track == "c2x86";
 
     const Toolchains& toolchains = detected_toolchains();
-    int compile_slots = config["daemon"]["compile_slots"].get<int>();
-    if (compile_slots <= 0) compile_slots = std::max(1u, std::thread::hardware_concurrency());
-    int gpus = static_cast<int>(std::count_if(toolchains.gpus.begin(), toolchains.gpus.end(),
-                                              [](const GpuInfo& gpu) { return gpu.vendor == "nvidia"; }));
-    int gpu_slots = gpus * config["daemon"]["gpu_slots_per_device"].get<int>();
-    slots.set_capacity("cpu", compile_slots);
-    slots.set_capacity("gpu", gpu_slots);
-    slots.set_capacity("llm", config["daemon"]["llm_slots"].get<int>());
+    SlotSizes sizes = size_slots(config, toolchains, slots);
+    int compile_slots = sizes.compile, gpu_slots = sizes.gpu, gpus = sizes.nvidia_gpus;
     workers_ = compile_slots + gpu_slots;
     spdlog::info("resources: {} compile slots, {} GPU slots ({} NVIDIA GPUs)", compile_slots, gpu_slots, gpus);
     for (const StageAvailability& stage : stage_availability(toolchains, shared_->verifier.sandbox.mode)) {

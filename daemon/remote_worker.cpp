@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/evaluation_jobs.h"
+#include "daemon/resource_slots.h"
 #include "daemon/sample_verification.h"
 #include "daemon/scaleout.h"
 #include "daemon/verify_wire.h"
@@ -52,8 +53,22 @@ class DaemonClient {
  private:
   httplib::Headers headers() const { return {{"Authorization", "Bearer " + options_.token}}; }
 
+  // A request that got no answer (connection refused or reset, timeout) is sent again, up to three
+  // times over about 7 s: every request of the protocol may be repeated safely.
   template <typename Send>
   Reply call(Send send) {
+    Reply reply;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::seconds(1 << (attempt - 1)));
+      reply = call_once(send);
+      // TLS verification failures are not retried: they do not go away.
+      if (reply.status != 0 || reply.error.find("SSL") != std::string::npos) break;
+    }
+    return reply;
+  }
+
+  template <typename Send>
+  Reply call_once(Send send) {
     httplib::Client client(options_.server);
     client.set_connection_timeout(10, 0);
     client.set_read_timeout(120, 0);
@@ -99,15 +114,22 @@ class Worker {
     if (ec) return make_error("cannot create " + options_.work_dir + ": " + ec.message());
     Result<Database> cache = Database::open((fs::path(options_.work_dir) / "cache.db").string());
     if (!cache) return make_error("the worker's compile cache: " + cache.message());
-    verifier_ = std::make_unique<SampleVerifier>(*resources_, (fs::path(options_.work_dir) / "scratch").string(), nullptr,
-                                                 toolchains_);
+    // The daemon's limits on this host: compile processes and GPU programs at once, whatever --jobs.
+    SlotSizes sizes = size_slots(config_, toolchains_, slots_);
+    // One scratch folder per job thread: two threads never share a sample's folder.
+    for (int i = 0; i < options_.jobs; ++i) {
+      verifiers_.push_back(std::make_unique<SampleVerifier>(
+          *resources_, (fs::path(options_.work_dir) / "scratch" / std::to_string(i)).string(), &gate_, toolchains_));
+    }
+    spdlog::info("worker {}: {} jobs at once, {} compile slots, {} GPU slots", options_.name, options_.jobs, sizes.compile,
+                 sizes.gpu);
     spdlog::info("worker {} on {}: {} can run {}", options_.name, host_name(), options_.server, capabilities_["stages"].dump());
     return {};
   }
 
   void run() {
     std::vector<std::thread> threads;
-    for (int i = 0; i < options_.jobs; ++i) threads.emplace_back([this] { loop(); });
+    for (int i = 0; i < options_.jobs; ++i) threads.emplace_back([this, i] { loop(*verifiers_[i]); });
     for (std::thread& thread : threads) thread.join();
     spdlog::info("worker {}: {} jobs stored, {} failed, {} not stored (lease lost)", options_.name, stored_.load(),
                  failed_.load(), lost_.load());
@@ -136,18 +158,20 @@ class Worker {
 
   bool finished() {
     if (stop_) return true;
-    if (options_.max_jobs > 0 && taken_.load() >= options_.max_jobs) return true;
+    if (options_.max_jobs > 0 && reserved_.load() >= options_.max_jobs) return true;
     std::lock_guard lock(mutex_);
     return options_.idle_exit_seconds > 0 &&
            std::chrono::duration<double>(Clock::now() - last_busy_).count() > options_.idle_exit_seconds;
   }
 
-  void loop() {
+  void loop(const SampleVerifier& verifier) {
     {
       std::lock_guard lock(mutex_);
       last_busy_ = Clock::now();
     }
     while (!finished()) {
+      // A thread reserves its job before leasing, so that --max-jobs is never exceeded.
+      if (options_.max_jobs > 0 && ++reserved_ > options_.max_jobs) break;
       Reply reply = client_.post("/v1/workers/lease",
                                  {{"name", options_.name}, {"host", host_name()}, {"capabilities", capabilities_}});
       nlohmann::json body = reply.json();
@@ -157,15 +181,11 @@ class Worker {
         } else if (body.contains("missing") && !body["missing"].empty() && !warned_missing_.exchange(true)) {
           spdlog::warn("worker {}: the daemon offers this worker no job: it lacks {}", options_.name, body["missing"].dump());
         }
+        if (options_.max_jobs > 0) --reserved_;
         std::this_thread::sleep_for(std::chrono::duration<double>(options_.poll_seconds));
         continue;
       }
-      if (options_.max_jobs > 0 && ++taken_ > options_.max_jobs) {
-        // Another thread took the last one: give this lease back at once instead of sitting on it.
-        post_result(body["job"]["id"].get<int64_t>(), {{"error", "worker reached --max-jobs"}});
-        break;
-      }
-      run_job(body);
+      run_job(body, verifier);
       std::lock_guard lock(mutex_);
       last_busy_ = Clock::now();
     }
@@ -191,8 +211,9 @@ class Worker {
     return reply.body;
   }
 
-  void run_job(const nlohmann::json& leased) {
+  void run_job(const nlohmann::json& leased, const SampleVerifier& verifier) {
     int64_t job_id = leased["job"]["id"].get<int64_t>();
+    std::string lease = leased.value("lease", std::string());
     int64_t lease_ms = leased.value("lease_ms", int64_t{60000});
     spdlog::info("worker {}: job {} ({}), attempt {}", options_.name, job_id, leased["job"]["kind"].get<std::string>(),
                  leased["job"].value("attempt", 0));
@@ -205,26 +226,35 @@ class Worker {
         if (Clock::now() < next) continue;
         // At least every 20 s, so that status keeps a busy worker live (store/status.h).
         next = Clock::now() + std::chrono::milliseconds(std::clamp<int64_t>(lease_ms / 3, 200, 20000));
-        Reply reply = client_.post("/v1/workers/heartbeat", {{"name", options_.name}, {"job_id", job_id}});
+        Reply reply = client_.post("/v1/workers/heartbeat", {{"name", options_.name}, {"job_id", job_id}, {"lease", lease}});
         if (reply.status == 409 && !lost.exchange(true)) {
           spdlog::warn("worker {}: job {}: {}", options_.name, job_id, reply_text(reply));
         }
       }
     });
-    nlohmann::json result = verify(leased);
+    nlohmann::json result = verify(leased, verifier);
     done = true;
     heartbeat.join();
+    if (stop_) {
+      // Stopping (SIGTERM from Slurm's scancel or a terminal's Ctrl-C) reached the job's tools as
+      // well: what they reported says nothing about the sample. Another worker takes the job now.
+      result = {{"release", "the worker is stopping"}};
+    } else if (lost) {
+      spdlog::warn("worker {}: job {}: the lease was lost while it ran; posting anyway (the daemon decides)",
+                   options_.name, job_id);
+    }
+    result["lease"] = lease;
     post_result(job_id, result);
   }
 
   // The job's output or error, as posted.
-  nlohmann::json verify(const nlohmann::json& leased) {
+  nlohmann::json verify(const nlohmann::json& leased, const SampleVerifier& verifier) {
     try {
       Result<VerifyInput> input =
           verify_input_from_json(leased.at("input"), [this](const std::string& address) { return fetch_blob(address); });
       if (!input) return {{"error", input.message()}};
       Result<Database> cache = Database::open((fs::path(options_.work_dir) / "cache.db").string());
-      Result<VerifyOutput> output = verifier_->run(*input, cache ? &*cache : nullptr);
+      Result<VerifyOutput> output = verifier.run(*input, cache ? &*cache : nullptr);
       if (!output) return {{"error", output.message()}};
       Blobs blobs;
       nlohmann::json wire = verify_output_to_json(*output, blobs);
@@ -283,6 +313,8 @@ class Worker {
           ++stored_;
         } else if (body.value("duplicate", false)) {
           spdlog::info("worker {}: job {} was already stored", options_.name, job_id);
+        } else if (body.value("released", false)) {
+          spdlog::info("worker {}: job {} given back", options_.name, job_id);
         } else {
           ++failed_;
         }
@@ -291,6 +323,8 @@ class Worker {
       if (reply.status == 409 && body.contains("missing")) {  // artifacts dropped meanwhile: send them again
         if (Status s = upload(blobs, body["missing"].get<std::vector<std::string>>()); !s) {
           spdlog::warn("worker {}: job {}: {}", options_.name, job_id, s.message());
+          std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+          wait = std::min(wait * 2, 15.0);
         }
         continue;
       }
@@ -313,11 +347,13 @@ class Worker {
   std::unique_ptr<EvaluationResources> resources_;
   Toolchains toolchains_;
   nlohmann::json capabilities_;
-  std::unique_ptr<SampleVerifier> verifier_;
+  ResourceSlots slots_;
+  SlotGate gate_{slots_};
+  std::vector<std::unique_ptr<SampleVerifier>> verifiers_;
   std::mutex mutex_;
   Clock::time_point last_busy_ = Clock::now();
   std::map<int64_t, Blobs> pending_blobs_;
-  std::atomic<int64_t> taken_{0}, stored_{0}, failed_{0}, lost_{0}, uploaded_bytes_{0};
+  std::atomic<int64_t> reserved_{0}, stored_{0}, failed_{0}, lost_{0}, uploaded_bytes_{0};
   std::atomic<bool> warned_missing_{false};
 };
 

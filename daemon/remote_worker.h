@@ -3,7 +3,8 @@
 // leases the jobs it may run, verifies with its own toolchains and sandbox, heartbeats the lease,
 // and posts the output. Content travels by SHA-256: inputs it has cached are not fetched again,
 // outputs the daemon holds are not uploaded again. A post that fails is retried (the daemon
-// stores a repeated result once); a worker that dies loses nothing, its lease expires.
+// stores a repeated result once); a worker that dies loses nothing, its lease expires; one that is
+// stopped (SIGTERM, SIGINT) gives its running jobs back.
 #pragma once
 
 #include <atomic>

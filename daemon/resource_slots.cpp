@@ -1,5 +1,7 @@
 #include "daemon/resource_slots.h"
 
+#include <algorithm>
+
 namespace tailforge {
 
 void ResourceSlots::set_capacity(const std::string& resource, int capacity) {
@@ -32,6 +34,19 @@ int ResourceSlots::in_use(const std::string& resource) const {
   std::lock_guard lock(mutex_);
   auto it = in_use_.find(resource);
   return it == in_use_.end() ? 0 : it->second;
+}
+
+SlotSizes size_slots(const nlohmann::json& config, const Toolchains& toolchains, ResourceSlots& slots) {
+  SlotSizes sizes;
+  sizes.compile = config["daemon"]["compile_slots"].get<int>();
+  if (sizes.compile <= 0) sizes.compile = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  sizes.nvidia_gpus = static_cast<int>(std::count_if(toolchains.gpus.begin(), toolchains.gpus.end(),
+                                                     [](const GpuInfo& gpu) { return gpu.vendor == "nvidia"; }));
+  sizes.gpu = sizes.nvidia_gpus * config["daemon"]["gpu_slots_per_device"].get<int>();
+  slots.set_capacity("cpu", sizes.compile);
+  slots.set_capacity("gpu", sizes.gpu);
+  slots.set_capacity("llm", config["daemon"]["llm_slots"].get<int>());
+  return sizes;
 }
 
 }  // namespace tailforge

@@ -2,10 +2,17 @@
 // holds a slot while its child process runs. Thread-safe; a held slot is returned by RAII.
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "verifier/stage.h"
+#include "verifier/toolchains.h"
 
 namespace tailforge {
 
@@ -44,5 +51,45 @@ class SlotHold {
   std::string resource_;
   bool held_ = false;
 };
+
+// The verifier's resource gate, backed by the daemon's counting slots.
+class SlotGate : public ResourceGate {
+ public:
+  explicit SlotGate(ResourceSlots& slots) : slots_(slots) {}
+  void acquire(ResourceKind kind) override { held_ok(kind, slots_.acquire(name(kind))); }
+  void release(ResourceKind kind) override {
+    if (take_held(kind)) slots_.release(name(kind));
+  }
+
+ private:
+  static const char* name(ResourceKind kind) {
+    return kind == ResourceKind::gpu ? "gpu" : kind == ResourceKind::llm ? "llm" : "cpu";
+  }
+  // acquire() fails at once for a resource with no capacity; release() must then do nothing.
+  void held_ok(ResourceKind kind, bool held) {
+    std::lock_guard lock(mutex_);
+    if (held) ++held_[std::this_thread::get_id()][static_cast<size_t>(kind)];
+  }
+  bool take_held(ResourceKind kind) {
+    std::lock_guard lock(mutex_);
+    int& count = held_[std::this_thread::get_id()][static_cast<size_t>(kind)];
+    if (count == 0) return false;
+    --count;
+    return true;
+  }
+  ResourceSlots& slots_;
+  std::mutex mutex_;
+  std::map<std::thread::id, std::array<int, 3>> held_;
+};
+
+struct SlotSizes {
+  int compile = 0;      // daemon.compile_slots, 0 there meaning the core count
+  int gpu = 0;          // NVIDIA GPUs x daemon.gpu_slots_per_device
+  int nvidia_gpus = 0;
+};
+
+// Sizes the cpu, gpu and llm slots from the configuration and this host's toolchains (the
+// daemon's, or a worker's, which verifies under the same limits).
+SlotSizes size_slots(const nlohmann::json& config, const Toolchains& toolchains, ResourceSlots& slots);
 
 }  // namespace tailforge

@@ -26,6 +26,10 @@ Result<WorkerSettings> worker_settings(const nlohmann::json& config) {
   settings.max_artifact_bytes = workers["max_artifact_bytes"].get<int64_t>();
   if (settings.max_artifact_bytes < 1024) return make_error("workers.max_artifact_bytes must be at least 1024");
   settings.llm_translator = config.value("agents", nlohmann::json::object()).value("translator", "builtin") == "llm";
+  if (settings.llm_translator && !settings.local_verify) {
+    return make_error("workers.local_verify is false, but with agents.translator \"llm\" verification stays in the daemon: "
+                      "no worker could run a verify job");
+  }
   // A need no stage family answers can never be met: say so now rather than let jobs wait forever.
   std::vector<std::string> known;
   for (const StageAvailability& stage : stage_availability(Toolchains{})) known.push_back(stage.stage);

@@ -36,8 +36,10 @@ class Encoder {
     return out;
   }
 
+  // Binary artifacts (executables, cubins, code objects) travel without their bytes: the store
+  // keeps only text artifacts and rebuilds binaries from them.
   nlohmann::json artifact(const Artifact& a) {
-    return {{"kind", a.kind},       {"name", a.name}, {"content", text(a.content, true)}, {"command", text(a.command)},
+    return {{"kind", a.kind},       {"name", a.name}, {"content", a.binary ? nlohmann::json("") : text(a.content, true)}, {"command", text(a.command)},
             {"toolchain_version", a.toolchain_version}, {"binary", a.binary}};
   }
 

@@ -2,7 +2,8 @@
 // bundle) and its output (daemon/sample_verification.h). Long or non-UTF-8 strings (artifacts,
 // tool output, launch buffers, headers) travel content-addressed: in the JSON as
 // {"sha256": HEX}, their bytes separately, so a receiver that holds them already is not sent them
-// again. Decoding asks a lookup for each address and fails naming every one it lacks.
+// again. Binary artifacts travel without their bytes (the store keeps text artifacts only).
+// Decoding asks a lookup for each address and fails naming every one it lacks.
 #pragma once
 
 #include <functional>

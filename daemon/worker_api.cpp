@@ -1,5 +1,7 @@
 #include "daemon/worker_api.h"
 
+#include <cstdio>
+#include <random>
 #include <regex>
 
 #include <spdlog/spdlog.h>
@@ -73,7 +75,8 @@ void lease(const WorkerApiContext& context, const httplib::Request& req, httplib
   }
 
   JobQueue queue(*db, context.queue_policy);
-  std::string owner = remote_owner(*name);
+  if (Status s = drop_uploads(*db, {}, now_ms() - kUploadTtlMs); !s) spdlog::warn("dropping stale uploads: {}", s.message());
+  std::string owner = new_remote_lease(*name);
   // A job whose input cannot be read (its sample was deleted) fails here and the next is tried.
   for (int tries = 0; tries < 5; ++tries) {
     Result<std::optional<Job>> leased = queue.lease(owner, context.settings.lease_ms, worker.kinds);
@@ -100,6 +103,7 @@ void lease(const WorkerApiContext& context, const httplib::Request& req, httplib
     }
     spdlog::debug("job {} ({}) leased by worker {} on {}", job.id, job.kind, *name, worker.host);
     send_json(res, 200, {{"job", {{"id", job.id}, {"kind", job.kind}, {"attempt", job.attempts}, {"payload", job.payload}}},
+                         {"lease", owner},
                          {"lease_ms", context.settings.lease_ms},
                          {"input", wire}});
     return;
@@ -107,11 +111,12 @@ void lease(const WorkerApiContext& context, const httplib::Request& req, httplib
   send_json(res, 200, {{"job", nullptr}});
 }
 
-// A request about one job of one worker: {"name", "job_id", ...}, with the store opened.
+// A request about one lease of one worker: {"name", "job_id", "lease", ...}, with the store opened.
 struct JobRequest {
   nlohmann::json body;
   std::string name;
   int64_t job_id = 0;
+  std::string lease;  // the job's lease owner, as the lease answer named it
   Database db;
 };
 
@@ -123,16 +128,21 @@ std::optional<JobRequest> job_request(const WorkerApiContext& context, const htt
   if (!name) return std::nullopt;
   std::optional<int64_t> id = job_id(*body, res);
   if (!id) return std::nullopt;
+  std::string lease = body->value("lease", std::string());
+  if (lease.rfind(std::string(kRemoteOwnerPrefix) + *name + "/", 0) != 0) {
+    send_error(res, 400, "lease: the lease this worker was given with the job");
+    return std::nullopt;
+  }
   std::optional<Database> db = open_store(context.db_path, res);
   if (!db) return std::nullopt;
-  return JobRequest{std::move(*body), *name, *id, std::move(*db)};
+  return JobRequest{std::move(*body), *name, *id, std::move(lease), std::move(*db)};
 }
 
 void heartbeat(const WorkerApiContext& context, const httplib::Request& req, httplib::Response& res) {
   std::optional<JobRequest> request = job_request(context, req, res);
   if (!request) return;
   JobQueue queue(request->db, context.queue_policy);
-  if (Status s = queue.heartbeat(request->job_id, remote_owner(request->name), context.settings.lease_ms); !s) {
+  if (Status s = queue.heartbeat(request->job_id, request->lease, context.settings.lease_ms); !s) {
     return send_error(res, 409, "lease lost: " + s.message());
   }
   if (Status s = touch_worker(request->db, request->name, request->job_id); !s) {
@@ -149,7 +159,7 @@ void result(const WorkerApiContext& context, const httplib::Request& req, httpli
   const int64_t* id = &request->job_id;
   Database* db = &request->db;
   JobQueue queue(*db, context.queue_policy);
-  std::string owner = remote_owner(*name);
+  const std::string& owner = request->lease;
 
   // Answers for a job that is no longer this worker's to finish.
   auto answer_settled = [&](const Job& job) {
@@ -166,6 +176,13 @@ void result(const WorkerApiContext& context, const httplib::Request& req, httpli
   const Job& job = **found;
   if (job.state != "leased" || job.lease_owner != owner) return answer_settled(job);
 
+  if (body->contains("release")) {  // the worker is stopping: the job goes to another at once
+    if (Status s = queue.release(job.id, owner); !s) return send_error(res, 409, s.message());
+    if (Status s = touch_worker(*db, *name, std::nullopt); !s) spdlog::warn("worker {}: {}", *name, s.message());
+    spdlog::info("job {} ({}) given back by worker {}: {}", job.id, job.kind, *name, body->value("release", std::string()));
+    send_json(res, 200, {{"stored", false}, {"released", true}});
+    return;
+  }
   if (body->contains("error")) {
     std::string error = body->value("error", std::string("worker error"));
     if (Status s = queue.fail(job.id, owner, "worker " + *name + ": " + error); !s) return send_error(res, 409, s.message());
@@ -183,10 +200,16 @@ void result(const WorkerApiContext& context, const httplib::Request& req, httpli
     send_json(res, 409, {{"error", "upload these artifacts first"}, {"status", 409}, {"missing", *missing}});
     return;
   }
-  Result<VerifyOutput> output = verify_output_from_json(wire, [&db](const std::string& address) {
+  std::vector<std::string> vanished;  // artifacts freed since the check above (the artifact cap)
+  Result<VerifyOutput> output = verify_output_from_json(wire, [&db, &vanished](const std::string& address) {
     Result<std::optional<std::string>> content = find_artifact_content(*db, address);
+    if (!content || !content->has_value()) vanished.push_back(address);
     return content ? *content : std::nullopt;
   });
+  if (!vanished.empty()) {
+    send_json(res, 409, {{"error", "upload these artifacts first"}, {"status", 409}, {"missing", vanished}});
+    return;
+  }
   if (!output) return send_error(res, 400, output.message());
   Status stored = context.pipeline->store_verify_output(*db, queue, job, owner, *output);
   if (!stored) {
@@ -212,7 +235,12 @@ void result(const WorkerApiContext& context, const httplib::Request& req, httpli
 
 }  // namespace
 
-std::string remote_owner(const std::string& worker_name) { return "remote:" + worker_name; }
+std::string new_remote_lease(const std::string& worker_name) {
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  char nonce[17];
+  std::snprintf(nonce, sizeof nonce, "%016llx", static_cast<unsigned long long>(random()));
+  return kRemoteOwnerPrefix + worker_name + "/" + nonce;
+}
 
 void add_worker_routes(httplib::Server& server, const WorkerApiContext& context) {
   // Each handler checks the token first; the context is copied into every route.

@@ -3,8 +3,8 @@
 //   GET  /v1/workers/config      the daemon's configuration, so a worker verifies as the daemon would
 //   POST /v1/workers/lease       register capabilities, lease a job of a kind the worker may run
 //   POST /v1/workers/heartbeat   extend a held lease (409 once it is lost)
-//   POST /v1/workers/result      post a job's output or error; a repeat of a stored result is
-//                                answered as a duplicate and stored nothing
+//   POST /v1/workers/result      post a job's output or error, or give it back (release); a
+//                                repeat of a stored result is answered as a duplicate
 //   POST /v1/artifacts/missing   which of these content addresses the daemon lacks
 //   PUT  /v1/artifacts/SHA256    upload content (checked against its address)
 //   GET  /v1/artifacts/SHA256    download content (a job's headers)
@@ -37,7 +37,11 @@ struct WorkerApiContext {
 
 void add_worker_routes(httplib::Server& server, const WorkerApiContext& context);
 
-// The lease owner recorded for a remote worker.
-std::string remote_owner(const std::string& worker_name);
+// Lease owners of remote workers start with this.
+inline constexpr const char* kRemoteOwnerPrefix = "remote:";
+// A new lease owner for one lease of a remote worker: "remote:NAME/NONCE". Each lease has its
+// own, so that a worker's post or heartbeat for a job it no longer holds (another of its threads
+// holds it now, after a restart or an expiry) is refused.
+std::string new_remote_lease(const std::string& worker_name);
 
 }  // namespace tailforge

@@ -158,17 +158,35 @@ Status JobQueue::heartbeat(int64_t id, const std::string& owner, int64_t lease_m
   return {};
 }
 
-Result<int> JobQueue::release_leases(const std::optional<std::string>& keep_owner) {
-  Statement& release = db_.cached(
-      "UPDATE job SET state = CASE WHEN interruptions + 1 >= ?3 THEN 'dead' ELSE 'pending' END,"
-      " attempts = max(attempts - 1, 0), interruptions = interruptions + 1,"
-      " last_error = CASE WHEN interruptions + 1 >= ?3 THEN 'interrupted ' || (interruptions + 1) || ' times'"
-      " ELSE last_error END,"
-      " lease_owner = NULL, lease_expires_ms = NULL, next_attempt_ms = ?2, updated_ms = ?2"
-      " WHERE state = 'leased' AND (?1 IS NULL OR lease_owner <> ?1)");
-  release.bind(1, keep_owner).bind(2, now_ms()).bind(3, policy_.max_interruptions);
+namespace {
+
+// Back to pending as an interruption (not a failed attempt); dead after too many.
+constexpr const char* kInterrupt =
+    "UPDATE job SET state = CASE WHEN interruptions + 1 >= ?3 THEN 'dead' ELSE 'pending' END,"
+    " attempts = max(attempts - 1, 0), interruptions = interruptions + 1,"
+    " last_error = CASE WHEN interruptions + 1 >= ?3 THEN 'interrupted ' || (interruptions + 1) || ' times'"
+    " ELSE last_error END,"
+    " lease_owner = NULL, lease_expires_ms = NULL, next_attempt_ms = ?2, updated_ms = ?2";
+
+}  // namespace
+
+Result<int> JobQueue::release_leases(const std::optional<std::string>& keep_owner, const std::string& keep_prefix) {
+  // The statement cache keys on the text's address: a static string keeps it.
+  static const std::string sql = std::string(kInterrupt) +
+                                 " WHERE state = 'leased' AND (?1 IS NULL OR lease_owner <> ?1)"
+                                 " AND (?4 = '' OR substr(lease_owner, 1, length(?4)) <> ?4)";
+  Statement& release = db_.cached(sql.c_str());
+  release.bind(1, keep_owner).bind(2, now_ms()).bind(3, policy_.max_interruptions).bind(4, keep_prefix);
   if (Status s = release.run(); !s) return s.error();
   return db_.changes();
+}
+
+Status JobQueue::release(int64_t id, const std::string& owner) {
+  static const std::string sql = std::string(kInterrupt) + " WHERE id = ?1 AND state = 'leased' AND lease_owner = ?4";
+  Statement& release = db_.cached(sql.c_str());
+  if (Status s = release.bind(1, id).bind(2, now_ms()).bind(3, policy_.max_interruptions).bind(4, owner).run(); !s) return s;
+  if (db_.changes() == 0) return make_error("job " + std::to_string(id) + " is not leased by " + owner);
+  return {};
 }
 
 Result<std::optional<Job>> JobQueue::find(int64_t id) {

@@ -67,7 +67,13 @@ class JobQueue {
   // Returns every lease held by owners other than `keep_owner` to pending (daemon start-up).
   // A lease lost to a dead daemon is an interruption, not a failed attempt; a job interrupted
   // max_interruptions times (it may be what kills the daemon) is dead-lettered.
-  Result<int> release_leases(const std::optional<std::string>& keep_owner = std::nullopt);
+  // Leases whose owner starts with `keep_prefix` are kept ("remote:" at daemon start: a remote
+  // worker outlives the daemon, its lease expires by itself when it does not).
+  Result<int> release_leases(const std::optional<std::string>& keep_owner = std::nullopt,
+                             const std::string& keep_prefix = "");
+  // Gives one held lease back as an interruption (the holder is stopping): pending again at once,
+  // without using up an attempt.
+  Status release(int64_t id, const std::string& owner);
 
   Result<std::optional<Job>> find(int64_t id);
   Result<std::optional<Job>> find_by_key(const std::string& idempotency_key);

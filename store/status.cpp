@@ -219,17 +219,23 @@ std::string format_status_table(const StatusSummary& s) {
     bool live = worker_is_live(worker, s.now_ms, kWorkerLiveMs);
     std::string stages;
     if (worker.capabilities.contains("stages")) {
-      for (const nlohmann::json& stage : worker.capabilities["stages"]) stages += (stages.empty() ? "" : " ") + stage.get<std::string>();
+      for (const nlohmann::json& stage : worker.capabilities["stages"])
+        if (stage.is_string()) stages += (stages.empty() ? "" : " ") + stage.get<std::string>();
     }
     std::string gpus;
     if (worker.capabilities.contains("gpus")) {
-      for (const nlohmann::json& gpu : worker.capabilities["gpus"]) gpus += (gpus.empty() ? "" : ", ") + gpu.value("name", std::string("?"));
+      for (const nlohmann::json& gpu : worker.capabilities["gpus"])
+        if (gpu.is_object() && gpu.contains("name") && gpu["name"].is_string()) gpus += (gpus.empty() ? "" : ", ") + gpu["name"].get<std::string>();
     }
-    out << "  " << worker.name << " on " << worker.host << ": "
-        << (live ? (worker.job_id ? "job " + std::to_string(*worker.job_id) : std::string("idle"))
-                 : "gone (seen " + std::to_string((s.now_ms - worker.last_seen_ms) / 1000) + " s ago)")
-        << "; " << worker.jobs_done << " done, " << worker.jobs_failed << " failed; runs " << (stages.empty() ? "nothing" : stages)
-        << (gpus.empty() ? "" : "; GPUs " + gpus) << "\n";
+    out << "  " << worker.name << " on " << worker.host << ": ";
+    if (worker.name == kLocalWorkerName) {  // the daemon's own threads: their jobs are the queue's
+      out << (live ? "the daemon's own workers" : "the daemon is not running");
+    } else {
+      out << (live ? (worker.job_id ? "job " + std::to_string(*worker.job_id) : std::string("idle"))
+                   : "gone (seen " + std::to_string((s.now_ms - worker.last_seen_ms) / 1000) + " s ago)")
+          << "; " << worker.jobs_done << " done, " << worker.jobs_failed << " failed";
+    }
+    out << "; runs " << (stages.empty() ? "nothing" : stages) << (gpus.empty() ? "" : "; GPUs " + gpus) << "\n";
   }
   out << "cycles: " << s.cycles << ", retrain events: " << s.retrain_events << "\n";
   if (s.verified > 0) {

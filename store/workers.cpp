@@ -144,7 +144,8 @@ Status stage_upload(Database& db, const std::string& id, const std::string& cont
   std::string actual = sha256_hex(content);
   if (actual != id) return make_error("the content's SHA-256 is " + actual + ", not " + id);
   Statement& insert = db.cached(
-      "INSERT INTO artifact_upload (id, content, created_ms) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO NOTHING");
+      "INSERT INTO artifact_upload (id, content, created_ms) VALUES (?1, ?2, ?3)"
+      " ON CONFLICT (id) DO UPDATE SET created_ms = ?3");
   return insert.bind(1, id).bind_blob(2, content).bind(3, now_ms()).run();
 }
 

@@ -279,7 +279,10 @@
         status.waiting.length ? table('Jobs no live worker may lease', ['kind', 'jobs', 'why'],
           status.waiting.map((w) => [w.kind, fmtInt(w.count), w.reason]), {'data-table': 'waiting'}) : null,
         table('Workers: the daemon\'s own (local) and tailforge worker processes', ['worker', 'host', 'state', 'done', 'failed', 'runs', 'GPUs'],
-          status.workers.map((w) => [w.name, w.host, w.live ? (w.job_id ? 'job #' + w.job_id : 'idle') : `gone (${Math.round(w.seen_seconds_ago)} s)`,
+          status.workers.map((w) => w.name === 'local'
+            ? [w.name, w.host, w.live ? 'the daemon\'s own workers' : 'daemon not running', '–', '–',
+              (w.capabilities.stages || []).join(' ') || 'nothing', (w.capabilities.gpus || []).map((g) => g.name).join(', ') || '–']
+            : [w.name, w.host, w.live ? (w.job_id ? 'job #' + w.job_id : 'idle') : `gone (${Math.round(w.seen_seconds_ago)} s)`,
             fmtInt(w.jobs_done), fmtInt(w.jobs_failed), (w.capabilities.stages || []).join(' ') || 'nothing',
             (w.capabilities.gpus || []).map((g) => g.name).join(', ') || '–']), {'data-table': 'workers'})));
     }

@@ -1,7 +1,7 @@
 // Scale-out: the daemon with `tailforge worker` processes leasing its verify jobs over HTTP. One
-// worker hides nvcc and must get no job the configuration says needs it, one is SIGKILLed while
-// it holds a job, one is stopped for longer than its lease; every job still completes once, with
-// its results stored once. The worker protocol itself: the token, content-addressed uploads, a
+// worker hides nvcc and must get no job the configuration says needs it, one is stopped for
+// longer than its lease, one takes that job over and is SIGKILLed holding it; every job still
+// completes once, its result stored by one post. The worker protocol itself: the token, content-addressed uploads, a
 // result posted twice, a post from a worker that no longer holds the lease.
 #include <doctest/doctest.h>
 #include <httplib.h>
@@ -105,6 +105,17 @@ struct Cluster {
     return nlohmann::json::object();
   }
 
+  // The job a worker holds, once it holds one within `seconds`; 0 when it does not.
+  int64_t held_job(const std::string& name, double seconds) const {
+    int64_t job = 0;
+    wait_until([&] {
+      nlohmann::json w = worker(status(), name);
+      if (w.contains("job_id") && w["job_id"].is_number()) job = w["job_id"].get<int64_t>();
+      return job > 0;
+    }, seconds);
+    return job;
+  }
+
   // Waits for the daemon to finish its cycles; false when it did not within `seconds`.
   bool daemon_exits(double seconds) {
     int exit_status = 0;
@@ -124,7 +135,7 @@ nlohmann::json small_loop(const nlohmann::json& workers, int samples = 4) {
 
 }  // namespace
 
-TEST_CASE("three workers, one without nvcc, one killed mid-job, one slow: every verify job completes once") {
+TEST_CASE("three workers, one without nvcc, one slow, one killed holding the slow one's job: every verify job completes once") {
   if (!detected_toolchains().tool("nvcc").found()) {
     MESSAGE("skipped: nvcc is not installed (the test's jobs need nvidia.ptx)");
     return;
@@ -142,21 +153,24 @@ TEST_CASE("three workers, one without nvcc, one killed mid-job, one slow: every 
   CHECK(reason.find("local does not take them") != std::string::npos);
   CHECK(run_tailforge({"status", "--db", cluster.db}).stdout_text.find("waiting: ") != std::string::npos);
 
-  // The second worker is killed while it holds a job.
-  cluster.start_worker("doomed");
-  int64_t doomed_job = 0;
-  REQUIRE(wait_until([&] {
-    nlohmann::json w = Cluster::worker(cluster.status(), "doomed");
-    if (w.contains("job_id") && w["job_id"].is_number()) doomed_job = w["job_id"].get<int64_t>();
-    return doomed_job > 0;
-  }, 60));
-  Cluster::stop(cluster.workers["doomed"], SIGKILL);
-
-  // The third is stopped for longer than its lease while it holds a job, then goes on.
+  // The slow worker is stopped for longer than its lease while it holds a job; the second worker
+  // takes that job over, and is killed (SIGKILL) while it holds it.
   cluster.start_worker("slow");
-  REQUIRE(wait_until([&] { return Cluster::worker(cluster.status(), "slow").value("job_id", nlohmann::json()).is_number(); }, 60));
+  int64_t taken_over = cluster.held_job("slow", 60);
+  REQUIRE(taken_over > 0);
   kill(cluster.workers["slow"], SIGSTOP);
-  std::this_thread::sleep_for(std::chrono::seconds(5));
+  cluster.start_worker("doomed");
+  // Stopped before the status is read, the doomed worker cannot post what it holds meanwhile.
+  REQUIRE(wait_until([&] {
+    if (Cluster::worker(cluster.status(), "doomed").value("job_id", nlohmann::json()) != taken_over) return false;
+    kill(cluster.workers["doomed"], SIGSTOP);
+    if (Cluster::worker(cluster.status(), "doomed").value("job_id", nlohmann::json()) == taken_over) return true;
+    kill(cluster.workers["doomed"], SIGCONT);
+    return false;
+  }, 120));
+  Cluster::stop(cluster.workers["doomed"], SIGKILL);
+  // The slow worker goes on: its post for the job is refused, the doomed worker's lease runs
+  // out, and it verifies the job again with every other.
   kill(cluster.workers["slow"], SIGCONT);
 
   REQUIRE_MESSAGE(cluster.daemon_exits(400), read_all(cluster.dir.file("daemon.log")));
@@ -169,12 +183,10 @@ TEST_CASE("three workers, one without nvcc, one killed mid-job, one slow: every 
   CHECK(verify_jobs == 4);
   CHECK(query_int(*db, "SELECT count(*) FROM job WHERE state <> 'done'") == 0);
   CHECK(query_int(*db, "SELECT count(*) FROM sample WHERE track = 'cuda2hip' AND status = 'pending'") == 0);
-  // Each sample's stages are stored once, though the killed worker's job ran twice.
-  CHECK(query_int(*db, "SELECT count(*) FROM (SELECT sample_id, stage FROM verification GROUP BY 1, 2 HAVING count(*) > 1)") == 0);
   CHECK(query_int(*db, "SELECT count(*) FROM sample s WHERE track = 'cuda2hip' AND NOT EXISTS "
                        "(SELECT 1 FROM verification v WHERE v.sample_id = s.id AND v.stage LIKE 'nvidia.ptx%')") == 0);
-  CHECK(query_int(*db, "SELECT attempts FROM job WHERE id = " + std::to_string(doomed_job)) >= 2);
-  CHECK(query_int(*db, "SELECT count(*) FROM artifact_upload") == 0);
+  // Leased by slow, taken over by doomed, done by slow.
+  CHECK(query_int(*db, "SELECT attempts FROM job WHERE id = " + std::to_string(taken_over)) == 3);
 
   nlohmann::json no_nvcc = Cluster::worker(status, "no-nvcc");
   nlohmann::json doomed = Cluster::worker(status, "doomed");
@@ -182,9 +194,12 @@ TEST_CASE("three workers, one without nvcc, one killed mid-job, one slow: every 
   CHECK(no_nvcc["jobs_done"] == 0);
   CHECK(no_nvcc["jobs_failed"] == 0);
   CHECK(no_nvcc["missing"]["verify"] == nlohmann::json{"nvidia.ptx"});
+  // Every result stored once, counted for the worker whose post stored it; the slow worker's late
+  // post for the job taken over was refused, and it verified that job again.
   CHECK(slow["jobs_done"].get<int64_t>() >= 1);
-  // Every stored result counted once, by the worker whose post stored it.
   CHECK(doomed["jobs_done"].get<int64_t>() + slow["jobs_done"].get<int64_t>() == verify_jobs);
+  CHECK(read_all(cluster.log_of("slow")).find("job " + std::to_string(taken_over) + " not stored: HTTP 409: lease lost") !=
+        std::string::npos);
   CHECK(status["verified"].get<int64_t>() >= 1);
   CHECK(read_all(cluster.log_of("no-nvcc")).find("offers this worker no job") != std::string::npos);
 }
@@ -206,11 +221,15 @@ TEST_CASE("the worker protocol: token, content-addressed uploads, a result poste
   CHECK(nlohmann::json::parse(config->body)["config"]["workers"]["local_verify"] == false);
 
   nlohmann::json hello = {{"name", "probe"}, {"host", "test"}, {"capabilities", {{"stages", nlohmann::json::array()}}}};
-  nlohmann::json leased;
-  REQUIRE(wait_until([&] {
-    leased = post("/v1/workers/lease", hello).second;
-    return leased.contains("job") && !leased["job"].is_null();
-  }, 60));
+  auto lease_a_job = [&] {  // polls until the daemon's generation gives a verify job
+    nlohmann::json answer;
+    REQUIRE(wait_until([&] {
+      answer = post("/v1/workers/lease", hello).second;
+      return answer.contains("job") && !answer["job"].is_null();
+    }, 60));
+    return answer;
+  };
+  nlohmann::json leased = lease_a_job();
   int64_t job = leased["job"]["id"].get<int64_t>();
   std::string sample_id = leased["input"]["sample"]["id"].get<std::string>();
   CHECK(leased["input"]["sample"]["track"] == "cuda2hip");
@@ -223,7 +242,8 @@ TEST_CASE("the worker protocol: token, content-addressed uploads, a result poste
                           {"toolchain_version", "13.0"}, {"command", "nvcc"}, {"child_seconds", 0.4}, {"exit_code", 1},
                           {"artifacts", {{{"kind", "ptx"}, {"name", "ptx"}, {"content", {{"sha256", address}}}, {"command", ""},
                                           {"toolchain_version", "13.0"}, {"binary", false}}}}};
-  nlohmann::json result = {{"name", "probe"}, {"job_id", job},
+  std::string lease = leased["lease"].get<std::string>();
+  nlohmann::json result = {{"name", "probe"}, {"job_id", job}, {"lease", lease},
                            {"output", {{"chain", {{"file", "program.cu"}, {"track", "cuda2hip"}, {"ok", false}, {"stages", {stage}}}},
                                        {"verified", false}, {"not_run", ""}, {"kernel_pairs", nullptr}, {"ptx_pairs", nullptr}}}};
   auto [missing_status, missing] = post("/v1/workers/result", result);
@@ -235,10 +255,12 @@ TEST_CASE("the worker protocol: token, content-addressed uploads, a result poste
   CHECK(client.Put("/v1/artifacts/" + address, auth, content, "application/octet-stream")->status == 201);
   CHECK(post("/v1/artifacts/missing", {{"sha256", {address}}}).second["missing"].empty());
 
-  CHECK(post("/v1/workers/heartbeat", {{"name", "probe"}, {"job_id", job}}).first == 200);
-  CHECK(post("/v1/workers/heartbeat", {{"name", "intruder"}, {"job_id", job}}).first == 409);
+  CHECK(post("/v1/workers/heartbeat", {{"name", "probe"}, {"job_id", job}, {"lease", lease}}).first == 200);
+  // Another lease (of this worker or another) neither extends nor completes the job.
+  CHECK(post("/v1/workers/heartbeat", {{"name", "probe"}, {"job_id", job}, {"lease", "remote:probe/0"}}).first == 409);
+  CHECK(post("/v1/workers/heartbeat", {{"name", "intruder"}, {"job_id", job}, {"lease", lease}}).first == 400);
   nlohmann::json stolen = result;
-  stolen["name"] = "intruder";
+  stolen["lease"] = "remote:probe/0";
   CHECK(post("/v1/workers/result", stolen).first == 409);
 
   auto [stored_status, stored] = post("/v1/workers/result", result);
@@ -259,6 +281,27 @@ TEST_CASE("the worker protocol: token, content-addressed uploads, a result poste
   REQUIRE(download);
   CHECK(download->body == content);
   CHECK(Cluster::worker(cluster.status(), "probe")["jobs_done"] == 1);
+
+  // A stopping worker gives its job back: pending again at once, the attempt not counted.
+  nlohmann::json next = lease_a_job();
+  int64_t given_back = next["job"]["id"].get<int64_t>();
+  auto [release_status, released] = post("/v1/workers/result", {{"name", "probe"}, {"job_id", given_back},
+                                                                {"lease", next["lease"]}, {"release", "stopping"}});
+  CHECK(release_status == 200);
+  CHECK(released["released"] == true);
+  CHECK(query_text(*db, "SELECT state || ' ' || attempts FROM job WHERE id = " + std::to_string(given_back)) == "pending 0\n");
+
+  // So does a worker process stopped with SIGTERM (Slurm's scancel) while it verifies.
+  cluster.start_worker("stopped");
+  int64_t held = cluster.held_job("stopped", 60);
+  REQUIRE(held > 0);
+  kill(cluster.workers["stopped"], SIGTERM);
+  int exit_status = -1;
+  REQUIRE(wait_until([&] { return waitpid(cluster.workers["stopped"], &exit_status, WNOHANG) > 0; }, 60));
+  cluster.workers.erase("stopped");
+  CHECK((WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0));
+  CHECK(query_text(*db, "SELECT state || ' ' || attempts FROM job WHERE id = " + std::to_string(held)) == "pending 0\n");
+  CHECK(read_all(cluster.log_of("stopped")).find("job " + std::to_string(held) + " given back") != std::string::npos);
 }
 
 namespace {
@@ -407,7 +450,7 @@ TEST_CASE("a worker reaches the daemon through a TLS proxy, and refuses a certif
   CHECK(refused.stderr_text.find("--ca-file") != std::string::npos);
 
   ProcessResult worked = run_tailforge({"worker", "--server", server, "--token-file", cluster.token_file, "--ca-file",
-                                        cluster.dir.file("cert.pem"), "--name", "tls", "--idle-exit", "5", "--poll", "0.2",
+                                        cluster.dir.file("cert.pem"), "--name", "tls", "--idle-exit", "15", "--poll", "0.2",
                                         "--work-dir", cluster.dir.file("work-tls")},
                                        300);
   CHECK_MESSAGE(worked.exit_code == 0, worked.stderr_text);
