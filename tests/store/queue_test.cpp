@@ -163,3 +163,27 @@ TEST_CASE("a job whose leases keep dying with the daemon is dead-lettered after 
   CHECK((*job)->state == "dead");
   CHECK((*job)->last_error == "interrupted 3 times");
 }
+
+TEST_CASE("a restart releases local leases and keeps remote ones; a holder may give its lease back") {
+  TempDir dir;
+  Result<Database> db = Database::open(dir.file("q.db"));
+  REQUIRE(db.ok());
+  JobQueue queue(*db, fast_policy());
+  REQUIRE(queue.enqueue({.kind = "verify", .idempotency_key = "a"}).ok());
+  REQUIRE(queue.enqueue({.kind = "verify", .idempotency_key = "b"}).ok());
+  Result<std::optional<Job>> local = queue.lease("daemon-1:w0", 60000);
+  Result<std::optional<Job>> remote = queue.lease("remote:node7/1f", 60000);
+  REQUIRE((local.ok() && local->has_value() && remote.ok() && remote->has_value()));
+
+  Result<int> released = queue.release_leases(std::nullopt, "remote:");
+  REQUIRE(released.ok());
+  CHECK(*released == 1);
+  CHECK(queue.find((*local)->id).value()->state == "pending");
+  CHECK(queue.find((*remote)->id).value()->lease_owner == std::optional<std::string>("remote:node7/1f"));
+
+  CHECK_FALSE(queue.release((*remote)->id, "remote:node7/other").ok());
+  REQUIRE(queue.release((*remote)->id, "remote:node7/1f").ok());
+  std::optional<Job> back = queue.find((*remote)->id).value();
+  CHECK(back->state == "pending");
+  CHECK(back->attempts == 0);  // an interruption, not a failed attempt
+}
