@@ -39,7 +39,7 @@ struct Reply {
 
 class DaemonClient {
  public:
-  explicit DaemonClient(const RemoteWorkerOptions& options) : options_(options) {}
+  DaemonClient(const RemoteWorkerOptions& options, const std::atomic<bool>& stop) : options_(options), stop_(stop) {}
 
   Reply get(const std::string& path) { return call([&](httplib::Client& c) { return c.Get(path, headers()); }); }
   Reply post(const std::string& path, const nlohmann::json& body) {
@@ -54,11 +54,12 @@ class DaemonClient {
   httplib::Headers headers() const { return {{"Authorization", "Bearer " + options_.token}}; }
 
   // A request that got no answer (connection refused or reset, timeout) is sent again, up to three
-  // times over about 7 s: every request of the protocol may be repeated safely.
+  // times over about 7 s, unless the worker is stopping: every request may be repeated safely.
   template <typename Send>
   Reply call(Send send) {
     Reply reply;
     for (int attempt = 0; attempt < 4; ++attempt) {
+      if (attempt > 0 && stop_) break;
       if (attempt > 0) std::this_thread::sleep_for(std::chrono::seconds(1 << (attempt - 1)));
       reply = call_once(send);
       // TLS verification failures are not retried: they do not go away.
@@ -86,6 +87,7 @@ class DaemonClient {
   }
 
   const RemoteWorkerOptions& options_;
+  const std::atomic<bool>& stop_;
 };
 
 std::string reply_text(const Reply& reply) {
@@ -96,7 +98,7 @@ std::string reply_text(const Reply& reply) {
 
 class Worker {
  public:
-  Worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop) : options_(options), stop_(stop), client_(options) {}
+  Worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop) : options_(options), stop_(stop), client_(options, stop) {}
 
   Status start() {
     Result<nlohmann::json> config = fetch_config();
@@ -333,6 +335,7 @@ class Worker {
         ++lost_;
         return;
       }
+      if (stop_ && attempt >= 2) break;  // stopping, and the daemon does not answer: the lease will expire
       spdlog::warn("worker {}: posting job {}: {}; retrying in {:.1f} s", options_.name, job_id, reply_text(reply), wait);
       std::this_thread::sleep_for(std::chrono::duration<double>(wait));
       wait = std::min(wait * 2, 15.0);
