@@ -23,6 +23,7 @@
 #include "daemon/commands.h"
 #include "daemon/context.h"
 #include "daemon/kernelopt_store.h"
+#include "daemon/scaleout.h"
 #include "policies/config.h"
 #include "store/models.h"
 #include "synth/kernelopt/curation.h"
@@ -31,12 +32,6 @@
 
 namespace tailforge {
 namespace {
-
-std::string host_name() {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  return host;
-}
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;

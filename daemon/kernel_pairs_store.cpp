@@ -25,7 +25,7 @@ std::vector<ArtifactRecord> pair_artifacts(const KernelPair& pair) {
 }  // namespace
 
 Result<StoredDerivedSamples> store_kernel_pairs(Database& db, const Sample& program, const KernelPairing& pairing,
-                                               const Taxonomy& taxonomy) {
+                                               const Taxonomy& taxonomy, const std::string& host) {
   StoredDerivedSamples stored;
   for (const KernelPair& pair : pairing.pairs) {
     DerivedSample kernel{.sample = sample_derived_from(program, "sass2rdna3", "sass", pair.sass),
@@ -41,7 +41,7 @@ Result<StoredDerivedSamples> store_kernel_pairs(Database& db, const Sample& prog
                                              {"sass_stats", assembly_stats_to_json(pair.sass_stats)},
                                              {"rdna3_stats", assembly_stats_to_json(pair.rdna3_stats)}}
                                   .dump();
-    if (Status s = store_derived_sample(db, program, kernel, taxonomy, stored); !s) return s.error();
+    if (Status s = store_derived_sample(db, program, kernel, taxonomy, host, stored); !s) return s.error();
   }
   return stored;
 }

@@ -16,6 +16,6 @@
 namespace tailforge {
 
 Result<StoredDerivedSamples> store_kernel_pairs(Database& db, const Sample& program, const KernelPairing& pairing,
-                                               const Taxonomy& taxonomy);
+                                               const Taxonomy& taxonomy, const std::string& host);
 
 }  // namespace tailforge

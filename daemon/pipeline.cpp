@@ -18,6 +18,7 @@
 #include "daemon/kernel_pairs_store.h"
 #include "daemon/ptx_pairs_store.h"
 #include "daemon/sample_verification.h"
+#include "daemon/scaleout.h"
 #include "daemon/stage_records.h"
 #include "daemon/llm_agents.h"
 #include "daemon/llm_synthesis.h"
@@ -228,7 +229,7 @@ class DefaultPipeline : public Pipeline {
     // An endpoint outage says nothing about the sample: the job retries with backoff instead of
     // storing a translation failure.
     if (!llm_unavailable.empty()) return make_error("LLM translator unavailable: " + llm_unavailable);
-    return store_verify_output(db, queue, job, owner, *output);
+    return store_verify_output(db, queue, job, owner, *output, host_);
   }
 
   Result<VerifyInput> verify_input(Database& db, const Job& job) override {
@@ -240,7 +241,7 @@ class DefaultPipeline : public Pipeline {
   // Stores a verification's stage results, verdict and pairs, and completes the job, in one
   // transaction. The sample is read again: the output may come from a remote worker.
   Status store_verify_output(Database& db, JobQueue& queue, const Job& job, const std::string& owner,
-                             const VerifyOutput& output) override {
+                             const VerifyOutput& output, const std::string& host) override {
     Result<std::string> sample_id = verify_sample_id(job);
     if (!sample_id) return sample_id.error();
     if (!output.not_run.empty()) {
@@ -256,11 +257,11 @@ class DefaultPipeline : public Pipeline {
       return stage.name.rfind("translate.", 0) == 0 && sample.track != "c2x86" ? std::optional(translator_agent())
                                                                                 : sample.model;
     };
-    if (Status s = store_stage_results(db, sample, output.chain.stages, shared_->taxonomy, agent_of); !s) return s;
+    if (Status s = store_stage_results(db, sample, output.chain.stages, shared_->taxonomy, agent_of, host); !s) return s;
     if (Status s = set_sample_status(db, sample.id, output.verified ? "verified" : "failed"); !s) return s;
     if (output.kernel_pairs) {
       const KernelPairing& kernel_pairs = *output.kernel_pairs;
-      Result<StoredDerivedSamples> pairs = store_kernel_pairs(db, sample, kernel_pairs, shared_->taxonomy);
+      Result<StoredDerivedSamples> pairs = store_kernel_pairs(db, sample, kernel_pairs, shared_->taxonomy, host);
       if (!pairs) return pairs.error();
       spdlog::debug("sample {}: {} kernel pairs ({} new, {} verified){}{}", sample.id.substr(0, 12),
                     kernel_pairs.pairs.size(), pairs->inserted, pairs->verified,
@@ -269,7 +270,7 @@ class DefaultPipeline : public Pipeline {
     }
     if (output.ptx_pairs) {
       const PtxPairing& ptx_pairs = *output.ptx_pairs;
-      Result<StoredDerivedSamples> pairs = store_ptx_pairs(db, sample, ptx_pairs, shared_->taxonomy);
+      Result<StoredDerivedSamples> pairs = store_ptx_pairs(db, sample, ptx_pairs, shared_->taxonomy, host);
       if (!pairs) return pairs.error();
       spdlog::debug("sample {}: {} ptx2cuda pairs ({} new, {} verified){}{}; capture {}", sample.id.substr(0, 12),
                     ptx_pairs.pairs.size(), pairs->inserted, pairs->verified,
@@ -359,6 +360,7 @@ class DefaultPipeline : public Pipeline {
   FeatureRules feature_rules_;
   DomainRules domain_rules_;
   std::string work_dir_;
+  std::string host_ = host_name();  // stored with the verifications this daemon runs
   int workers_ = 1;
   bool llm_generator_ = false;
   bool llm_translator_ = false;

@@ -25,10 +25,10 @@ class Pipeline {
   virtual int worker_count() const = 0;
   virtual std::map<std::string, JobHandler> handlers() = 0;
   // A verify job split for a remote worker (tailforge worker): its inputs, and storing the output
-  // the worker posted, completing the job as `owner` in the same transaction.
+  // the worker on `host` posted, completing the job as `owner` in the same transaction.
   virtual Result<VerifyInput> verify_input(Database& db, const Job& job) = 0;
   virtual Status store_verify_output(Database& db, JobQueue& queue, const Job& job, const std::string& owner,
-                                     const VerifyOutput& output) = 0;
+                                     const VerifyOutput& output, const std::string& host) = 0;
 };
 
 // Loads everything the handlers need (generator catalog, translation rules, taxonomy, verifier

@@ -34,7 +34,7 @@ std::vector<ArtifactRecord> pair_artifacts(const PtxPair& pair) {
 }  // namespace
 
 Result<StoredDerivedSamples> store_ptx_pairs(Database& db, const Sample& program, const PtxPairing& pairing,
-                                             const Taxonomy& taxonomy) {
+                                             const Taxonomy& taxonomy, const std::string& host) {
   StoredDerivedSamples stored;
   for (const PtxPair& pair : pairing.pairs) {
     DerivedSample kernel{.sample = sample_derived_from(program, "ptx2cuda", "cuda", pair.cuda),
@@ -56,7 +56,7 @@ Result<StoredDerivedSamples> store_ptx_pairs(Database& db, const Sample& program
                                   .dump();
     // A template kernel's instantiations share one unit: the entry tells their pairs apart.
     kernel.sample.id = sample_id_for(pair.cuda + "\n// ptx entry " + pair.kernel + "\n");
-    if (Status s = store_derived_sample(db, program, kernel, taxonomy, stored); !s) return s.error();
+    if (Status s = store_derived_sample(db, program, kernel, taxonomy, host, stored); !s) return s.error();
   }
   return stored;
 }

@@ -13,6 +13,6 @@
 namespace tailforge {
 
 Result<StoredDerivedSamples> store_ptx_pairs(Database& db, const Sample& program, const PtxPairing& pairing,
-                                       const Taxonomy& taxonomy);
+                                       const Taxonomy& taxonomy, const std::string& host);
 
 }  // namespace tailforge

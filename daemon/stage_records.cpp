@@ -6,7 +6,7 @@
 namespace tailforge {
 
 Status store_stage_results(Database& db, const Sample& sample, const std::vector<StageResult>& stages,
-                           const Taxonomy& taxonomy, const StageAgent& agent_of) {
+                           const Taxonomy& taxonomy, const StageAgent& agent_of, const std::string& host) {
   for (const StageResult& stage : stages) {
     VerificationRecord record{.sample_id = sample.id,
                               .stage = stage.name,
@@ -17,7 +17,7 @@ Status store_stage_results(Database& db, const Sample& sample, const std::vector
                               .diagnostics = stage.diagnostics,
                               .seconds = stage.seconds,
                               .peak_rss_kb = stage.peak_rss_kb,
-                              .host = std::nullopt,
+                              .host = host.empty() ? std::nullopt : std::optional(host),
                               .toolchain_version = stage.toolchain_version,
                               .cached = stage.cached};
     Result<int64_t> verification_id = upsert_verification(db, record);
@@ -64,7 +64,7 @@ Sample sample_derived_from(const Sample& program, const std::string& track, cons
 }
 
 Status store_derived_sample(Database& db, const Sample& program, const DerivedSample& derived,
-                            const Taxonomy& taxonomy, StoredDerivedSamples& stored) {
+                            const Taxonomy& taxonomy, const std::string& host, StoredDerivedSamples& stored) {
   Result<InsertOutcome> inserted = insert_sample_if_absent(db, derived.sample);
   if (!inserted) return inserted.error();
   Sample sample = derived.sample;
@@ -85,7 +85,7 @@ Status store_derived_sample(Database& db, const Sample& program, const DerivedSa
   }
   const std::string& agent = derived.check_agent;
   StageAgent agent_of = [&agent](const StageResult&) { return std::optional<std::string>(agent); };
-  if (Status s = store_stage_results(db, sample, derived.checks, taxonomy, agent_of); !s) return s.error();
+  if (Status s = store_stage_results(db, sample, derived.checks, taxonomy, agent_of, host); !s) return s.error();
   if (Status s = set_sample_status(db, sample.id, derived.ok ? "verified" : "failed"); !s) return s.error();
   if (derived.ok) ++stored.verified;
   return {};

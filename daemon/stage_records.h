@@ -40,11 +40,14 @@ struct StoredDerivedSamples {
 };
 
 // Inserts the derived sample unless it is stored, links it to `program`, and when it is new
-// stores its artifacts, checks and status; counts what happened into `stored`.
+// stores its artifacts, checks and status; counts what happened into `stored`. `host`: where the
+// checks ran, as for store_stage_results.
 Status store_derived_sample(Database& db, const Sample& program, const DerivedSample& derived,
-                            const Taxonomy& taxonomy, StoredDerivedSamples& stored);
+                            const Taxonomy& taxonomy, const std::string& host, StoredDerivedSamples& stored);
 
+// `host`: the machine the stages ran on (the daemon's, or a remote worker's), stored with each
+// verification row; empty when unknown.
 Status store_stage_results(Database& db, const Sample& sample, const std::vector<StageResult>& stages,
-                           const Taxonomy& taxonomy, const StageAgent& agent_of);
+                           const Taxonomy& taxonomy, const StageAgent& agent_of, const std::string& host);
 
 }  // namespace tailforge

@@ -43,7 +43,8 @@ nlohmann::json sample_json(Database& db, const Sample& sample) {
                                     {"reason", v.reason},
                                     {"diagnostics", v.diagnostics},
                                     {"exit_code", v.exit_code ? nlohmann::json(*v.exit_code) : nlohmann::json(nullptr)},
-                                    {"cached", v.cached}});
+                                    {"cached", v.cached},
+                                    {"host", v.host ? nlohmann::json(*v.host) : nlohmann::json(nullptr)}});
     }
   }
   return j;

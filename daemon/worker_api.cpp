@@ -211,7 +211,9 @@ void result(const WorkerApiContext& context, const httplib::Request& req, httpli
     return;
   }
   if (!output) return send_error(res, 400, output.message());
-  Status stored = context.pipeline->store_verify_output(*db, queue, job, owner, *output);
+  Result<std::string> host = worker_host(*db, *name);
+  if (!host) return send_error(res, 500, host.message());
+  Status stored = context.pipeline->store_verify_output(*db, queue, job, owner, *output, *host);
   if (!stored) {
     // Another post of the same result may have been stored meanwhile: then this one is a repeat.
     Result<std::optional<Job>> now = queue.find(*id);

@@ -86,6 +86,16 @@ Result<std::vector<WorkerRecord>> list_workers(Database& db) {
   return workers;
 }
 
+Result<std::string> worker_host(Database& db, const std::string& name) {
+  Statement& select = db.cached("SELECT host FROM worker WHERE name = ?1");
+  select.bind(1, name);
+  std::string host = select.step() ? select.text(0) : "";
+  Status s = select.status();
+  select.reset();
+  if (!s) return s.error();
+  return host;
+}
+
 bool worker_is_live(const WorkerRecord& worker, int64_t now_ms, int64_t live_ms) {
   return now_ms - worker.last_seen_ms <= live_ms;
 }

@@ -42,6 +42,8 @@ Status count_worker_job(Database& db, const std::string& name, bool done);
 Status forget_workers(Database& db, int64_t older_than_ms);
 // Every worker, local first, then by name.
 Result<std::vector<WorkerRecord>> list_workers(Database& db);
+// The host a worker registered from; empty when the worker is not registered.
+Result<std::string> worker_host(Database& db, const std::string& name);
 bool worker_is_live(const WorkerRecord& worker, int64_t now_ms, int64_t live_ms);
 
 struct WaitingJobs {

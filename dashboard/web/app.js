@@ -714,10 +714,10 @@
         })));
     }
     main.append(el('section', {'aria-labelledby': 'verdict-h'}, el('h2', {id: 'verdict-h'}, 'Verdicts'),
-      sample.verifications.length ? table('Stage verdicts', ['stage', 'verdict', 'seconds', 'reason', 'diagnostics', 'exit', 'cached'],
+      sample.verifications.length ? table('Stage verdicts', ['stage', 'verdict', 'seconds', 'reason', 'diagnostics', 'exit', 'cached', 'host'],
         sample.verifications.map((v) => [v.stage, el('span', {class: 'verdict ' + v.status}, v.status), fmtNum(v.seconds, 2),
           v.reason || '–', v.diagnostics ? el('pre', {class: 'diagnostics', tabindex: 0}, v.diagnostics) : '–',
-          v.exit_code === null ? '–' : v.exit_code, v.cached ? 'yes' : 'no']), {'data-verdicts': sample.id})
+          v.exit_code === null ? '–' : v.exit_code, v.cached ? 'yes' : 'no', v.host || '–']), {'data-verdicts': sample.id})
         : note('Not verified yet.')));
     const reasonText = (r) => (typeof r === 'string' ? r : JSON.stringify(r));
     const edges = lineage.ancestors.map((e) => ['ancestor', e]).concat(lineage.descendants.map((e) => ['descendant', e]));

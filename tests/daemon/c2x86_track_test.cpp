@@ -65,7 +65,7 @@ Sample stored_function(Database& db, const std::string& kind, uint64_t seed) {
   for (const StageResult& stage : verified.stages) CAPTURE(stage.name + " " + stage.status + " " + stage.reason);
   REQUIRE(verified.verified);
   StageAgent agent = [](const StageResult&) { return std::optional<std::string>("test"); };
-  REQUIRE(store_stage_results(db, sample, verified.stages, taxonomy(), agent).ok());
+  REQUIRE(store_stage_results(db, sample, verified.stages, taxonomy(), agent, "test-host").ok());
   REQUIRE(set_sample_status(db, sample.id, "verified").ok());
   sample.status = "verified";
   return sample;
@@ -310,7 +310,7 @@ TEST_CASE("c2x86 import --format exebench: records become samples with verify jo
     std::string first = c_function_of(sample).value().cases[0].expected;
     verified[first.substr(0, first.find(','))] = result.verified;
     StageAgent agent = [](const StageResult&) { return std::optional<std::string>("test"); };
-    REQUIRE(store_stage_results(db, sample, result.stages, taxonomy(), agent).ok());
+    REQUIRE(store_stage_results(db, sample, result.stages, taxonomy(), agent, "").ok());
     REQUIRE(set_sample_status(db, sample.id, result.verified ? "verified" : "failed").ok());
     if (!result.verified) {
       const StageResult& io = result.stages.back();

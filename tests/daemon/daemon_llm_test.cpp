@@ -13,6 +13,7 @@
 #include "agents/generator.h"
 #include "agents/llm_roles.h"
 #include "daemon/planner.h"
+#include "daemon/scaleout.h"
 #include "policies/config.h"
 #include "store/database.h"
 #include "store/metrics.h"
@@ -191,6 +192,9 @@ TEST_CASE("with LLM agents a cycle stores LLM samples verified with the LLM's HI
   CHECK(query_int(*db, "SELECT count(*) FROM job WHERE kind = 'verify' AND state = 'done'") == 2);
   CHECK(query_int(*db, "SELECT count(*) FROM sample WHERE status = 'verified'") == 2);
   CHECK(query_int(*db, "SELECT count(*) FROM verification WHERE stage = 'translate.hip' AND status = 'ok'") == 2);
+  // Each stage row names the machine it ran on: here the daemon's own.
+  CHECK(query_int(*db, "SELECT count(*) FROM verification WHERE host = '" + host_name() + "'") ==
+        query_int(*db, "SELECT count(*) FROM verification"));
   for (const std::string& hip : query_texts(*db,
                                             "SELECT a.content FROM artifact a JOIN sample_artifact sa"
                                             " ON sa.artifact_id = a.id WHERE sa.stage = 'translate.hip'")) {

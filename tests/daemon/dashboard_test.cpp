@@ -112,6 +112,7 @@ Fixture build_store(Database& db) {
   REQUIRE(insert_artifact(db, f.showcase, {"amd.asm.gfx1100", "rdna3_asm", "rdna3_asm", "  s_load_b64 s[0:1], s[0:1], 0x0\n"}).ok());
   VerificationRecord compiled{.sample_id = f.showcase, .stage = "nvidia.ptx", .status = "ok", .exit_code = 0};
   compiled.seconds = 1.25;
+  compiled.host = "gpu-node-17";
   REQUIRE(upsert_verification(db, compiled).ok());
   VerificationRecord skipped{.sample_id = f.showcase, .stage = "amd.run", .status = "skipped"};
   skipped.reason = "no AMD GPU";
@@ -398,6 +399,7 @@ TEST_CASE("the dashboard's pages render in headless Chromium with the numbers th
     }
     CHECK(page.dom.find("data-verdicts=\"" + fixture.showcase + "\"") != std::string::npos);
     CHECK(page.dom.find("no AMD GPU") != std::string::npos);
+    CHECK(page.dom.find("<td>gpu-node-17</td>") != std::string::npos);  // where the stage ran
     CHECK(page.dom.find("data-sample=\"" + fixture.parent + "\"") != std::string::npos);
     CHECK(page.dom.find("data-sample=\"" + fixture.child + "\"") != std::string::npos);
     // The sample's `<img onerror>` and the diagnostics' `<script>` are text, not elements.

@@ -93,7 +93,7 @@ TEST_CASE("ptx2cuda eval: a model reads Rolled-PTX; its kernels are compiled and
     Sample parent{.track = "cuda2hip", .origin = "template", .language = "cuda", .text = kProgram, .status = "verified"};
     parent.id = insert_sample_if_absent(db, parent).value().id;
     Taxonomy taxonomy = load_taxonomy(data_path("policies/taxonomy.json")).value();
-    Result<StoredDerivedSamples> stored = store_ptx_pairs(db, parent, pairing, taxonomy);
+    Result<StoredDerivedSamples> stored = store_ptx_pairs(db, parent, pairing, taxonomy, "test-host");
     REQUIRE_MESSAGE(stored.ok(), stored.message());
     REQUIRE(stored->verified == 3);
     // Only shift's unit declares bias: its pair alone keeps the variable's recorded contents.

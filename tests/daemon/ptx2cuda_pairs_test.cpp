@@ -126,11 +126,11 @@ TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and
     parent.features = {"constant_memory"};
     parent.id = insert_sample_if_absent(db, parent).value().id;
     Taxonomy taxonomy = load_taxonomy(data_path("policies/taxonomy.json")).value();
-    Result<StoredDerivedSamples> stored = store_ptx_pairs(db, parent, pairing, taxonomy);
+    Result<StoredDerivedSamples> stored = store_ptx_pairs(db, parent, pairing, taxonomy, "test-host");
     REQUIRE_MESSAGE(stored.ok(), stored.message());
     CHECK(stored->inserted == 3);
     CHECK(stored->verified == 3);
-    CHECK(store_ptx_pairs(db, parent, pairing, taxonomy)->already_stored == 3);
+    CHECK(store_ptx_pairs(db, parent, pairing, taxonomy, "test-host")->already_stored == 3);
     CHECK(query_int(db, "SELECT count(*) FROM sample WHERE track = 'ptx2cuda' AND status = 'verified'") == 3);
     CHECK(query_int(db, "SELECT count(*) FROM lineage WHERE relation = 'compiled_to' AND parent_id = '" + parent.id +
                             "'") == 3);

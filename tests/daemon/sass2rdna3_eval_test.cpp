@@ -54,7 +54,7 @@ TEST_CASE("a command model's RDNA3 answers are assembled: half right is 50% and 
     Result<InsertOutcome> parent = insert_sample_if_absent(*db, program);
     REQUIRE(parent.ok());
     program.id = parent->id;
-    Result<StoredDerivedSamples> stored = store_kernel_pairs(*db, program, fixture.pairing, *taxonomy);
+    Result<StoredDerivedSamples> stored = store_kernel_pairs(*db, program, fixture.pairing, *taxonomy, "test-host");
     REQUIRE_MESSAGE(stored.ok(), stored.message());
     CHECK(stored->inserted == 6);
     CHECK(stored->verified == 6);

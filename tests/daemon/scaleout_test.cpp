@@ -273,6 +273,7 @@ TEST_CASE("the worker protocol: token, content-addressed uploads, a result poste
   Result<Database> db = Database::open(cluster.db);
   REQUIRE(db.ok());
   CHECK(query_int(*db, "SELECT count(*) FROM verification WHERE sample_id = '" + sample_id + "'") == 1);
+  CHECK(query_text(*db, "SELECT host FROM verification WHERE sample_id = '" + sample_id + "'") == "test\n");
   CHECK(query_text(*db, "SELECT status FROM sample WHERE id = '" + sample_id + "'") == "failed\n");
   CHECK(query_text(*db, "SELECT state FROM job WHERE id = " + std::to_string(job)) == "done\n");
   CHECK(query_int(*db, "SELECT count(*) FROM artifact WHERE id = '" + address + "'") == 1);

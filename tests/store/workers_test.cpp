@@ -53,6 +53,8 @@ TEST_CASE("waiting jobs name what each live worker lacks, and wait no more once 
   workers = list_workers(*db);
   CHECK(workers->at(1).jobs_done == 1);
   CHECK_FALSE(workers->at(1).job_id.has_value());
+  CHECK(worker_host(*db, "gpu-node:7").value() == "gpu-node");
+  CHECK(worker_host(*db, "cpu-node:1").value().empty());  // forgotten above
 }
 
 TEST_CASE("uploads are checked against their address, found like stored artifacts, and dropped") {
