@@ -62,11 +62,7 @@ int64_t free_disk_mb(const std::string& db_path) {
   return static_cast<int64_t>(info.f_bavail) * static_cast<int64_t>(info.f_frsize) / (1024 * 1024);
 }
 
-std::string owner_prefix() {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  return std::string(host) + ":" + std::to_string(getpid());
-}
+std::string owner_prefix() { return host_name() + ":" + std::to_string(getpid()); }
 
 PlannerOptions planner_options(const nlohmann::json& config, int64_t cycles) {
   const nlohmann::json& daemon = config["daemon"];
