@@ -347,6 +347,7 @@ TEST_CASE("c2x86 import --format exebench: records become samples with verify jo
   for (const nlohmann::json& io : tests["cases"]) {
     ProcessSpec run;
     run.argv = {work + "/program"};
+    run.cwd = work;  // the ExeBench harness passes its case through input.json and output.json
     run.stdin_text = io["input"].get<std::string>();
     run.timeout_seconds = 10;
     ProcessResult printed = run_process(run);

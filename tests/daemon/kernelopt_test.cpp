@@ -71,7 +71,8 @@ int64_t add_measured(Database& db, const KernelTask& task, int words, double spe
 }  // namespace
 
 TEST_CASE("kernelopt: the built-in catalog lists at least 30 tasks of every operator type") {
-  ProcessResult listed = run_tailforge({"kernelopt", "tasks", "--json"});
+  TempDir dir;  // an empty store: the catalog is what `kernelopt run` would store
+  ProcessResult listed = run_tailforge({"kernelopt", "tasks", "--json", "--db", dir.file("catalog.db")});
   REQUIRE_MESSAGE(listed.exit_code == 0, listed.stderr_text);
   nlohmann::json tasks = nlohmann::json::parse(listed.stdout_text);
   CHECK(tasks.size() >= 30);
@@ -183,7 +184,7 @@ TEST_CASE("kernelopt: run compiles a task's reference and candidates; timing is 
   }
   TempDir dir;
   std::string db_path = dir.file("t.db");
-  ProcessResult listed = run_tailforge({"kernelopt", "tasks", "--json"});
+  ProcessResult listed = run_tailforge({"kernelopt", "tasks", "--json", "--db", dir.file("catalog.db")});
   REQUIRE(listed.exit_code == 0);
   std::string task;
   for (const auto& entry : nlohmann::json::parse(listed.stdout_text)) {
