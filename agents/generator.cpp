@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 
 #include "agents/generator_domain.h"
 #include "store/sha256.h"
+#include "text/regex.h"
 
 namespace tailforge {
 namespace {
@@ -81,19 +81,19 @@ std::vector<std::string> detect_features(const std::string& source, const std::s
     if (present) found.push_back(name);
   };
   auto has = [&source](const char* text) { return source.find(text) != std::string::npos; };
-  static const std::regex static_shared(R"((^|[^n]\s)__shared__)");
-  static const std::regex atomic_call(R"(\batomic[A-Z][A-Za-z]*\()");
-  static const std::regex switch_statement(R"(\bswitch\s*\()");
-  static const std::regex float_literal(R"(\b[0-9]+\.[0-9]*([eE][-+]?[0-9]+)?f\b)");
-  static const std::regex double_literal(R"(\b[0-9]+\.[0-9]*([eE][-+]?[0-9]+)?(?![0-9eEf.]))");
-  add_if(std::regex_search(source, static_shared), "static_shared");
+  static const text::Regex static_shared(R"((^|[^n]\s)__shared__)");
+  static const text::Regex atomic_call(R"(\batomic[A-Z][A-Za-z]*\()");
+  static const text::Regex switch_statement(R"(\bswitch\s*\()");
+  static const text::Regex float_literal(R"(\b[0-9]+\.[0-9]*([eE][-+]?[0-9]+)?f\b)");
+  static const text::Regex double_literal(R"(\b[0-9]+\.[0-9]*([eE][-+]?[0-9]+)?(?![0-9eEf.]))");
+  add_if(text::regex_search(source, static_shared), "static_shared");
   add_if(has("extern __shared__"), "dynamic_shared");
   add_if(has("__shfl_"), "warp_shuffle");
-  add_if(std::regex_search(source, atomic_call), "atomics");
+  add_if(text::regex_search(source, atomic_call), "atomics");
   add_if(has("__syncthreads(") || has("this_thread_block().sync()"), "syncthreads");
-  add_if(std::regex_search(kernels, switch_statement), "switch");
-  add_if(std::regex_search(kernels, float_literal), "float_literals");
-  add_if(std::regex_search(kernels, double_literal), "double_literals");
+  add_if(text::regex_search(kernels, switch_statement), "switch");
+  add_if(text::regex_search(kernels, float_literal), "float_literals");
+  add_if(text::regex_search(kernels, double_literal), "double_literals");
   add_if(has("#pragma unroll"), "unroll_pragma");
   add_if(has("cudaStreamCreate") || has("cudaEventCreate"), "streams_events");
   add_if(has("__constant__"), "constant_memory");

@@ -1,7 +1,8 @@
 #include "agents/hip_on_cuda_names.h"
 
-#include <regex>
 #include <set>
+
+#include "text/regex.h"
 
 namespace tailforge {
 
@@ -13,10 +14,11 @@ bool is_shim_renamed_kind(const std::string& kind) {
 
 std::string hip_on_cuda_names_header(const HipifyRules& rules, const std::string& handwritten_shim) {
   std::set<std::string> declared;
-  static const std::regex hip_name(R"(\bhip\w+)");
-  for (auto it = std::sregex_iterator(handwritten_shim.begin(), handwritten_shim.end(), hip_name);
-       it != std::sregex_iterator(); ++it)
-    declared.insert(it->str());
+  static const text::Regex hip_name(R"(\bhip\w+)");
+  text::for_each_match(handwritten_shim, hip_name, [&](const text::Match& match) {
+    declared.insert(match.str());
+    return true;
+  });
   std::string out =
       "// Generated from policies/hipify_rules.json by hip_on_cuda_names_header() (agents/hip_on_cuda_names.h):\n"
       "// each HIP runtime name the translator writes, mapped back to its CUDA name. Do not edit; the\n"

@@ -146,8 +146,8 @@ void load_lists(const json& root, HipifyRules& rules, std::string* error) {
       if (rule.pattern_texts.empty() && error->empty()) *error = at + ".patterns: empty";
       for (size_t p = 0; p < rule.pattern_texts.size(); ++p) {
         try {
-          rule.patterns.emplace_back(rule.pattern_texts[p], std::regex::ECMAScript | std::regex::optimize);
-        } catch (const std::regex_error& e) {
+          rule.patterns.emplace_back(rule.pattern_texts[p]);
+        } catch (const text::RegexError& e) {
           if (error->empty()) *error = where(at + ".patterns", p) + ": bad regex: " + e.what();
         }
       }
@@ -158,8 +158,8 @@ void load_lists(const json& root, HipifyRules& rules, std::string* error) {
     string_list(*residual, "residual_identifiers", rules.residual_pattern_texts, error);
     for (size_t p = 0; p < rules.residual_pattern_texts.size(); ++p) {
       try {
-        rules.residual_patterns.emplace_back(rules.residual_pattern_texts[p], std::regex::ECMAScript | std::regex::optimize);
-      } catch (const std::regex_error& e) {
+        rules.residual_patterns.emplace_back(rules.residual_pattern_texts[p]);
+      } catch (const text::RegexError& e) {
         if (error->empty()) *error = where("residual_identifiers", p) + ": bad regex: " + e.what();
       }
     }
@@ -169,8 +169,8 @@ void load_lists(const json& root, HipifyRules& rules, std::string* error) {
       std::string at = where("code_rewrites", i);
       CodeRewriteRule rule{string_at((*rewrites)[i], "pattern", at, error), string_at((*rewrites)[i], "to", at, error, false), {}};
       try {
-        rule.pattern = std::regex(rule.pattern_text, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
+        rule.pattern = text::Regex(rule.pattern_text);
+      } catch (const text::RegexError& e) {
         if (error->empty()) *error = at + ".pattern: bad regex: " + e.what();
       }
       rules.code_rewrites.push_back(std::move(rule));
@@ -184,8 +184,8 @@ void load_lists(const json& root, HipifyRules& rules, std::string* error) {
     rules.vararg_cast = string_at(*casts, "cast", "vararg_casts", error);
     std::string pattern = string_at(*casts, "arguments", "vararg_casts", error);
     try {
-      rules.vararg_cast_arguments = std::regex(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
+      rules.vararg_cast_arguments = text::Regex(pattern);
+    } catch (const text::RegexError& e) {
       if (error->empty()) *error = std::string("vararg_casts.arguments: bad regex: ") + e.what();
     }
   }
@@ -238,6 +238,22 @@ std::string code_view(const std::string& s) {
   }
   return v;
 }
+
+// Line numbers of positions in one text, by binary search over its newlines: counting the
+// newlines before each position anew is quadratic over a long text with many identifiers.
+class LineIndex {
+ public:
+  explicit LineIndex(const std::string& text) {
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) newlines_.push_back(at);
+  }
+  // 1-based.
+  int line_of(size_t pos) const {
+    return 1 + static_cast<int>(std::lower_bound(newlines_.begin(), newlines_.end(), pos) - newlines_.begin());
+  }
+
+ private:
+  std::vector<size_t> newlines_;
+};
 
 int line_of(const std::string& text, size_t pos) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(pos, text.size()), '\n'));
@@ -316,6 +332,7 @@ struct Translation {
   const TranslationContext& context;
   const std::string& source;
   std::string code;
+  LineIndex source_lines;
   std::vector<Edit> edits;
   TranslationResult result;
   std::set<std::string> applied_seen;
@@ -334,13 +351,13 @@ struct Translation {
   }
 };
 
-const std::regex& include_pattern() {
-  static const std::regex pattern(R"(^([ \t]*#[ \t]*include[ \t]*[<"][ \t]*)([^>"]+?)[ \t]*[>"])");
+const text::Regex& include_pattern() {
+  static const text::Regex pattern(R"(^([ \t]*#[ \t]*include[ \t]*[<"][ \t]*)([^>"]+?)[ \t]*[>"])");
   return pattern;
 }
 
-const std::regex& define_pattern() {
-  static const std::regex pattern(R"(^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]+))");
+const text::Regex& define_pattern() {
+  static const text::Regex pattern(R"(^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]+))");
   return pattern;
 }
 
@@ -352,16 +369,17 @@ void translate_headers(Translation& t) {
     if (line_end == std::string::npos) line_end = t.source.size();
     std::string code_line = t.code.substr(line_start, line_end - line_start);
     std::string line = t.source.substr(line_start, line_end - line_start);
-    std::smatch match;
+    text::Match match;
     bool is_directive = code_line.find('#') != std::string::npos;
-    if (is_directive && std::regex_search(line, match, include_pattern())) {
+    if (is_directive && text::regex_search(line, match, include_pattern())) {
       std::string header = match[2].str();
       t.included.insert(header);
       for (const HeaderRule& rule : t.rules.headers) {
         if (rule.from != header) continue;
         if (rule.unless_in_tree && t.context.tree_has_header && t.context.tree_has_header(header)) continue;
         if (!rule.unsupported_construct.empty()) {
-          t.fail(rule.unsupported_construct, "#include <" + header + ">: " + rule.message, line_of(t.source, line_start));
+          t.fail(rule.unsupported_construct, "#include <" + header + ">: " + rule.message,
+                 t.source_lines.line_of(line_start));
           break;
         }
         size_t begin = line_start + match.position(2);
@@ -374,7 +392,7 @@ void translate_headers(Translation& t) {
         break;
       }
       std::fill(t.code.begin() + line_start, t.code.begin() + line_end, ' ');
-    } else if (is_directive && std::regex_search(code_line, match, define_pattern())) {
+    } else if (is_directive && text::regex_search(code_line, match, define_pattern())) {
       t.defines[match[1].str()] = without_spaces(match[2].str());
     }
     line_start = line_end + 1;
@@ -438,7 +456,7 @@ void rewrite_call(Translation& t, size_t name_begin, const std::string& to, cons
 void translate_identifier(Translation& t, size_t begin, size_t end) {
   const HipifyRules& rules = t.rules;
   std::string name = t.code.substr(begin, end - begin);
-  int line = line_of(t.source, begin);
+  int line = t.source_lines.line_of(begin);
   if (auto it = rules.warp_intrinsic_index.find(name); it != rules.warp_intrinsic_index.end()) {
     CallArguments call = parse_call(t.code, end);
     if (call.arguments.size() < 2)
@@ -474,7 +492,7 @@ void translate_identifier(Translation& t, size_t begin, size_t end) {
              rules.vararg_cast_calls.end()) {
     CallArguments call = parse_call(t.code, end);
     for (size_t a = 0; a < call.arguments.size(); ++a) {  // the format string never matches
-      if (!std::regex_match(without_spaces(span_text(t.code, call.arguments[a])), rules.vararg_cast_arguments)) continue;
+      if (!text::regex_match(without_spaces(span_text(t.code, call.arguments[a])), rules.vararg_cast_arguments)) continue;
       t.edits.push_back({call.arguments[a].begin, call.arguments[a].begin, rules.vararg_cast});
       t.applied("vararg_cast:" + name);
     }
@@ -518,15 +536,16 @@ std::string apply_code_rewrites(Translation& t, std::string translated) {
   for (const CodeRewriteRule& rule : t.rules.code_rewrites) {
     std::string code = code_view(translated);
     std::vector<Edit> edits;
-    for (std::sregex_iterator it(code.begin(), code.end(), rule.pattern), last; it != last; ++it) {
-      size_t begin = it->position(0), end = begin + it->length(0);
+    text::for_each_match(code, rule.pattern, [&](const text::Match& match) {
+      size_t begin = match.position(), end = begin + match.length();
       // Groups are read from the real text: the code view has the same positions.
-      std::smatch real;
+      text::Match real;
       std::string slice = translated.substr(begin, end - begin);
-      std::regex_match(slice, real, rule.pattern);
+      text::regex_match(slice, real, rule.pattern);
       edits.push_back({begin, end, real.empty() ? rule.to : real.format(rule.to)});
       t.applied("code_rewrite:" + rule.pattern_text);
-    }
+      return true;
+    });
     if (!edits.empty()) translated = apply_edits(translated, std::move(edits));
   }
   return translated;
@@ -536,19 +555,19 @@ std::string apply_code_rewrites(Translation& t, std::string translated) {
 void check_unsupported(Translation& t, const std::string& translated) {
   std::string code = code_view(translated);
   for (const UnsupportedRule& rule : t.rules.unsupported) {
-    std::smatch first;
+    text::Match first;
     bool all = !rule.patterns.empty();
     for (size_t p = 0; p < rule.patterns.size() && all; ++p) {
-      std::smatch match;
-      all = std::regex_search(code, match, rule.patterns[p]);
+      text::Match match;
+      all = text::regex_search(code, match, rule.patterns[p]);
       if (p == 0 && all) first = match;
     }
     if (!all) continue;
     // A match may span lines (a launch inside a kernel): name the line where it ends, and quote it.
-    size_t end = first.position(0) + first.length(0);
+    size_t end = first.position() + first.length();
     size_t line_start = code.rfind('\n', end == 0 ? 0 : end - 1);
-    line_start = line_start == std::string::npos || line_start < static_cast<size_t>(first.position(0))
-                     ? first.position(0) : line_start + 1;
+    line_start = line_start == std::string::npos || line_start < static_cast<size_t>(first.position())
+                     ? first.position() : line_start + 1;
     std::string quote = code.substr(line_start, end - line_start);
     quote.erase(0, quote.find_first_not_of(" \t"));
     if (quote.size() > 80) quote = quote.substr(0, 77) + "...";
@@ -604,15 +623,16 @@ void note_untranslated(Translation& t, const std::string& source, const std::str
   std::unordered_set<std::string> own;
   collect_names(code_view(source), own);
   std::string code = code_view(translated);
+  LineIndex lines(code);
   std::set<std::string> reported;
   for (const auto& [position, token] : identifier_tokens(code)) {
     bool member = position > 0 && (code[position - 1] == '.' || (position > 1 && code[position - 1] == '>' && code[position - 2] == '-'));
     if (member || own.count(token) || (t.context.tree_names && t.context.tree_names->count(token)) || reported.count(token))
       continue;
-    for (const std::regex& pattern : t.rules.residual_patterns) {
-      if (!std::regex_match(token, pattern)) continue;
+    for (const text::Regex& pattern : t.rules.residual_patterns) {
+      if (!text::regex_match(token, pattern)) continue;
       reported.insert(token);
-      t.result.untranslated.push_back("line " + std::to_string(line_of(code, position)) + ": " + token);
+      t.result.untranslated.push_back("line " + std::to_string(lines.line_of(position)) + ": " + token);
       break;
     }
   }
@@ -637,11 +657,12 @@ void note_hardcoded_warp_size(Translation& t, const std::string& translated) {
     i = end;
   }
   if (!warp_code) return;
+  LineIndex lines(code);
   for (const auto& [position, token] : numbers) {
     const auto& literals = t.rules.warp_size_literals;
     if (std::find(literals.begin(), literals.end(), token) == literals.end()) continue;
     if (t.result.features.empty()) t.result.features.push_back("hardcoded_warp_size");
-    t.result.warnings.push_back("line " + std::to_string(line_of(code, position)) +
+    t.result.warnings.push_back("line " + std::to_string(lines.line_of(position)) +
                                 ": hard-coded warp size " + token +
                                 " in warp-level code (feature.hardcoded_warp_size): kept; right for wave32 "
                                 "(RDNA3 gfx1100), wrong for wave64 (CDNA)");
@@ -679,7 +700,7 @@ Result<HipifyRules> load_hipify_rules(const std::string& path) {
 
 TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::string& cuda,
                                         const TranslationContext& context) {
-  Translation t{rules, context, cuda, code_view(cuda), {}, {}, {}, {}};
+  Translation t{rules, context, cuda, code_view(cuda), LineIndex(cuda), {}, {}, {}, {}};
   translate_headers(t);
   translate_identifiers(t);
   std::string translated = apply_code_rewrites(t, apply_edits(cuda, t.edits));
@@ -701,8 +722,8 @@ TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::str
     t.result.compat_headers.push_back(header);
     t.applied("include:" + header);
   }
-  static const std::regex hip_runtime_include(R"(#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"])");
-  if (!std::regex_search(translated, hip_runtime_include)) {
+  static const text::Regex hip_runtime_include(R"(#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"])");
+  if (!text::regex_search(translated, hip_runtime_include)) {
     translated = "#include <hip/hip_runtime.h>\n" + translated;
     t.applied("include:hip/hip_runtime.h");
   }

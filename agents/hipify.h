@@ -5,13 +5,13 @@
 
 #include <functional>
 #include <iosfwd>
-#include <regex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "store/result.h"
+#include "text/regex.h"
 
 namespace tailforge {
 
@@ -35,7 +35,7 @@ struct IdentifierRule {
 // that are not one identifier: `<< <` launch spacing, `obj.meta_group_rank()`.
 struct CodeRewriteRule {
   std::string pattern_text, to;
-  std::regex pattern;
+  text::Regex pattern;
 };
 
 // A call whose symbol argument is wrapped: cudaMemcpyToSymbol(s, ...) -> hipMemcpyToSymbol(HIP_SYMBOL(s), ...).
@@ -59,7 +59,7 @@ struct CallRewriteRule {
 struct UnsupportedRule {
   std::string construct;  // the failure is translate.unsupported.<construct>
   std::vector<std::string> pattern_texts;
-  std::vector<std::regex> patterns;
+  std::vector<text::Regex> patterns;
   std::string message;
   std::string example;  // a snippet that must trigger the rule (checked by the tests)
 };
@@ -81,11 +81,11 @@ struct HipifyRules {
   // Calls whose variadic arguments matching `vararg_cast_arguments` get `vararg_cast` in front:
   // printf("%d", threadIdx.x) -> printf("%d", (unsigned int)threadIdx.x) (HIP's coordinates are objects).
   std::vector<std::string> vararg_cast_calls;
-  std::regex vararg_cast_arguments;
+  text::Regex vararg_cast_arguments;
   std::string vararg_cast;
   // Identifiers left in the output that still name CUDA (cudaFoo, CUresult, curand_init, ...).
   std::vector<std::string> residual_pattern_texts;
-  std::vector<std::regex> residual_patterns;
+  std::vector<text::Regex> residual_patterns;
 
   // Name -> index into the vectors above, built by the loader.
   std::unordered_map<std::string, size_t> identifier_index, symbol_call_index, warp_intrinsic_index,

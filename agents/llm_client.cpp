@@ -7,11 +7,11 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <thread>
 
 #include "store/cache.h"
 #include "store/sha256.h"
+#include "text/regex.h"
 
 namespace tailforge {
 
@@ -43,9 +43,9 @@ struct Endpoint {
 };
 
 Result<Endpoint> parse_endpoint(const std::string& base_url) {
-  static const std::regex pattern(R"(^(http://[^/]+)(/.*)?$)");
-  std::smatch match;
-  if (!std::regex_match(base_url, match, pattern))
+  static const text::Regex pattern(R"(^(http://[^/]+)(/.*)?$)");
+  text::Match match;
+  if (!text::regex_match(base_url, match, pattern))
     return make_error("llm.base_url '" + base_url + "': expected http://host:port[/prefix] (https needs a TLS-enabled build)");
   std::string prefix = match[2].str();
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();

@@ -1,10 +1,12 @@
-// Commands over the dataset: export.
+// Commands over the dataset: export, backup, and gc (the disk rules: stored artifacts, caches,
+// snapshots, stale scratch).
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
 
 #include "daemon/commands.h"
 #include "daemon/context.h"
+#include "daemon/disk_rules.h"
 #include "policies/config.h"
 #include "store/backup.h"
 #include "store/retention.h"
@@ -99,6 +101,12 @@ namespace {
 
 nlohmann::json class_json(const ArtifactClass& group) { return {{"count", group.count}, {"bytes", group.bytes}}; }
 
+nlohmann::json place_json(const DiskPlace& place, bool collect) {
+  return {{"name", place.name}, {"where", place.where}, {"rule", place.rule}, {"count", place.count}, {"unit", place.unit},
+          {"bytes", place.bytes}, {collect ? "freed" : "would_free", {{"count", place.freed_count},
+                                                                      {"bytes", place.freed_bytes}}}};
+}
+
 std::string megabytes(int64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f MB", static_cast<double>(bytes) / 1048576.0);
@@ -124,12 +132,17 @@ int command_gc(const CommandLine& args) {
   const bool collect = args.has("--collect");
   Result<ArtifactGcPlan> plan = collect ? collect_artifacts(*db, cap_mb * 1048576) : plan_artifact_gc(*db, cap_mb * 1048576);
   if (!plan) return report_failure(plan.message());
+  Result<std::vector<DiskPlace>> places =
+      check_disk_places(*db, disk_rules_from_config(context->config, context->db_path), collect);
+  if (!places) return report_failure(places.message());
+  nlohmann::json places_json = nlohmann::json::array();
+  for (const DiskPlace& place : *places) places_json.push_back(place_json(place, collect));
   if (args.has("--json")) {
     std::cout << nlohmann::json{{"cap_bytes", plan->cap_bytes}, {"total", class_json(plan->total)},
                                 {"unreferenced", class_json(plan->unreferenced)},
                                 {"failed_only", class_json(plan->failed_only)}, {"kept", class_json(plan->kept)},
                                 {collect ? "freed" : "would_free", class_json(plan->to_free)},
-                                {"bytes_after", plan->bytes_after()}}
+                                {"bytes_after", plan->bytes_after()}, {"places", places_json}}
                      .dump(2)
               << "\n";
     return 0;
@@ -151,7 +164,18 @@ int command_gc(const CommandLine& args) {
   if (cap_mb > 0 && plan->bytes_after() > cap_mb * 1048576) {
     std::cout << "still over the cap: what is kept is never freed; raise store.artifact_cap_mb\n";
   }
-  if (!collect && plan->to_free.count > 0) std::cout << "run with --collect to free it now (the daemon does it on its own)\n";
+  bool more = plan->to_free.count > 0;
+  std::cout << "other places:\n";
+  for (const DiskPlace& place : *places) {
+    more = more || place.freed_count > 0 || place.freed_bytes > 0;
+    std::cout << "  " << place.name << ": "
+              << (place.unit.empty() ? "" : std::to_string(place.count) + " " + place.unit + ", ") << megabytes(place.bytes) << " in " << place.where << "\n      rule: " << place.rule << "\n      "
+              << (collect ? "freed: " : "would free: ");
+    if (place.freed_count == 0 && place.freed_bytes > 0) std::cout << "about ";
+    if (place.freed_count > 0) std::cout << place.freed_count << ", ";
+    std::cout << megabytes(place.freed_bytes) << "\n";
+  }
+  if (!collect && more) std::cout << "run with --collect to free it now (the daemon does it on its own every 10 s)\n";
   std::cout << "samples, verdicts and failures are never freed. SQLite reuses freed pages for new data; VACUUM with the "
                "daemon stopped shrinks the file.\n";
   return 0;

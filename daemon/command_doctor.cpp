@@ -1,17 +1,23 @@
 // `tailforge doctor`: before a weekend run, checks what the daemon will need (the configuration,
 // the toolchains of the configured track, the sandbox and the GPU device nodes inside it, disk
-// space, the database's integrity and WAL size) and says what is wrong and how to fix it. The exit
+// space, the database's integrity and WAL size, the projected disk use per day) and says what is
+// wrong and how to fix it. The exit
 // status is 0 when the daemon can do its track's work here, 1 when it cannot.
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
 #include "daemon/commands.h"
 #include "daemon/context.h"
 #include "policies/config.h"
+#include "store/corpus.h"
 #include "store/database.h"
+#include "store/growth.h"
 #include "store/maintenance.h"
 #include "synth/policy.h"
+#include "synth/snapshot_retention.h"
 #include "verifier/memory_cgroup.h"
 #include "verifier/options.h"
 #include "verifier/sandbox.h"
@@ -107,14 +113,54 @@ void check_sandbox(std::vector<Check>& checks, const VerifierOptions& verifier, 
   }
 }
 
+std::string one_decimal(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", value);
+  return text;
+}
+
+// The disk use per day at the current rate: what the store recorded over the last 24 h (or since
+// its first row, when younger) plus the snapshots of that time's retrain events, scaled to a day.
+void check_growth(std::vector<Check>& checks, Database& db, int64_t free_mb, int64_t min_free_mb) {
+  const int64_t day_ms = 24 * 3600 * 1000, now = now_ms();
+  Result<StoreGrowth> growth = store_growth_since(db, now - day_ms);
+  Result<std::vector<RetrainEventRecord>> events = list_retrain_events(db, 1000);
+  if (!growth || !events) {
+    checks.push_back({"disk growth", "warn", !growth ? growth.message() : events.message(), ""});
+    return;
+  }
+  int64_t snapshots = 0, snapshot_bytes = 0, first_ms = growth->first_ms;
+  for (const RetrainEventRecord& event : *events) {
+    if (event.created_ms < now - day_ms || !event.snapshot_dir) continue;
+    ++snapshots;
+    snapshot_bytes += folder_bytes(*event.snapshot_dir);
+    if (first_ms == 0 || event.created_ms < first_ms) first_ms = event.created_ms;
+  }
+  const int64_t span_ms = first_ms == 0 ? day_ms : std::clamp<int64_t>(now - first_ms, 60 * 1000, day_ms);
+  const double bytes = static_cast<double>(growth->bytes() + snapshot_bytes);
+  const double per_day_mb = bytes / 1048576.0 * static_cast<double>(day_ms) / static_cast<double>(span_ms);
+  std::string detail = "projected disk use: " + one_decimal(per_day_mb) + " MB/day at the current rate (" +
+                       one_decimal(bytes / 1048576.0) + " MB recorded in the last " +
+                       one_decimal(static_cast<double>(span_ms) / 3600000.0) + " h, scaled to 24 h: " +
+                       std::to_string(growth->samples) + " samples, " + std::to_string(growth->artifacts) +
+                       " artifacts and " + std::to_string(growth->cache_entries) +
+                       " cache entries by their created_ms, plus " + std::to_string(snapshots) +
+                       " retrain snapshots on disk; before caps and retention, which tailforge gc lists)";
+  if (per_day_mb > 0 && free_mb > min_free_mb) {
+    detail += "; the " + std::to_string(free_mb - min_free_mb) + " MB free above daemon.min_free_disk_mb last " +
+              one_decimal(static_cast<double>(free_mb - min_free_mb) / per_day_mb) + " days at this rate";
+  }
+  checks.push_back({"disk growth", "ok", detail, ""});
+}
+
 void check_store(std::vector<Check>& checks, const std::string& db_path, int64_t min_free_mb) {
   fs::path folder = fs::absolute(db_path).parent_path();
   std::error_code ec;
   fs::space_info space = fs::space(folder, ec);
+  int64_t free_mb = ec ? 0 : static_cast<int64_t>(space.available / (1024 * 1024));
   if (ec) {
     checks.push_back({"disk", "fail", "cannot read the free space of " + folder.string() + ": " + ec.message(), ""});
   } else {
-    int64_t free_mb = static_cast<int64_t>(space.available / (1024 * 1024));
     bool low = free_mb < min_free_mb;
     checks.push_back({"disk", low ? "fail" : "ok",
                       std::to_string(free_mb) + " MB free in " + folder.string() + " (generation pauses below " +
@@ -142,6 +188,7 @@ void check_store(std::vector<Check>& checks, const std::string& db_path, int64_t
                       db_path + ": integrity ok, schema v" + std::to_string(db->schema_version()) + ", WAL " +
                           std::to_string(wal_mb) + " MB",
                       wal_mb > 1024 ? "a long-running reader keeps the WAL from being checkpointed: stop it" : ""});
+    check_growth(checks, *db, free_mb, min_free_mb);
   }
 }
 

@@ -139,6 +139,8 @@ int command_models(const CommandLine& args) {
   if (!db) return report_failure(db.message());
   Result<ModelsReport> report = models_report(*db, args.get("--track", "cuda2hip"));
   if (!report) return report_failure(report.message());
+  Status marked = mark_superseded(*db, *report, context->config["eval"]["keep_versions"].get<int64_t>());
+  if (!marked) return report_failure(marked.message());
   if (args.has("--json")) {
     std::cout << models_report_to_json(*report).dump(2) << "\n";
   } else {

@@ -15,6 +15,8 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/context.h"
+#include "daemon/crash_recorder.h"
+#include "daemon/disk_rules.h"
 #include "daemon/http_api.h"
 #include "daemon/pipeline.h"
 #include "daemon/planner.h"
@@ -81,7 +83,8 @@ PlannerOptions planner_options(const nlohmann::json& config, int64_t cycles) {
 QueuePolicy queue_policy(const nlohmann::json& config) {
   const nlohmann::json& store = config["store"];
   return {store["job_max_attempts"].get<int64_t>(), store["job_backoff_base_ms"].get<int64_t>(),
-          store["job_backoff_max_ms"].get<int64_t>(), store["job_max_interruptions"].get<int64_t>()};
+          store["job_backoff_max_ms"].get<int64_t>(), store["job_max_interruptions"].get<int64_t>(),
+          store["job_max_crashes"].get<int64_t>()};
 }
 
 // Holds the compile cache under verifier.cache_max_mb, logging what it evicted.
@@ -115,6 +118,38 @@ void trim_artifacts(Database& db, const nlohmann::json& config) {
   spdlog::info("artifacts over {} MB: freed {} ({:.0f} -> {:.0f} MB); kept {:.0f} MB of verified, pending and "
                "evaluated data", cap_mb, freed->to_free.count, freed->total.bytes / 1048576.0,
                freed->bytes_after() / 1048576.0, freed->kept.bytes / 1048576.0);
+}
+
+struct CrashedJob {
+  Job job;
+  std::string stage;   // the verification stage its sample fails with
+  std::string reason;
+};
+
+// Counts the crashes earlier runs recorded against the jobs their crashing threads worked on;
+// returns the jobs that reached store.job_max_crashes and are dead now.
+Result<std::vector<CrashedJob>> count_recorded_crashes(const std::string& db_path, JobQueue& queue) {
+  Result<std::vector<CrashRecord>> records = take_crash_records(db_path);
+  if (!records) return records.error();
+  std::vector<CrashedJob> dead;
+  for (const CrashRecord& record : *records) {
+    std::string stage = record.stage.empty() ? "daemon" : record.stage;
+    if (record.job_id == 0) {
+      spdlog::error("the previous run crashed ({}) on a thread without a job", fatal_signal_name(record.signal));
+      continue;
+    }
+    std::string reason = "the daemon crashed (" + fatal_signal_name(record.signal) + ") working on job " +
+                         std::to_string(record.job_id) + " in stage " + stage;
+    Result<bool> is_dead = queue.record_crash(record.job_id, reason);
+    if (!is_dead) return is_dead.error();
+    spdlog::error("the previous run ended in a crash: {}{}", reason,
+                  *is_dead ? ": the job is dead (store.job_max_crashes)" : ": it runs again");
+    if (!*is_dead) continue;
+    Result<std::optional<Job>> job = queue.find(record.job_id);
+    if (!job) return job.error();
+    if (job->has_value()) dead.push_back({**job, stage, reason});
+  }
+  return dead;
 }
 
 // Everything the event loop touches, so its handlers capture one reference.
@@ -151,6 +186,11 @@ Status run_daemon(const DaemonOptions& options) {
   Database& db = *opened;
   nlohmann::json config = options.config;
   JobQueue queue(db, queue_policy(config));
+  // A crash on a job's thread counts against that job alone, before the other leases the dead
+  // process left are given back as interruptions.
+  Result<std::vector<CrashedJob>> crashed = count_recorded_crashes(options.db_path, queue);
+  if (!crashed) return crashed.error();
+  if (Status s = install_crash_recorder(options.db_path); !s) return s;
   // Leases of remote workers outlive a restart: a worker still running its job posts it.
   Result<int> released = queue.release_leases(std::nullopt, kRemoteOwnerPrefix);
   if (!released) return released.error();
@@ -165,6 +205,9 @@ Status run_daemon(const DaemonOptions& options) {
   ResourceSlots slots;
   Result<std::shared_ptr<Pipeline>> pipeline = make_pipeline(config, options.db_path, slots);
   if (!pipeline) return pipeline.error();
+  for (const CrashedJob& dead : *crashed) {
+    if (Status s = (*pipeline)->fail_crashed_job(db, dead.job, dead.stage, dead.reason); !s) return s;
+  }
 
   Result<WorkerSettings> worker_policy = worker_settings(config);
   if (!worker_policy) return worker_policy.error();
@@ -323,6 +366,7 @@ Status run_daemon(const DaemonOptions& options) {
     // Reads the cap each time, so a SIGHUP-reloaded value applies at the next tick.
     trim_compile_cache(db, config);
     trim_artifacts(db, config);
+    apply_disk_rules(db, config, options.db_path);
     loop.disk_timer.expires_after(std::chrono::seconds(10));
     loop.disk_timer.async_wait([&](const boost::system::error_code& error) {
       if (!error) arm_disk();

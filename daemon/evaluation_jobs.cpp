@@ -8,6 +8,7 @@
 #include "policies/config.h"
 #include "store/evaluations.h"
 #include "store/models.h"
+#include "synth/model_versions.h"
 
 namespace tailforge {
 
@@ -73,11 +74,17 @@ Status EvaluationJobs::plan(Database& db, JobQueue& queue, const Job& job, const
                    refreshed->added, refreshed->size);
     }
   }
+  // A version older than the newest eval.keep_versions of its lineage gets no new jobs; its results stay.
+  const std::set<int64_t> superseded = superseded_versions(*models, eval_.keep_versions);
   Transaction transaction(db);
   if (!transaction.begin_status()) return transaction.begin_status();
-  int queued = 0, active = 0;
+  int queued = 0, active = 0, skipped = 0;
   for (const ModelRecord& model : *models) {
     if (!model.active || !tracks.count(model.track)) continue;
+    if (superseded.count(model.id)) {
+      ++skipped;
+      continue;
+    }
     ++active;
     Result<std::vector<std::string>> missing = items_without_evaluation(db, model.id, model.track);
     if (!missing) return missing.error();
@@ -94,6 +101,10 @@ Status EvaluationJobs::plan(Database& db, JobQueue& queue, const Job& job, const
   if (Status s = queue.complete(job.id, owner); !s) return s;
   if (Status s = transaction.commit(); !s) return s;
   if (queued > 0) spdlog::info("cycle {}: {} evaluations queued for {} active models", cycle, queued, active);
+  if (skipped > 0) {
+    spdlog::debug("cycle {}: {} active models not evaluated: superseded (older than the newest {} of their lineage, "
+                  "eval.keep_versions)", cycle, skipped, eval_.keep_versions);
+  }
   return {};
 }
 

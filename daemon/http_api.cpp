@@ -4,15 +4,14 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 
 #include <spdlog/spdlog.h>
 
 #include "daemon/http_replies.h"
 #include "daemon/metrics.h"
+#include "daemon/views.h"
 #include "dashboard/dashboard.h"
 #include "policies/config.h"
-#include "daemon/views.h"
 #include "store/failures.h"
 #include "store/models.h"
 #include "store/queue.h"
@@ -23,6 +22,7 @@
 #include "synth/model_report.h"
 #include "synth/policy.h"
 #include "synth/tails.h"
+#include "text/regex.h"
 
 namespace tailforge {
 
@@ -61,9 +61,9 @@ bool is_loopback_host(const std::string& host) {
 }
 
 Result<ListenAddress> parse_listen_address(const std::string& text) {
-  static const std::regex pattern(R"(^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]*):([0-9]{1,5})$)");
-  std::smatch match;
-  if (!std::regex_match(text, match, pattern)) {
+  static const text::Regex pattern(R"(^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]*):([0-9]{1,5})$)");
+  text::Match match;
+  if (!text::regex_match(text, match, pattern)) {
     return make_error("listen address '" + text + "' is not HOST:PORT (e.g. 127.0.0.1:8470)");
   }
   ListenAddress address;
@@ -246,12 +246,14 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     for (const Job& job : *jobs) body["jobs"].push_back(job_json(job));
     send_json(res, 200, body);
   });
-  server.Get("/v1/models", [db_path](const httplib::Request& req, httplib::Response& res) {
+  const int64_t keep_versions = config.contains("eval") ? config["eval"].value("keep_versions", int64_t{3}) : 3;
+  server.Get("/v1/models", [db_path, keep_versions](const httplib::Request& req, httplib::Response& res) {
     std::string track = req.has_param("track") ? req.get_param_value("track") : "cuda2hip";
     std::optional<Database> db = open_store(db_path, res);
     if (!db) return;
     Result<ModelsReport> report = models_report(*db, track);
     if (!report) return send_error(res, 500, report.message());
+    if (Status s = mark_superseded(*db, *report, keep_versions); !s) return send_error(res, 500, s.message());
     send_json(res, 200, models_report_to_json(*report));
   });
   // Registers a model version: the definition `tailforge model add` takes, as JSON; a trainer
@@ -260,8 +262,10 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   std::vector<std::pair<std::string, httplib::Server::Handler>> post_routes;
   post_routes.emplace_back("/v1/models", [db_path, token = *token](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(token, req, res, "registering a model")) return;
-    nlohmann::json definition = nlohmann::json::parse(req.body, nullptr, false);
-    if (!definition.is_object()) return send_error(res, 400, "the body must be a JSON object (a model definition)");
+    nlohmann::json definition = parse_json_body(req.body);
+    if (!definition.is_object()) {
+      return send_error(res, 400, "the body must be a JSON object (a model definition), nested at most 64 levels");
+    }
     std::optional<Database> db = open_store(db_path, res);
     if (!db) return;
     Result<ModelRecord> model = register_model(*db, definition);
@@ -313,14 +317,14 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   // `curl -X POST URL` sends neither a body nor Content-Length; httplib would wait for a body
   // until its keep-alive timeout and answer 400. Such a request has an empty body: it goes to the
   // same handlers before httplib tries to read one.
-  std::vector<std::pair<std::regex, httplib::Server::Handler>> bodiless_routes;
-  for (const auto& [pattern, handler] : post_routes) bodiless_routes.emplace_back(std::regex(pattern), handler);
+  std::vector<std::pair<text::Regex, httplib::Server::Handler>> bodiless_routes;
+  for (const auto& [pattern, handler] : post_routes) bodiless_routes.emplace_back(text::Regex(pattern), handler);
   server.set_pre_routing_handler([bodiless_routes](const httplib::Request& req, httplib::Response& res) {
     using Outcome = httplib::Server::HandlerResponse;
     if (req.method != "POST" || req.has_header("Content-Length") || req.has_header("Transfer-Encoding"))
       return Outcome::Unhandled;
     for (const auto& [pattern, handler] : bodiless_routes) {
-      if (!std::regex_match(req.path, pattern)) continue;
+      if (!text::regex_match(req.path, pattern)) continue;
       handler(req, res);
       return Outcome::Handled;
     }

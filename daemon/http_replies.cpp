@@ -2,6 +2,19 @@
 
 namespace tailforge {
 
+nlohmann::json parse_json_body(const std::string& body) {
+  constexpr int kMaxNesting = 64;
+  bool too_deep = false;
+  // The callback sees each value's depth as it is read and drops the deep ones, so no deep
+  // value is ever built.
+  auto check = [&too_deep](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth >= kMaxNesting) too_deep = true;  // depth 0 is the body itself
+    return !too_deep;
+  };
+  nlohmann::json parsed = nlohmann::json::parse(body, check, false);
+  return too_deep ? nlohmann::json(nlohmann::json::value_t::discarded) : parsed;
+}
+
 void send_json(httplib::Response& response, int status, const nlohmann::json& body) {
   response.status = status;
   // Paths and parameters echoed in messages may hold invalid UTF-8: replace, never throw.

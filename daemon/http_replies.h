@@ -12,6 +12,10 @@
 
 namespace tailforge {
 
+// A request body as JSON; discarded when it is not JSON or nests deeper than 64 levels (copying
+// or printing a JSON value recurses once per level, so a deeper body could overflow the stack).
+nlohmann::json parse_json_body(const std::string& body);
+
 void send_json(httplib::Response& response, int status, const nlohmann::json& body);
 void send_error(httplib::Response& response, int status, const std::string& message);
 // Opens the store for one request; a failure answers 503.

@@ -5,19 +5,19 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 
 #include "store/samples.h"
+#include "text/regex.h"
 
 namespace tailforge {
 namespace {
 
 // What a reply block must contain to be a whole program of the language; a language not listed
 // takes any non-blank block.
-const std::map<std::string, std::vector<std::regex>>& program_markers() {
-  static const std::map<std::string, std::vector<std::regex>> markers = {
-      {"cuda", {std::regex(R"(__global__)"), std::regex(R"(\bmain\s*\()")}},
+const std::map<std::string, std::vector<text::Regex>>& program_markers() {
+  static const std::map<std::string, std::vector<text::Regex>> markers = {
+      {"cuda", {text::Regex(R"(__global__)"), text::Regex(R"(\bmain\s*\()")}},
   };
   return markers;
 }
@@ -25,8 +25,8 @@ const std::map<std::string, std::vector<std::regex>>& program_markers() {
 bool is_program(const std::string& language, const std::string& text) {
   auto markers = program_markers().find(language);
   if (markers == program_markers().end()) return text.find_first_not_of(" \t\r\n") != std::string::npos;
-  for (const std::regex& marker : markers->second) {
-    if (!std::regex_search(text, marker)) return false;
+  for (const text::Regex& marker : markers->second) {
+    if (!text::regex_search(text, marker)) return false;
   }
   return true;
 }

@@ -238,6 +238,26 @@ class DefaultPipeline : public Pipeline {
     return read_verify_input(db, *sample_id);
   }
 
+  Status fail_crashed_job(Database& db, const Job& job, const std::string& stage, const std::string& reason) override {
+    if (job.kind != kVerifyJob) return {};
+    Result<std::string> sample_id = verify_sample_id(job);
+    if (!sample_id) return sample_id.error();
+    Result<std::optional<Sample>> found = find_sample(db, *sample_id);
+    if (!found) return found.error();
+    if (!found->has_value()) return {};
+    const Sample& sample = **found;
+    StageResult crashed;
+    crashed.name = stage;
+    crashed.status = "fail";
+    crashed.reason = reason;
+    Transaction transaction(db);
+    if (!transaction.begin_status()) return transaction.begin_status();
+    StageAgent agent_of = [&](const StageResult&) { return sample.model; };
+    if (Status s = store_stage_results(db, sample, {crashed}, shared_->taxonomy, agent_of, host_); !s) return s;
+    if (Status s = set_sample_status(db, sample.id, "failed"); !s) return s;
+    return transaction.commit();
+  }
+
   // Stores a verification's stage results, verdict and pairs, and completes the job, in one
   // transaction. The sample is read again: the output may come from a remote worker.
   Status store_verify_output(Database& db, JobQueue& queue, const Job& job, const std::string& owner,

@@ -29,6 +29,9 @@ class Pipeline {
   virtual Result<VerifyInput> verify_input(Database& db, const Job& job) = 0;
   virtual Status store_verify_output(Database& db, JobQueue& queue, const Job& job, const std::string& owner,
                                      const VerifyOutput& output, const std::string& host) = 0;
+  // A job the daemon crashed on too often (daemon/crash_recorder.h), already dead in the queue: a
+  // verify job's sample is failed with one stage, `stage`, whose reason is `reason`.
+  virtual Status fail_crashed_job(Database& db, const Job& job, const std::string& stage, const std::string& reason) = 0;
 };
 
 // Loads everything the handlers need (generator catalog, translation rules, taxonomy, verifier

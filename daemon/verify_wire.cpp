@@ -1,6 +1,7 @@
 #include "daemon/verify_wire.h"
 
 #include <set>
+#include <vector>
 
 #include "store/sha256.h"
 
@@ -277,15 +278,17 @@ Result<T> decode(const char* what, const BlobLookup& lookup, Read read) {
   }
 }
 
-void collect_addresses(const nlohmann::json& json, std::set<std::string>& out) {
-  if (json.is_object()) {
-    if (json.size() == 1 && json.contains("sha256") && json["sha256"].is_string()) {
+// Walks with a stack of its own, not a recursion per level: the JSON may come from a worker.
+void collect_addresses(const nlohmann::json& root, std::set<std::string>& out) {
+  std::vector<const nlohmann::json*> pending = {&root};
+  while (!pending.empty()) {
+    const nlohmann::json& json = *pending.back();
+    pending.pop_back();
+    if (json.is_object() && json.size() == 1 && json.contains("sha256") && json["sha256"].is_string()) {
       out.insert(json["sha256"].get<std::string>());
-      return;
+    } else if (json.is_structured()) {
+      for (const nlohmann::json& value : json) pending.push_back(&value);
     }
-    for (const auto& [key, value] : json.items()) collect_addresses(value, out);
-  } else if (json.is_array()) {
-    for (const nlohmann::json& value : json) collect_addresses(value, out);
   }
 }
 

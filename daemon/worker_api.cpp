@@ -2,13 +2,13 @@
 
 #include <cstdio>
 #include <random>
-#include <regex>
 
 #include <spdlog/spdlog.h>
 
 #include "daemon/http_replies.h"
 #include "daemon/verify_wire.h"
 #include "store/workers.h"
+#include "text/regex.h"
 
 namespace tailforge {
 
@@ -18,9 +18,9 @@ constexpr int64_t kUploadTtlMs = 3600 * 1000;  // staged uploads no result claim
 
 // The request's JSON object body, or an answered 400.
 std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Response& res) {
-  nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+  nlohmann::json body = parse_json_body(req.body);
   if (!body.is_object()) {
-    send_error(res, 400, "the body must be a JSON object");
+    send_error(res, 400, "the body must be a JSON object, nested at most 64 levels");
     return std::nullopt;
   }
   return body;
@@ -28,8 +28,8 @@ std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Re
 
 // The worker's name from the body: 1 to 128 characters of [A-Za-z0-9._:@-].
 std::optional<std::string> worker_name(const nlohmann::json& body, httplib::Response& res) {
-  static const std::regex allowed(R"([A-Za-z0-9._:@-]{1,128})");
-  if (!body.contains("name") || !body["name"].is_string() || !std::regex_match(body["name"].get<std::string>(), allowed)) {
+  static const text::Regex allowed(R"([A-Za-z0-9._:@-]{1,128})");
+  if (!body.contains("name") || !body["name"].is_string() || !text::regex_match(body["name"].get<std::string>(), allowed)) {
     send_error(res, 400, "name: 1 to 128 characters of letters, digits and ._:@-");
     return std::nullopt;
   }

@@ -1,6 +1,7 @@
 #include "daemon/worker_pool.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "verifier/thread_stack.h"
+#include "verifier/work_label.h"
 
 namespace tailforge {
 
@@ -75,8 +77,12 @@ void WorkerPool::stop() {
 }
 
 void WorkerPool::work(int index, Database db) {
+  ensure_alternate_signal_stack();  // so that a stack overflow still reaches the crash recorder
   JobQueue queue(db, options_.queue_policy);
-  std::string owner = options_.owner_prefix + (index < options_.workers ? ":w" : ":step") + std::to_string(index);
+  std::string role = (index < options_.workers ? "w" : "step") + std::to_string(index);
+  std::string owner = options_.owner_prefix + ":" + role;
+  // `top -H` and /proc/PID/task/TID/comm name the worker as its leases do ("tf-w3").
+  pthread_setname_np(pthread_self(), ("tf-" + role).substr(0, 15).c_str());
   auto idle_wait = [&](int ms) {
     std::unique_lock lock(mutex_);
     wake_.wait_for(lock, std::chrono::milliseconds(ms));
@@ -109,6 +115,7 @@ void WorkerPool::work(int index, Database db) {
       status = make_error("no handler for job kind '" + job.kind + "'");
     } else {
       try {
+        JobLabel label(job.id);  // a crash of the daemon from here on is this job's
         status = handler->second(db, queue, job, owner);
       } catch (const std::exception& e) {
         status = make_error(std::string("unexpected exception: ") + e.what());

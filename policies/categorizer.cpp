@@ -8,14 +8,15 @@
 #include <nlohmann/json.hpp>
 
 #include "store/failures.h"
+#include "text/regex.h"
 
 namespace tailforge {
 
 namespace {
 
 using json = nlohmann::json;
-using ViewMatch = std::match_results<std::string_view::const_iterator>;
 
+// Bounds on the text each rule reads, for time: the matcher's stack does not grow with the text.
 constexpr size_t kMaxDiagnostics = 256 * 1024;  // longer text is cut before matching
 constexpr size_t kMaxLine = 4096;              // a line is matched up to this length
 constexpr size_t kMaxMultiline = 16 * 1024;    // multiline rules see this much text
@@ -162,11 +163,11 @@ struct RuleMatch {
 RuleMatch match_pattern(const MatchRule& rule, std::string_view text, const std::vector<std::string_view>& lines) {
   RuleMatch result;
   if (!rule.required_literal.empty() && text.find(rule.required_literal) == std::string_view::npos) return result;
-  try {
-    ViewMatch match;
+  {
+    text::ViewMatch match;
     if (rule.multiline) {
       std::string_view window = text.substr(0, kMaxMultiline);
-      if (!std::regex_search(window.begin(), window.end(), match, *rule.pattern)) return result;
+      if (!text::regex_search(window, match, *rule.pattern)) return result;
       size_t offset = static_cast<size_t>(match[0].first - window.begin());
       size_t line_start = window.rfind('\n', offset);
       line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
@@ -176,7 +177,7 @@ RuleMatch match_pattern(const MatchRule& rule, std::string_view text, const std:
       for (std::string_view line : lines) {
         std::string_view capped = line.substr(0, kMaxLine);
         if (!rule.required_literal.empty() && capped.find(rule.required_literal) == std::string_view::npos) continue;
-        if (std::regex_search(capped.begin(), capped.end(), match, *rule.pattern)) {
+        if (text::regex_search(capped, match, *rule.pattern)) {
           result.line = trim(capped);
           found = true;
           break;
@@ -186,8 +187,6 @@ RuleMatch match_pattern(const MatchRule& rule, std::string_view text, const std:
     }
     if (match.size() > 1 && match[1].matched) result.group = match[1].str();
     result.matched = true;
-  } catch (const std::exception&) {
-    result.matched = false;  // regex complexity limits: treat as no match
   }
   return result;
 }
@@ -234,8 +233,8 @@ std::string expand_path(const Taxonomy& taxonomy, const std::string& path, const
 
 void fill_evidence_location(const Taxonomy& taxonomy, Categorization& result) {
   for (const EvidencePattern& evidence : taxonomy.evidence_patterns) {
-    std::smatch match;
-    if (std::regex_search(result.message_line, match, evidence.pattern) && match.size() > 2) {
+    text::Match match;
+    if (text::regex_search(result.message_line, match, evidence.pattern) && match.size() > 2) {
       result.evidence_file = match[1].str();
       try {
         result.evidence_line = std::stoi(match[2].str());
@@ -263,8 +262,8 @@ Categorization categorize(const Taxonomy& taxonomy, const FailureEvidence& evide
       if (!conditions_hold(rule, evidence)) continue;
       RuleMatch match;
       if (rule.reason_pattern) {
-        std::smatch reason_match;
-        if (!std::regex_search(evidence.reason, reason_match, *rule.reason_pattern)) continue;
+        text::Match reason_match;
+        if (!text::regex_search(evidence.reason, reason_match, *rule.reason_pattern)) continue;
         if (reason_match.size() > 1) match.group = reason_match[1].str();
       }
       if (rule.pattern) {
@@ -299,12 +298,10 @@ struct RuleReader {
   }
 };
 
-Result<std::regex> compile_regex(const RuleReader& reader, const std::string& key, const std::string& text, bool icase) {
+Result<text::Regex> compile_regex(const RuleReader& reader, const std::string& key, const std::string& text, bool icase) {
   try {
-    auto flags = std::regex::ECMAScript | std::regex::optimize;
-    if (icase) flags |= std::regex::icase;
-    return std::regex(text, flags);
-  } catch (const std::regex_error& e) {
+    return text::Regex(text, {.icase = icase});
+  } catch (const text::RegexError& e) {
     return reader.error(key, "invalid regex '" + text + "': " + e.what());
   }
 }
@@ -335,14 +332,14 @@ Result<MatchRule> parse_rule(const RuleReader& reader, const json& object) {
   if (object.contains("regex")) {
     if (!object["regex"].is_string()) return reader.error("regex", "expected a string");
     rule.pattern_text = object["regex"].get<std::string>();
-    Result<std::regex> compiled = compile_regex(reader, "regex", rule.pattern_text, icase);
+    Result<text::Regex> compiled = compile_regex(reader, "regex", rule.pattern_text, icase);
     if (!compiled) return compiled.error();
     rule.pattern = std::move(compiled.value());
     if (!icase) rule.required_literal = required_literal(rule.pattern_text);
   }
   if (object.contains("reason")) {
     if (!object["reason"].is_string()) return reader.error("reason", "expected a string");
-    Result<std::regex> compiled = compile_regex(reader, "reason", object["reason"].get<std::string>(), icase);
+    Result<text::Regex> compiled = compile_regex(reader, "reason", object["reason"].get<std::string>(), icase);
     if (!compiled) return compiled.error();
     rule.reason_pattern = std::move(compiled.value());
   }
@@ -402,7 +399,7 @@ Status parse_taxonomy(Taxonomy& taxonomy, const json& root) {
   for (size_t i = 0; i < patterns.size(); ++i) {
     RuleReader reader{file, "evidence_patterns"};
     if (!patterns[i].is_string()) return reader.error(std::to_string(i), "expected a regex string");
-    Result<std::regex> compiled = compile_regex(reader, std::to_string(i), patterns[i].get<std::string>(), false);
+    Result<text::Regex> compiled = compile_regex(reader, std::to_string(i), patterns[i].get<std::string>(), false);
     if (!compiled) return compiled.error();
     taxonomy.evidence_patterns.push_back({std::move(compiled.value())});
   }

@@ -5,11 +5,11 @@
 
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "store/result.h"
+#include "text/regex.h"
 
 namespace tailforge {
 
@@ -34,11 +34,11 @@ struct Categorization {
 // One match rule; every condition present must hold. Loaded from a category's "rules".
 struct MatchRule {
   std::vector<std::string> stages;  // globs ('*' matches anything); empty: every stage
-  std::optional<std::regex> pattern;  // over diagnostics, line by line unless `multiline`
+  std::optional<text::Regex> pattern;  // over diagnostics, line by line unless `multiline`
   std::string pattern_text;
   std::string required_literal;  // a substring every match contains: a cheap pre-filter
   bool multiline = false;
-  std::optional<std::regex> reason_pattern;
+  std::optional<text::Regex> reason_pattern;
   std::optional<bool> timed_out;
   std::optional<int> signal;   // -1: any signal
   std::optional<int> exit_code;  // -1: any non-zero exit code
@@ -52,7 +52,7 @@ struct Category {
 };
 
 struct EvidencePattern {
-  std::regex pattern;  // group 1: file, group 2: line
+  text::Regex pattern;  // group 1: file, group 2: line
 };
 
 struct Taxonomy {

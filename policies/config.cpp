@@ -73,7 +73,20 @@ const std::map<std::string, std::vector<std::string>> kAllowedValues = {
     {"/retrain/on_interrupted", {"rerun", "fail"}},
 };
 
+// Integer keys with a least value, by JSON path (caps and retention counts of the disk rules).
+const std::map<std::string, int64_t> kMinimumValues = {
+    {"/store/llm_cache_max_mb", 0},
+    {"/daemon/scratch_max_age_minutes", 1},
+    {"/eval/keep_versions", 0},
+    {"/retrain/keep_snapshots", 0},
+};
+
 Status check_allowed_value(const std::string& key_path, const nlohmann::json& value, const std::string& file) {
+  auto minimum = kMinimumValues.find(key_path);
+  if (minimum != kMinimumValues.end() && value.is_number_integer() && value.get<int64_t>() < minimum->second) {
+    return make_error(file + ": key " + key_path + " has value " + value_text(value) + ", expected an integer >= " +
+                      std::to_string(minimum->second));
+  }
   auto allowed = kAllowedValues.find(key_path);
   if (allowed == kAllowedValues.end()) return {};
   const std::vector<std::string>& choices = allowed->second;

@@ -1,8 +1,9 @@
 // Loads tailforge's configuration: config/default.json holds every option with its default;
 // a user file overrides a subset. Validation: every key of the user file must exist in the
 // defaults with the same JSON type, and a key with a fixed set of values (agents.generator,
-// agents.translator) must hold one of them; an error names the file, the key's JSON path, the
-// value and what was expected. Objects that are empty in the defaults ({}) are free-form maps.
+// agents.translator) must hold one of them, and a count or cap with a least value (retrain.
+// keep_snapshots) must not be below it; an error names the file, the key's JSON path, the value
+// and what was expected. Objects that are empty in the defaults ({}) are free-form maps.
 #pragma once
 
 #include <string>

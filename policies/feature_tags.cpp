@@ -57,8 +57,8 @@ Result<FeatureRules> load_feature_rules(const std::string& path) {
       for (const json& pattern : entry["regex"]) {
         if (!pattern.is_string()) return make_error(where + ".regex: expected strings");
         try {
-          rule.patterns.emplace_back(pattern.get<std::string>(), std::regex::ECMAScript | std::regex::optimize);
-        } catch (const std::regex_error& e) {
+          rule.patterns.emplace_back(pattern.get<std::string>());
+        } catch (const text::RegexError& e) {
           return make_error(where + ".regex: invalid regex '" + pattern.get<std::string>() + "': " + e.what());
         }
       }
@@ -104,9 +104,9 @@ std::vector<std::string> feature_tags(const FeatureRules& rules, const std::stri
   if (it == rules.by_language.end()) return tags;
   for (const FeatureRule& rule : it->second) {
     bool matched = false;
-    for (const std::regex& pattern : rule.patterns) {
+    for (const text::Regex& pattern : rule.patterns) {
       try {
-        if (std::regex_search(source, pattern)) {
+        if (text::regex_search(source, pattern)) {
           matched = true;
           break;
         }

@@ -4,17 +4,17 @@
 #pragma once
 
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "store/result.h"
+#include "text/regex.h"
 
 namespace tailforge {
 
 struct FeatureRule {
   std::string tag;
-  std::vector<std::regex> patterns;  // any match sets the tag
+  std::vector<text::Regex> patterns;  // any match sets the tag
 };
 
 struct FeatureRules {

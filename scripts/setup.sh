@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libboost-dev libcpp-httplib-dev nlohmann-json3-dev libsqlite3-dev sqlite3
+  libboost-dev libboost-regex-dev libcpp-httplib-dev nlohmann-json3-dev libsqlite3-dev sqlite3
   libspdlog-dev libfmt-dev doctest-dev libssl-dev libsystemd-dev
   gcc binutils
   clang-19 llvm-19 lld-19

@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <limits>
-#include <regex>
 #include <set>
 #include <unordered_map>
 
 #include "store/taxonomy_internal.h"
+#include "text/regex.h"
 
 namespace tailforge {
 
@@ -351,24 +351,19 @@ Status upsert_categories(Database& db, const std::map<std::string, std::string>&
 }
 
 std::string normalize_failure_message(std::string message) {
-  static const std::vector<std::pair<std::regex, std::string>> masks = [] {
-    auto flags = std::regex::ECMAScript | std::regex::optimize;
-    return std::vector<std::pair<std::regex, std::string>>{
-        {std::regex(R"('[^'\n]*'|"[^"\n]*"|`[^'`\n]*'|\xE2\x80\x98[^\n]*?\xE2\x80\x99)", flags), "'<id>'"},
-        {std::regex(R"((?:[A-Za-z]:)?[\w.+-]*/[\w./+-]*)", flags), "<path>"},
-        {std::regex(R"([\w+-]+\.(?:cu|hip|cpp|cc|c|h|hpp|cuh|s|S|ptx|ll|bc|o|py)\b)", flags), "<path>"},
-        {std::regex(R"(\b0[xX][0-9A-Fa-f]+\b)", flags), "<hex>"},
-        {std::regex(R"(\b[0-9a-f]{8,}\b)", flags), "<hex>"},
-        {std::regex(R"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)", flags), "<n>"},
-        {std::regex(R"([ \t]+)", flags), " "},
+  static const std::vector<std::pair<text::Regex, std::string>> masks = [] {
+    return std::vector<std::pair<text::Regex, std::string>>{
+        {text::Regex(R"('[^'\n]*'|"[^"\n]*"|`[^'`\n]*'|\xE2\x80\x98[^\n]*?\xE2\x80\x99)"), "'<id>'"},
+        {text::Regex(R"((?:[A-Za-z]:)?[\w.+-]*/[\w./+-]*)"), "<path>"},
+        {text::Regex(R"([\w+-]+\.(?:cu|hip|cpp|cc|c|h|hpp|cuh|s|S|ptx|ll|bc|o|py)\b)"), "<path>"},
+        {text::Regex(R"(\b0[xX][0-9A-Fa-f]+\b)"), "<hex>"},
+        {text::Regex(R"(\b[0-9a-f]{8,}\b)"), "<hex>"},
+        {text::Regex(R"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"), "<n>"},
+        {text::Regex(R"([ \t]+)"), " "},
     };
   }();
   if (message.size() > 4096) message.resize(4096);
-  try {
-    for (const auto& [pattern, replacement] : masks) message = std::regex_replace(message, pattern, replacement);
-  } catch (const std::exception&) {
-    // a message too complex to mask stays as it is
-  }
+  for (const auto& [pattern, replacement] : masks) message = text::regex_replace(message, pattern, replacement);
   size_t begin = message.find_first_not_of(' ');
   size_t end = message.find_last_not_of(' ');
   return begin == std::string::npos ? "" : message.substr(begin, end - begin + 1);

@@ -41,7 +41,11 @@ Result<int64_t> parse_time(const std::string& key, const std::string& text, int6
   if (it == units.end() || number < 0) {
     return make_error(key + "=" + text + ": expected a duration like 48h, 30m, 7d or Unix milliseconds");
   }
-  return now - number * it->second;
+  int64_t before = 0, time = 0;
+  if (__builtin_mul_overflow(number, it->second, &before) || __builtin_sub_overflow(now, before, &time)) {
+    return make_error(key + "=" + text + ": the duration is too long");
+  }
+  return time;
 }
 
 std::string format_time(int64_t ms) {

@@ -1,6 +1,6 @@
 #include "store/maintenance.h"
 
-#include <regex>
+#include "text/regex.h"
 
 namespace tailforge {
 
@@ -47,12 +47,12 @@ Result<std::vector<std::string>> integrity_problems(Database& db) {
   std::vector<std::string> lines;
   while (check->step()) lines.push_back(check->text(0));
   if (!check->status()) return check->status().error();
-  static const std::regex null_value(R"(^NULL value in (\w+)\.(\w+)$)");
+  static const text::Regex null_value(R"(^NULL value in (\w+)\.(\w+)$)");
   std::vector<std::string> problems;
   for (const std::string& line : lines) {
     if (line == "ok") continue;
-    std::smatch match;
-    if (std::regex_match(line, match, null_value)) {
+    text::Match match;
+    if (text::regex_match(line, match, null_value)) {
       Result<Statement> nulls = db.prepare("SELECT count(*) FROM \"" + match[1].str() + "\" WHERE typeof(\"" +
                                            match[2].str() + "\") = 'null'");
       if (nulls && nulls->step() && nulls->int64(0) == 0) continue;

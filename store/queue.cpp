@@ -189,6 +189,20 @@ Status JobQueue::release(int64_t id, const std::string& owner) {
   return {};
 }
 
+Result<bool> JobQueue::record_crash(int64_t id, const std::string& error) {
+  Statement& crash = db_.cached(
+      "UPDATE job SET crashes = crashes + 1, state = CASE WHEN crashes + 1 >= ?3 THEN 'dead' ELSE 'pending' END,"
+      " attempts = max(attempts - 1, 0), last_error = ?2, lease_owner = NULL, lease_expires_ms = NULL,"
+      " next_attempt_ms = ?4, updated_ms = ?4 WHERE id = ?1 AND state = 'leased' RETURNING state");
+  crash.bind(1, id).bind(2, error).bind(3, policy_.max_crashes).bind(4, now_ms());
+  bool updated = crash.step();
+  bool dead = updated && crash.text(0) == "dead";
+  Status s = crash.status();
+  crash.reset();
+  if (!s) return make_error("recording a crash of job " + std::to_string(id) + ": " + s.message());
+  return dead;
+}
+
 Result<std::optional<Job>> JobQueue::find(int64_t id) {
   Statement& select = db_.cached(
       "SELECT id, kind, payload, state, priority, idempotency_key, lease_owner, lease_expires_ms, attempts,"

@@ -34,6 +34,7 @@ struct QueuePolicy {
   int64_t backoff_base_ms = 1000;     // delay after the first failure
   int64_t backoff_max_ms = 600000;    // cap on the delay
   int64_t max_interruptions = 20;     // leases lost to daemon deaths before a job is dead-lettered
+  int64_t max_crashes = 2;            // daemon crashes on the job's own thread before it is dead-lettered
 };
 
 struct NewJob {
@@ -74,6 +75,10 @@ class JobQueue {
   // Gives one held lease back as an interruption (the holder is stopping): pending again at once,
   // without using up an attempt.
   Status release(int64_t id, const std::string& owner);
+  // Counts a crash of the daemon on the job's thread against a job it left leased: pending again,
+  // or dead once max_crashes is reached, with `error` as its last error. Returns whether it is
+  // dead now; a job that is not leased (already released, finished) is left alone (false).
+  Result<bool> record_crash(int64_t id, const std::string& error);
 
   Result<std::optional<Job>> find(int64_t id);
   Result<std::optional<Job>> find_by_key(const std::string& idempotency_key);

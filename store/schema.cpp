@@ -512,6 +512,11 @@ CREATE TABLE artifact_upload (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 13: crashes of the daemon counted per job, apart from interruptions (store/queue.h).
+constexpr const char* kVersion13 = R"sql(
+ALTER TABLE job ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -528,6 +533,7 @@ const std::vector<Migration>& schema_migrations() {
       {10, kVersion10},
       {11, kVersion11},
       {12, kVersion12},
+      {13, kVersion13},
   };
   return migrations;
 }

@@ -21,6 +21,7 @@ struct EvalPolicy {
   double fraction = 0.3;               // share of newly verified samples frozen into the set
   int64_t max_items = 400;             // per track; the set stops growing here
   double command_timeout_seconds = 300;  // a command model's time to answer one item
+  int64_t keep_versions = 3;  // newest versions per lineage evaluated each cycle (synth/model_versions.h); 0: all
 };
 
 // Reads the "eval" section; errors name "eval.<key>".

@@ -2,6 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -11,12 +15,18 @@
 namespace tailforge {
 namespace {
 
-// The K of "launch_input:K"; -1 for another name.
+// More buffers than any launch's parameters can point to: a larger K is not a recorded buffer.
+constexpr long kMaxBuffers = 4096;
+
+// The K of "launch_input:K"; -1 for another name, LONG_MAX for a K too large for a long.
 long index_after(const std::string& name, const std::string& prefix) {
   if (name.compare(0, prefix.size(), prefix) != 0) return -1;
-  const std::string digits = name.substr(prefix.size());
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
-  return std::stol(digits);
+  const char* first = name.data() + prefix.size();
+  const char* last = name.data() + name.size();
+  if (first == last || std::find_if_not(first, last, ::isdigit) != last) return -1;
+  long index = 0;
+  if (std::from_chars(first, last, index).ec != std::errc()) return LONG_MAX;
+  return index;
 }
 
 }  // namespace
@@ -41,6 +51,10 @@ Result<StoredLaunch> stored_launch_of(Database& db, const Sample& pair) {
     for (auto [prefix, buffers] : {std::pair{"launch_input:", &stored.inputs}, std::pair{"launch_output:", &stored.outputs}}) {
       long k = index_after(name, prefix);
       if (k < 0) continue;
+      if (k >= kMaxBuffers) {
+        return make_error("ptx2cuda pair " + pair.id + " has artifact " + name + ": more than " +
+                          std::to_string(kMaxBuffers) + " buffers");
+      }
       if (buffers->size() <= static_cast<size_t>(k)) buffers->resize(k + 1);
       (*buffers)[k] = artifact.content;
     }

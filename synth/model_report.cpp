@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "store/corpus.h"
+#include "synth/model_versions.h"
 
 namespace tailforge {
 namespace {
@@ -106,7 +107,7 @@ Result<ModelsReport> models_report(Database& db, const std::string& track) {
   Result<TrackScores> scores = track_scores(db, track);
   Result<std::vector<EvalItem>> items = list_eval_items(db, track);
   if (!scores || !items) return make_error("models: " + (!scores ? scores.message() : items.message()));
-  ModelsReport report{track, scores->eval_version, scores->eval_items, {}};
+  ModelsReport report{track, scores->eval_version, scores->eval_items, {}, 0};
   for (const ModelScore& score : scores->models) {
     ModelSummary summary;
     summary.model = score.model;
@@ -154,6 +155,15 @@ Result<ModelsReport> models_report(Database& db, const std::string& track) {
   return report;
 }
 
+Status mark_superseded(Database& db, ModelsReport& report, int64_t keep_versions) {
+  Result<std::vector<ModelRecord>> models = list_models(db);
+  if (!models) return models.error();
+  const std::set<int64_t> superseded = superseded_versions(*models, keep_versions);
+  for (ModelSummary& summary : report.models) summary.superseded = superseded.count(summary.model.id) > 0;
+  report.keep_versions = keep_versions;
+  return {};
+}
+
 json models_report_to_json(const ModelsReport& report) {
   json models = json::array();
   for (const ModelSummary& m : report.models) {
@@ -171,6 +181,7 @@ json models_report_to_json(const ModelsReport& report) {
                                  {"accuracy", m.items ? json(accuracy(m.ok, m.items)) : json()},
                                  {"evaluated", m.evaluated},
                                  {"checked", m.checked}}}};
+    if (m.superseded) item["superseded"] = *m.superseded;
     if (m.compared_version) {
       item["parent_comparison"] = {{"version", *m.compared_version},
                                    {"items", m.compared_items},
@@ -207,7 +218,12 @@ std::string format_models_table(const ModelsReport& report) {
     out << "  no models yet: tailforge model add --name N --kind openai|command|builtin ...\n";
     return out.str();
   }
-  out << std::left << "  " << std::setw(18) << "model" << std::setw(9) << "kind" << std::setw(18) << "parent"
+  auto shown_name = [](const ModelSummary& m) {
+    return m.model.name + (!m.model.active ? " (retired)" : m.superseded.value_or(false) ? " (superseded)" : "");
+  };
+  int name_width = 18;  // wider when a name with its note needs it
+  for (const ModelSummary& m : report.models) name_width = std::max(name_width, static_cast<int>(shown_name(m).size()) + 1);
+  out << std::left << "  " << std::setw(name_width) << "model" << std::setw(9) << "kind" << std::setw(18) << "parent"
       << std::setw(10) << "snapshot" << std::right << std::setw(8) << "train" << std::setw(14) << "accuracy"
       << std::setw(22) << "vs parent" << "\n";
   auto fixed = [](double value) {
@@ -215,8 +231,9 @@ std::string format_models_table(const ModelsReport& report) {
     s << std::fixed << std::setprecision(3) << value;
     return s.str();
   };
+  bool any_superseded = false;
   for (const ModelSummary& m : report.models) {
-    std::string name = m.model.name + (m.model.active ? "" : " (retired)");
+    std::string name = shown_name(m);
     std::string acc = m.items ? fixed(accuracy(m.ok, m.items)) + " v" + std::to_string(m.version) : "-";
     std::string versus = "-";
     if (m.compared_version) {
@@ -224,10 +241,11 @@ std::string format_models_table(const ModelsReport& report) {
       versus = fixed(accuracy(m.parent_ok, m.compared_items)) + "->" + fixed(accuracy(m.compared_ok, m.compared_items)) +
                " (" + (delta >= 0 ? "+" : "") + fixed(delta) + ")";
     }
-    out << "  " << std::left << std::setw(18) << name << std::setw(9) << m.model.kind << std::setw(18)
+    out << "  " << std::left << std::setw(name_width) << name << std::setw(9) << m.model.kind << std::setw(18)
         << m.parent.value_or("-") << std::setw(10) << (m.snapshot_hash.empty() ? "-" : m.snapshot_hash.substr(0, 8))
         << std::right << std::setw(8) << (m.snapshot_train_samples ? std::to_string(m.snapshot_train_samples) : "-")
         << std::setw(14) << acc << std::setw(22) << versus << "\n";
+    if (m.superseded.value_or(false)) any_superseded = true;
     for (const TailAccuracy& t : m.tails) {
       out << "      retrained for " << t.dimension << "/" << t.name << " (" << t.signal << "): ";
       if (!m.compared_version) {
@@ -239,6 +257,10 @@ std::string format_models_table(const ModelsReport& report) {
             << fixed(accuracy(t.parent_ok, t.items)) << " -> " << fixed(accuracy(t.ok, t.items)) << ")\n";
       }
     }
+  }
+  if (any_superseded) {
+    out << "  superseded: older than the newest " << report.keep_versions
+        << " versions of its lineage (eval.keep_versions); its results stay, the daemon queues it no new evaluations\n";
   }
   return out.str();
 }

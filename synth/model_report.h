@@ -46,6 +46,9 @@ struct TailAccuracy {
 
 struct ModelSummary {
   ModelRecord model;
+  // Older than the newest eval.keep_versions of its lineage (synth/model_versions.h): no longer
+  // evaluated each cycle. Unset until mark_superseded ran; the JSON leaves it out then.
+  std::optional<bool> superseded;
   std::optional<std::string> parent;
   int64_t version = 0;  // the set version its accuracy is on (its complete version)
   int64_t items = 0;
@@ -66,9 +69,12 @@ struct ModelsReport {
   int64_t eval_version = 0;
   int64_t eval_items = 0;
   std::vector<ModelSummary> models;
+  int64_t keep_versions = 0;  // what mark_superseded used
 };
 
 Result<ModelsReport> models_report(Database& db, const std::string& track);
+// Sets each summary's `superseded` under `keep_versions` (lineages span every track's models).
+Status mark_superseded(Database& db, ModelsReport& report, int64_t keep_versions);
 nlohmann::json models_report_to_json(const ModelsReport& report);
 std::string format_models_table(const ModelsReport& report);
 

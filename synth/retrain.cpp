@@ -10,6 +10,7 @@
 #include "store/models.h"
 #include "synth/export.h"
 #include "synth/model_report.h"
+#include "synth/snapshot_retention.h"
 #include "verifier/process.h"
 
 namespace tailforge {
@@ -180,6 +181,18 @@ std::string post_webhook(const std::string& url, const std::string& body, double
   return "webhook " + url + ": HTTP " + std::to_string(reply->status) + " " + capped(reply->body);
 }
 
+// Holds the snapshots under retrain.keep_snapshots once the event's trainer registered its version;
+// says what went (a line for the event's output), or why nothing could.
+std::string snapshot_retention_note(Database& db, const RetrainPolicy& policy) {
+  if (policy.keep_snapshots <= 0) return "";
+  Result<SnapshotPlan> pruned = prune_snapshots(db, policy.snapshot_dir, policy.keep_snapshots, policy.eval.keep_versions);
+  if (!pruned) return "snapshot retention: " + pruned.message() + "\n";
+  if (pruned->count("remove") + pruned->count("thin") == 0) return "";
+  return "snapshot retention (retrain.keep_snapshots " + std::to_string(policy.keep_snapshots) + "): removed " +
+         std::to_string(pruned->count("remove")) + " and thinned " + std::to_string(pruned->count("thin")) +
+         " older snapshots, " + std::to_string(pruned->bytes_to_free() / 1024) + " KiB freed\n";
+}
+
 // Runs the command and the webhook for a recorded event and records how it ended.
 Status run_and_finish(Database& db, const RetrainPolicy& policy, RetrainOutcome& outcome) {
   bool ok = true;
@@ -219,6 +232,7 @@ Status run_and_finish(Database& db, const RetrainPolicy& policy, RetrainOutcome&
   Result<std::optional<ModelRecord>> registered = model_of_retrain_event(db, outcome.event_id);
   if (!registered) return registered.error();
   if (*registered) outcome.model = (*registered)->name;
+  outcome.output += snapshot_retention_note(db, policy);
   if (Status s = finish_retrain_event(db, outcome.event_id, outcome.status, outcome.output, outcome.seconds); !s) {
     return make_error("retrain: recording the outcome of event " + std::to_string(outcome.event_id) + ": " + s.message());
   }
@@ -242,7 +256,7 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
   static const std::vector<std::string> known = {
       "enabled",       "track",   "min_initial_verified", "min_model_tail_samples", "min_new_verified",
       "min_tail_gain", "accuracy_drop", "command",        "webhook",                "timeout_seconds",
-      "on_interrupted", "max_attempts", "export_format",  "snapshot_dir"};
+      "on_interrupted", "max_attempts", "export_format",  "snapshot_dir",           "keep_snapshots"};
   for (const auto& item : section.items()) {
     if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
       return make_error("retrain." + item.key() + " is not a known key");
@@ -264,6 +278,7 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
     key = "max_attempts", policy.max_attempts = section.value(key, policy.max_attempts);
     key = "export_format", policy.export_format = section.value(key, policy.export_format);
     key = "snapshot_dir", policy.snapshot_dir = section.value(key, policy.snapshot_dir);
+    key = "keep_snapshots", policy.keep_snapshots = section.value(key, policy.keep_snapshots);
   } catch (const json::exception& e) {
     return make_error("retrain." + key + ": wrong type (" + e.what() + ")");
   }
@@ -275,6 +290,7 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
   }
   if (policy.timeout_seconds <= 0) return make_error("retrain.timeout_seconds must be positive");
   if (policy.max_attempts < 1) return make_error("retrain.max_attempts must be at least 1");
+  if (policy.keep_snapshots < 0) return make_error("retrain.keep_snapshots must not be negative (0 keeps every snapshot)");
   return policy;
 }
 

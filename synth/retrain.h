@@ -37,6 +37,7 @@ struct RetrainPolicy {
   int64_t max_attempts = 3;              // runs of one event's command, reruns included
   std::string export_format = "alpaca";
   std::string snapshot_dir = "snapshots";  // each snapshot goes in <snapshot_dir>/<hash prefix>
+  int64_t keep_snapshots = 5;  // whole snapshots kept after each retrain (synth/snapshot_retention.h); 0: all
   SynthPolicy synth;  // pairs, split and weights of the exported snapshot; the model under test
   EvalPolicy eval;    // the evaluation set is refreshed before each export
 };

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 #include <mutex>
-#include <regex>
 
 #include "store/sha256.h"
+#include "text/regex.h"
 #include "verifier/process.h"
 
 namespace tailforge {
@@ -39,8 +39,8 @@ Status generate_isa_bitcode(const StageContext& context, const std::string& dir,
   Status disassembled = run_helper({context.toolchains.tool("llvm_dis").path, model, "-o", temp + ".ll"});
   if (!disassembled) return disassembled;
   std::string text = read_file_text(temp + ".ll");
-  std::regex value(R"(constant i32 \d+)");
-  text = std::regex_replace(text, value, "constant i32 " + std::to_string(isa_version_number(target)));
+  text::Regex value(R"(constant i32 \d+)");
+  text = text::regex_replace(text, value, "constant i32 " + std::to_string(isa_version_number(target)));
   write_file_text(temp + ".ll", text);
   Status assembled = run_helper({context.toolchains.tool("llvm_as").path, temp + ".ll", "-o", temp + ".bc"});
   std::error_code ignored;

@@ -5,13 +5,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 
 #include "policies/config.h"
+#include "text/regex.h"
 #include "verifier/amd.h"
 #include "verifier/compare.h"
 #include "verifier/nvidia.h"
 #include "verifier/stage_runner.h"
+#include "verifier/work_label.h"
 #include "verifier/x86.h"
 
 namespace tailforge {
@@ -32,6 +33,7 @@ void run_translate_stage(StageContext& context, const ChainOptions& options, con
   if (!stage_enabled(context.options, "translate.hip")) {
     return context.add(skipped_stage("translate.hip", "disabled by verifier.stages"));
   }
+  set_current_stage_name("translate.hip");
   auto start = std::chrono::steady_clock::now();
   StageResult stage;
   stage.name = "translate.hip";
@@ -58,6 +60,7 @@ void run_translate_stage(StageContext& context, const ChainOptions& options, con
 // leaving out the token indexes in `ignored`.
 StageResult compare_stage(const StageContext& context, const std::string& expected, const std::string& actual,
                           std::vector<size_t> ignored = {}) {
+  set_current_stage_name("compare");
   StageResult stage;
   stage.name = "compare";
   CompareResult result = compare_outputs(expected, actual, {context.options.compare_tolerance, std::move(ignored)});
@@ -115,14 +118,14 @@ void run_expected_compare_stage(StageContext& context, const std::string& expect
 // The CUDA libraries a program links, from the library headers it includes, or a header in its
 // include directories does (a bundle's helper header including cublas_v2.h links cuBLAS).
 std::vector<std::string> cuda_link_libraries(const std::string& source_path, const std::vector<std::string>& include_dirs) {
-  static const std::vector<std::pair<std::regex, std::string>> libraries = {
-      {std::regex(R"(#\s*include\s*[<"](cublas_v2|cublas)\.h[>"])"), "cublas"},
-      {std::regex(R"(#\s*include\s*[<"]cublasLt\.h[>"])"), "cublasLt"},
-      {std::regex(R"(#\s*include\s*[<"]curand\.h[>"])"), "curand"},
-      {std::regex(R"(#\s*include\s*[<"]cufft(Xt)?\.h[>"])"), "cufft"},
-      {std::regex(R"(#\s*include\s*[<"]cusparse\.h[>"])"), "cusparse"},
-      {std::regex(R"(#\s*include\s*[<"]nvrtc\.h[>"])"), "nvrtc"},
-      {std::regex(R"(#\s*include\s*[<"]cuda\.h[>"])"), "cuda"}};
+  static const std::vector<std::pair<text::Regex, std::string>> libraries = {
+      {text::Regex(R"(#\s*include\s*[<"](cublas_v2|cublas)\.h[>"])"), "cublas"},
+      {text::Regex(R"(#\s*include\s*[<"]cublasLt\.h[>"])"), "cublasLt"},
+      {text::Regex(R"(#\s*include\s*[<"]curand\.h[>"])"), "curand"},
+      {text::Regex(R"(#\s*include\s*[<"]cufft(Xt)?\.h[>"])"), "cufft"},
+      {text::Regex(R"(#\s*include\s*[<"]cusparse\.h[>"])"), "cusparse"},
+      {text::Regex(R"(#\s*include\s*[<"]nvrtc\.h[>"])"), "nvrtc"},
+      {text::Regex(R"(#\s*include\s*[<"]cuda\.h[>"])"), "cuda"}};
   std::vector<std::string> texts = {read_file_text(source_path)};
   for (const std::string& dir : include_dirs) {
     std::error_code error;
@@ -134,7 +137,7 @@ std::vector<std::string> cuda_link_libraries(const std::string& source_path, con
   std::vector<std::string> found;
   for (const auto& [pattern, library] : libraries) {
     for (const std::string& text : texts) {
-      if (!std::regex_search(text, pattern)) continue;
+      if (!text::regex_search(text, pattern)) continue;
       found.push_back(library);
       break;
     }
@@ -217,8 +220,8 @@ ChainResult verify_file(const std::string& path, const ChainOptions& options) {
   context.hip_include_dirs.push_back(options.hip_compat_include.empty() ? data_path("verifier/hip_compat")
                                                                         : options.hip_compat_include);
   if (extension == ".cu" || extension == ".hip") {
-    static const std::regex main_function(R"((^|[^\w.>:])main\s*\()");
-    context.compile_only = !std::regex_search(read_file_text(path), main_function);
+    static const text::Regex main_function(R"((^|[^\w.>:])main\s*\()");
+    context.compile_only = !text::regex_search(read_file_text(path), main_function);
   }
   if (extension == ".cu") context.cuda_libraries = cuda_link_libraries(path, options.include_dirs);
   try {

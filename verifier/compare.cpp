@@ -2,23 +2,75 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
-#include <regex>
 #include <sstream>
+#include <string_view>
 
 namespace tailforge {
 namespace {
 
-const std::regex& number_pattern() {
-  static const std::regex pattern(
-      R"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf|infinity)\b)", std::regex::icase);
-  return pattern;
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_word_char(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+bool starts_with_icase(std::string_view text, size_t at, std::string_view word) {
+  if (text.size() - at < word.size()) return false;
+  for (size_t i = 0; i < word.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(text[at + i])) != word[i]) return false;
+  return true;
 }
 
+// The length of the number that starts at `at` in `text`, 0 for none. A number is
+// [-+]? (digits [. digits?] | . digits) ([eE] [-+]? digits)?, or [-+]? nan|inf|infinity ending at
+// a word boundary (case-insensitive). One pass, no backtracking: the scan's cost and stack use do
+// not grow with anything but the number's length.
+size_t number_length_at(std::string_view text, size_t at) {
+  size_t i = at;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  size_t mantissa = i;
+  while (i < text.size() && is_digit(text[i])) ++i;
+  bool integer_digits = i > mantissa;
+  if (integer_digits) {
+    if (i < text.size() && text[i] == '.') ++i;
+    while (i < text.size() && is_digit(text[i])) ++i;
+  } else if (i + 1 < text.size() && text[i] == '.' && is_digit(text[i + 1])) {
+    ++i;
+    while (i < text.size() && is_digit(text[i])) ++i;
+  }
+  if (i > mantissa) {
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+      size_t exponent = i + 1;
+      if (exponent < text.size() && (text[exponent] == '-' || text[exponent] == '+')) ++exponent;
+      size_t digits = exponent;
+      while (exponent < text.size() && is_digit(text[exponent])) ++exponent;
+      if (exponent > digits) i = exponent;
+    }
+    return i - at;
+  }
+  for (std::string_view word : {"infinity", "nan", "inf"}) {
+    size_t end = mantissa + word.size();
+    if (starts_with_icase(text, mantissa, word) && (end == text.size() || !is_word_char(text[end]))) return end - at;
+  }
+  return 0;
+}
+
+// A token that is one whole number, and its value. A number past a double's range (strtod's
+// overflow) is not parsed: it is compared as text, exactly, since every such number reads as inf.
 bool parse_number(const std::string& token, double& value) {
-  if (!std::regex_match(token, number_pattern())) return false;
+  if (token.empty() || number_length_at(token, 0) != token.size()) return false;
+  errno = 0;
   value = std::strtod(token.c_str(), nullptr);
+  if (errno == ERANGE && std::isinf(value)) return false;
   return true;
+}
+
+// A token as a message shows it: long ones cut, with their length.
+std::string quoted_token(const std::string& token) {
+  if (token.empty()) return "<end>";
+  constexpr size_t kShown = 64;
+  if (token.size() <= kShown) return token;
+  return token.substr(0, kShown) + "... (" + std::to_string(token.size()) + " characters)";
 }
 
 }  // namespace
@@ -36,14 +88,17 @@ std::vector<std::string> output_tokens(const std::string& text) {
   std::istringstream stream(text);
   std::string word;
   while (stream >> word) {
-    auto begin = std::sregex_iterator(word.begin(), word.end(), number_pattern());
+    // Leftmost numbers, scanned once: text between them becomes tokens of its own.
     size_t position = 0;
-    for (auto it = begin; it != std::sregex_iterator(); ++it) {
-      size_t start = static_cast<size_t>(it->position());
-      // A sign glued to a preceding word character is punctuation, not part of the number.
+    for (size_t start = 0; start < word.size();) {
+      size_t length = number_length_at(word, start);
+      if (length == 0) {
+        ++start;
+        continue;
+      }
       if (start > position) tokens.push_back(word.substr(position, start - position));
-      tokens.push_back(it->str());
-      position = start + static_cast<size_t>(it->length());
+      tokens.push_back(word.substr(start, length));
+      position = start = start + length;
     }
     if (position < word.size()) tokens.push_back(word.substr(position));
   }
@@ -86,8 +141,7 @@ CompareResult compare_outputs(const std::string& expected, const std::string& ac
   result.equal = !found_difference;
   if (!result.equal) {
     result.message = "token " + std::to_string(result.first_difference_index) + ": expected '" +
-                     (result.expected_token.empty() ? "<end>" : result.expected_token) + "', got '" +
-                     (result.actual_token.empty() ? "<end>" : result.actual_token) + "' (" +
+                     quoted_token(result.expected_token) + "', got '" + quoted_token(result.actual_token) + "' (" +
                      std::to_string(want.size()) + " vs " + std::to_string(got.size()) + " tokens)";
   }
   return result;

@@ -1,9 +1,9 @@
 #include "verifier/nvidia.h"
 
-#include <regex>
 #include <sstream>
 
 #include "policies/config.h"
+#include "text/regex.h"
 #include "verifier/sass2rdna3/kernel_split.h"
 
 namespace tailforge {
@@ -65,15 +65,15 @@ void run_sass_stage(StageContext& context, const std::string& exe, const std::st
 
 std::vector<KernelText> split_ptx_kernels(const std::string& ptx) {
   std::vector<KernelText> kernels;
-  static const std::regex entry(R"(\.entry\s+([A-Za-z_$][\w$]*))");
+  static const text::Regex entry(R"(\.entry\s+([A-Za-z_$][\w$]*))");
   std::istringstream stream(ptx);
   std::string line;
   KernelText* current = nullptr;
   int depth = 0;
   bool opened = false;
   while (std::getline(stream, line)) {
-    std::smatch match;
-    if (!current && std::regex_search(line, match, entry)) {
+    text::Match match;
+    if (!current && text::regex_search(line, match, entry)) {
       kernels.push_back({match[1], ""});
       current = &kernels.back();
       depth = 0;

@@ -3,7 +3,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <regex>
+
+#include "text/regex.h"
 
 namespace tailforge {
 
@@ -31,12 +32,12 @@ Result<VerifierOptions> verifier_options_from_json(const nlohmann::json& config)
   } catch (const std::exception& error) {
     return make_error(std::string("config verifier section: ") + error.what());
   }
-  static const std::regex sm(R"(sm_\d+[a-z]?)"), gfx(R"(gfx[0-9a-f]+)");
+  static const text::Regex sm(R"(sm_\d+[a-z]?)"), gfx(R"(gfx[0-9a-f]+)");
   for (const auto& target : options.sm_targets) {
-    if (!std::regex_match(target, sm)) return make_error("verifier.sm_targets: '" + target + "' is not sm_NN");
+    if (!text::regex_match(target, sm)) return make_error("verifier.sm_targets: '" + target + "' is not sm_NN");
   }
   for (const auto& target : options.amd_targets) {
-    if (!std::regex_match(target, gfx)) return make_error("verifier.amd_targets: '" + target + "' is not gfxNNN");
+    if (!text::regex_match(target, gfx)) return make_error("verifier.amd_targets: '" + target + "' is not gfxNNN");
   }
   if (options.compile_timeout_seconds <= 0) return make_error("verifier.compile_timeout_seconds must be > 0");
   if (options.compare_tolerance < 0) return make_error("verifier.compare_tolerance must be >= 0");

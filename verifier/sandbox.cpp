@@ -69,6 +69,15 @@ std::vector<std::string> bwrap_prefix(const SandboxOptions& options, const std::
   return argv;
 }
 
+// bwrap, as the program's parent, exits with 128+N when the program dies from signal N: the
+// program's crash, which a plain exit code would hide from the taxonomy's signal rules.
+void signal_from_exit_status(ProcessResult& process) {
+  constexpr int kFirstSignalStatus = 129, kLastSignalStatus = 128 + 64;
+  if (!process.spawned || process.timed_out || process.signal != 0) return;
+  if (process.exit_code < kFirstSignalStatus || process.exit_code > kLastSignalStatus) return;
+  process.signal = process.exit_code - 128;
+}
+
 }  // namespace
 
 std::vector<std::string> gpu_device_nodes() {
@@ -213,6 +222,7 @@ SandboxOutcome run_sandboxed(const SandboxOptions& options, const SandboxRun& ru
     outcome.process = run_process(spec);
   }
   outcome.executed = outcome.process.spawned;
+  if (options.mode == "bwrap") signal_from_exit_status(outcome.process);
   if (!outcome.executed) outcome.skip_reason = "could not start: " + outcome.process.spawn_error;
   outcome.oom_killed = cgroup && outcome.executed && run_cgroup_oom_killed(*cgroup);
   return outcome;

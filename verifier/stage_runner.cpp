@@ -16,6 +16,7 @@
 #include "verifier/process.h"
 #include "verifier/sandbox.h"
 #include "verifier/thread_stack.h"
+#include "verifier/work_label.h"
 
 namespace tailforge {
 namespace {
@@ -127,7 +128,11 @@ void run_branches(StageContext& context, const std::vector<Branch>& branches) {
   std::vector<StageContext> copies(branches.size(), context);
   std::vector<std::thread> threads;
   for (size_t i = 0; i + 1 < branches.size(); ++i) {
-    auto on_own_thread = [&, i] {
+    int64_t job_id = current_job_id();
+    auto on_own_thread = [&, i, job_id] {
+      // A crash on this thread is the job's crash: label it, and give it a stack to report from.
+      JobLabel label(job_id);
+      ensure_alternate_signal_stack();
       // SQLite connections are not shared between threads: a branch opens its own (":memory:"
       // would be another, empty cache, so such a branch runs uncached).
       std::optional<Database> cache;
@@ -171,6 +176,7 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
   if (!stage_enabled(context.options, step.stage_name)) {
     return skipped_stage(step.stage_name, "disabled by verifier.stages");
   }
+  set_current_stage_name(step.stage_name);
   auto start = std::chrono::steady_clock::now();
   const Tool& tool = context.toolchains.tool(step.tool_role);
   if (!tool.found()) return skipped_stage(step.stage_name, step.tool_role + " not found");
@@ -249,6 +255,7 @@ StageResult run_program_stage(StageContext& context, const std::string& name,
 StageResult run_untrusted_stage(StageContext& context, const std::string& name, const std::vector<std::string>& argv,
                                 const std::string& private_dir, bool gpu, const std::vector<std::string>& read_only_paths,
                                 double timeout_seconds) {
+  set_current_stage_name(name);
   auto start = std::chrono::steady_clock::now();
   SandboxOutcome outcome;
   double waited = 0;

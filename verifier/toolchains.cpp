@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 #include <sstream>
 
+#include "text/regex.h"
 #include "verifier/process.h"
 
 namespace tailforge {
@@ -57,19 +57,19 @@ std::string find_in_path(const std::string& name) {
 }
 
 void parse_version(const std::string& text, Tool& tool) {
-  static const std::regex number(R"((\d+\.\d+(\.\d+)?))");
-  static const std::regex keyword("version|release", std::regex::icase);
+  static const text::Regex number(R"((\d+\.\d+(\.\d+)?))");
+  static const text::Regex keyword("version|release", {.icase = true});
   std::stringstream stream(text);
   std::string line, chosen;
   while (std::getline(stream, line)) {
-    if (chosen.empty() && std::regex_search(line, number)) chosen = line;
-    if (std::regex_search(line, keyword) && std::regex_search(line, number)) {
+    if (chosen.empty() && text::regex_search(line, number)) chosen = line;
+    if (text::regex_search(line, keyword) && text::regex_search(line, number)) {
       chosen = line;
       break;
     }
   }
-  std::smatch match;
-  if (std::regex_search(chosen, match, number)) tool.version = match[1];
+  text::Match match;
+  if (text::regex_search(chosen, match, number)) tool.version = match[1];
   tool.version_line = chosen;
 }
 
@@ -131,11 +131,11 @@ void detect_amd_gpus(Toolchains& toolchains) {
   spec.argv = {rocminfo.path};
   spec.timeout_seconds = 15;
   ProcessResult result = run_process(spec);
-  static const std::regex agent(R"(Name:\s+(gfx[0-9a-f]+))");
-  for (std::sregex_iterator it(result.stdout_text.begin(), result.stdout_text.end(), agent), end;
-       it != end; ++it) {
-    toolchains.gpus.push_back({"amd", (*it)[1]});
-  }
+  static const text::Regex agent(R"(Name:\s+(gfx[0-9a-f]+))");
+  text::for_each_match(result.stdout_text, agent, [&](const text::Match& match) {
+    toolchains.gpus.push_back({"amd", match[1]});
+    return true;
+  });
   toolchains.amd_gpu_note = toolchains.has_gpu("amd") ? "rocminfo" : "rocminfo lists no gfx agent";
 }
 

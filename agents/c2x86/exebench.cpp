@@ -2,12 +2,18 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
+#include <utility>
+#include <vector>
+
+#include "text/regex.h"
 
 namespace tailforge {
 namespace {
 
 using nlohmann::json;
+
+// ExeBench values nest a few levels; text nested deeper is refused, not read by a recursion per level.
+constexpr size_t kMaxNesting = 256;
 
 // A recursive-descent reader of the Python literal subset ExeBench writes.
 class LiteralReader {
@@ -49,8 +55,13 @@ class LiteralReader {
     skip_space();
     if (at_ >= text_.size()) return fail("the text ends before a value");
     char c = text_[at_];
-    if (c == '[' || c == '(') return read_sequence(c == '[' ? ']' : ')');
-    if (c == '{') return read_dict();
+    if (c == '[' || c == '(' || c == '{') {
+      if (depth_ >= kMaxNesting) return fail("nested deeper than " + std::to_string(kMaxNesting) + " levels");
+      ++depth_;
+      Result<json> nested = c == '{' ? read_dict() : read_sequence(c == '[' ? ']' : ')');
+      --depth_;
+      return nested;
+    }
     if (c == '\'' || c == '"') return read_string();
     if (take_word("True")) return json(true);
     if (take_word("False")) return json(false);
@@ -125,10 +136,10 @@ class LiteralReader {
   }
 
   Result<json> read_number() {
-    static const std::regex number(R"([-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?))");
-    std::smatch match;
+    static const text::Regex number(R"([-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?))");
+    text::Match match;
     std::string rest = text_.substr(at_, 64);
-    if (!std::regex_search(rest, match, number, std::regex_constants::match_continuous)) {
+    if (!text::regex_search(rest, match, number, text::match_continuous)) {
       return fail("expected a number, a string, a list, a dict, True, False or None");
     }
     std::string digits = match[0];
@@ -150,7 +161,28 @@ class LiteralReader {
 
   const std::string& text_;
   size_t at_ = 0;
+  size_t depth_ = 0;
 };
+
+// The deepest nesting of arrays and objects in `value`, walked without recursion (copying or
+// dumping a JSON value recurses once per level).
+size_t nesting_depth(const json& value) {
+  size_t deepest = 0;
+  std::vector<std::pair<const json*, size_t>> pending = {{&value, 0}};
+  while (!pending.empty()) {
+    auto [node, depth] = pending.back();
+    pending.pop_back();
+    if (!node->is_structured()) continue;
+    deepest = std::max(deepest, depth + 1);
+    for (const json& child : *node) pending.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
+bool is_identifier(const std::string& name) {
+  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+         std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+}
 
 // The object {var: value} of one ExeBench IO side ({"var": [...], "value": [...]}).
 Result<json> io_object(const json& side, const std::string& field) {
@@ -209,23 +241,23 @@ int main() {
 // The wrapper as a driver: the extern "C" block holds the declarations, json.hpp is the system's
 // nlohmann header, and its main() is called by the adapter's.
 Result<std::string> driver_from_wrapper(std::string wrapper, const std::string& declarations) {
-  static const std::regex extern_block(R"(extern\s+"C"\s*\{[^}]*\})");
-  static const std::regex json_include(R"(#\s*include\s*[<"](nlohmann/)?json\.hpp[>"])");
-  static const std::regex main_definition(R"(\bint\s+main\s*\()");
-  std::smatch block;
-  if (!std::regex_search(wrapper, block, extern_block)) {
+  static const text::Regex extern_block(R"(extern\s+"C"\s*\{[^}]*\})");
+  static const text::Regex json_include(R"(#\s*include\s*[<"](nlohmann/)?json\.hpp[>"])");
+  static const text::Regex main_definition(R"(\bint\s+main\s*\()");
+  text::Match block;
+  if (!text::regex_search(wrapper, block, extern_block)) {
     return make_error("the exe wrapper has no extern \"C\" { } block for the function's declarations");
   }
-  if (!std::regex_search(wrapper, main_definition)) return make_error("the exe wrapper has no int main(");
-  wrapper.replace(static_cast<size_t>(block.position(0)), static_cast<size_t>(block.length(0)),
+  if (!text::regex_search(wrapper, main_definition)) return make_error("the exe wrapper has no int main(");
+  wrapper.replace(static_cast<size_t>(block.position()), static_cast<size_t>(block.length()),
                   "extern \"C\" {\n" + declarations + "\n}");
-  wrapper = std::regex_replace(wrapper, json_include, "#include <nlohmann/json.hpp>");
-  wrapper = std::regex_replace(wrapper, main_definition, "int exebench_wrapper_main(");
+  wrapper = text::regex_replace(wrapper, json_include, "#include <nlohmann/json.hpp>");
+  wrapper = text::regex_replace(wrapper, main_definition, "int exebench_wrapper_main(");
   if (wrapper.find("<nlohmann/json.hpp>") == std::string::npos) wrapper = "#include <nlohmann/json.hpp>\n" + wrapper;
   return wrapper + kAdapterMain;
 }
 
-bool has(const std::string& text, const char* pattern) { return std::regex_search(text, std::regex(pattern)); }
+bool has(const std::string& source, const char* pattern) { return text::regex_search(source, text::Regex(pattern)); }
 
 }  // namespace
 
@@ -244,7 +276,8 @@ std::vector<std::string> c_feature_tags_of_source(const std::string& source, con
   tag(has(source, R"(\*\s*\w|->)"), "pointers");
   tag(has(source, R"(\bstruct\b|->|\.\w+\s*[=;,)])"), "structs");
   tag(has(source, R"(\bchar\s*\*|\bstr\w*\s*\(|'\\0')"), "strings");
-  tag(!name.empty() && std::regex_search(inside, std::regex("\\b" + name + "\\s*\\(")), "recursion");
+  // The name goes into a pattern: only a C identifier, never regex syntax from the record.
+  tag(is_identifier(name) && text::regex_search(inside, text::Regex("\\b" + name + "\\s*\\(")), "recursion");
   tag(has(inside, R"(\bswitch\s*\()"), "switch");
   tag(has(source, R"(\bfloat\b|\d\.\d*f\b)"), "float");
   tag(has(source, R"(\bdouble\b)"), "double");
@@ -257,6 +290,9 @@ std::vector<std::string> c_feature_tags_of_source(const std::string& source, con
 
 Result<CFunction> c_function_from_exebench(const json& record, size_t max_cases) {
   if (!record.is_object()) return make_error("the record is not a JSON object");
+  if (nesting_depth(record) > kMaxNesting) {
+    return make_error("the record nests deeper than " + std::to_string(kMaxNesting) + " levels");
+  }
   CFunction function;
   function.name = string_field(record, "fname");
   std::string definition = string_field(record, "func_def");

@@ -164,6 +164,34 @@ TEST_CASE("a job whose leases keep dying with the daemon is dead-lettered after 
   CHECK((*job)->last_error == "interrupted 3 times");
 }
 
+TEST_CASE("a crash on a job's thread counts against that job alone, and max_crashes makes it dead") {
+  Result<Database> db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  QueuePolicy policy = fast_policy();
+  policy.max_crashes = 2;
+  JobQueue queue(*db, policy);
+  int64_t culprit = queue.enqueue({.kind = "verify", .payload = R"({"n":1})"})->id;
+  int64_t bystander = queue.enqueue({.kind = "verify", .payload = R"({"n":2})"})->id;
+  for (int crash = 1; crash <= 2; ++crash) {
+    REQUIRE(queue.lease("daemon-" + std::to_string(crash), 600000)->has_value());
+    REQUIRE(queue.lease("daemon-" + std::to_string(crash), 600000)->has_value());
+    Result<bool> dead = queue.record_crash(culprit, "the daemon crashed (sigsegv) in stage compare");
+    REQUIRE(dead.ok());
+    CHECK(*dead == (crash == 2));
+    REQUIRE(queue.release_leases().ok());  // the bystander: an interruption, not a crash
+  }
+  Result<std::optional<Job>> job = queue.find(culprit);
+  CHECK((*job)->state == "dead");
+  CHECK((*job)->last_error == "the daemon crashed (sigsegv) in stage compare");
+  CHECK((*job)->attempts == 0);  // a crash is not a failed attempt
+  CHECK((*queue.find(bystander))->state == "pending");
+  // A job not leased any more (finished, or already released) is left alone.
+  Result<bool> again = queue.record_crash(bystander, "late record");
+  REQUIRE(again.ok());
+  CHECK_FALSE(*again);
+  CHECK((*queue.find(bystander))->last_error != "late record");
+}
+
 TEST_CASE("a restart releases local leases and keeps remote ones; a holder may give its lease back") {
   TempDir dir;
   Result<Database> db = Database::open(dir.file("q.db"));

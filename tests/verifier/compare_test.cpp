@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <thread>
+
 using namespace tailforge;
 
 TEST_CASE("numbers within the normalized absolute error match, words must be exact") {
@@ -73,4 +75,52 @@ TEST_CASE("a number before a measurement unit is a measurement, not a result") {
   CHECK(measured[2] == 11); // 7
   CHECK(measurement_tokens("error ms 3", units).empty());  // a unit after a word measures nothing
   CHECK(measurement_tokens("total 42", units).empty());
+}
+
+TEST_CASE("a token of a million characters is compared on a worker thread's stack: equal to itself, then named") {
+  // The original matcher recursed once per character and overflowed an 8 MiB thread stack at a
+  // few tens of thousands; the scanner's stack use does not depend on the token.
+  std::string digits(1'000'000, '7');
+  std::string changed = digits;
+  changed[changed.size() - 1] = '8';
+  std::string words(1'000'000, 'x');
+  std::string words_changed = words;
+  words_changed[500'000] = 'y';
+  CompareResult same, different, same_words, different_words;
+  std::thread worker([&] {
+    same = compare_outputs("result " + digits + "\n", "result " + digits + "\n");
+    different = compare_outputs("result " + digits + "\n", "result " + changed + "\n");
+    same_words = compare_outputs(words, words);
+    different_words = compare_outputs(words, words_changed);
+  });
+  worker.join();
+  CHECK(same.equal);
+  CHECK_FALSE(different.equal);
+  CHECK(different.first_difference_index == 1);
+  CHECK(different.expected_token == digits);
+  CHECK(different.message.find("expected '" + digits.substr(0, 64) + "... (1000000 characters)'") != std::string::npos);
+  CHECK(different.message.size() < 400);
+  CHECK(same_words.equal);
+  CHECK_FALSE(different_words.equal);
+}
+
+TEST_CASE("numbers too large for a double are compared as text, not as two infinities") {
+  std::string huge = "1" + std::string(400, '0');
+  CHECK(compare_outputs(huge, huge).equal);
+  CHECK_FALSE(compare_outputs(huge, "2" + std::string(400, '0')).equal);
+  CHECK(compare_outputs("1e999", "1e999").equal);
+  CHECK_FALSE(compare_outputs("1e999", "1e998").equal);
+}
+
+TEST_CASE("the number scanner splits words as the pattern it replaced did") {
+  auto tokens_of = [](const std::string& text) {
+    std::string joined;
+    for (const std::string& token : output_tokens(text)) joined += "[" + token + "]";
+    return joined;
+  };
+  CHECK(tokens_of("x-5") == "[x][-5]");
+  CHECK(tokens_of("1.e5 .5 1e 1e+ -.25E-2") == "[1.e5][.5][1][e][1][e+][-.25E-2]");
+  CHECK(tokens_of("infinity inform NaN xnan -inf. +Inf") == "[infinity][inform][NaN][x][nan][-inf][.][+Inf]");
+  CHECK(tokens_of("a+b 3.14.15") == "[a+b][3.14][.15]");
+  CHECK(tokens_of("5nan") == "[5][nan]");
 }

@@ -67,6 +67,34 @@ TEST_CASE("an endless loop is killed at its timeout") {
   CHECK(outcome.process.wall_seconds < 5);
 }
 
+TEST_CASE("a program killed by a signal inside bwrap is categorized as the signal, not as bwrap's exit code") {
+  if (!bwrap_usable()) return;
+  TestDir dir;
+  std::string program = build_program(dir, "crash", "#include <signal.h>\nint main(void){ raise(SIGSEGV); return 0; }");
+  SandboxOptions options = test_options();
+  SandboxOutcome outcome = run_sandboxed(options, {{program}, dir.path, false, 5, ""});
+  REQUIRE(outcome.executed);
+  CHECK(outcome.process.signal == SIGSEGV);
+  VerifierOptions verifier;
+  verifier.sandbox = test_options();
+  StageContext context{verifier, detected_toolchains(), nullptr, nullptr, dir.path, {}};
+  std::string private_dir = make_subdirectory(context, "run");
+  Taxonomy taxonomy = load_taxonomy(data_path("policies/taxonomy.json")).value();
+  for (auto [name, stage] : {std::pair{"sigsegv", "nvidia.run"}, std::pair{"sigabrt", "amd.run"}}) {
+    std::string raise = std::string("kill -") + (std::string(name) == "sigsegv" ? "SEGV" : "ABRT") + " $$";
+    StageResult crashed = run_untrusted_stage(context, stage, {"/bin/sh", "-c", raise}, private_dir, false);
+    CHECK(crashed.status == "fail");
+    FailureEvidence evidence{.stage = crashed.name, .diagnostics = crashed.diagnostics,
+                             .exit_code = crashed.exit_code, .reason = crashed.reason};
+    if (crashed.signal != 0) evidence.signal = crashed.signal;
+    CHECK(categorize(taxonomy, evidence).category == std::string("run.crash.") + name);
+  }
+  // An ordinary non-zero exit stays an exit code.
+  StageResult exited = run_untrusted_stage(context, "nvidia.run", {"/bin/sh", "-c", "exit 3"}, private_dir, false);
+  CHECK(exited.signal == 0);
+  CHECK(exited.exit_code == 3);
+}
+
 TEST_CASE("a fork bomb is stopped by the process limit") {
   if (!bwrap_usable()) return;
   TestDir dir;

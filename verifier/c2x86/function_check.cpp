@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <regex>
 
+#include "text/regex.h"
 #include "verifier/c2x86/io_tests.h"
 #include "verifier/stage_runner.h"
 
@@ -31,9 +31,8 @@ bool all_expected_empty(const std::vector<IoCase>& cases) {
 }
 
 size_t literal_lines(const std::string& assembly) {
-  static const std::regex literal(R"(^\s*\.(float|double)_literal\b)", std::regex::multiline);
-  return static_cast<size_t>(std::distance(std::sregex_iterator(assembly.begin(), assembly.end(), literal),
-                                           std::sregex_iterator()));
+  static const text::Regex literal(R"(^\s*\.(float|double)_literal\b)", {.multiline = true});
+  return text::count_matches(assembly, literal);
 }
 
 // Fills `check` in the scratch folder `scratch`.

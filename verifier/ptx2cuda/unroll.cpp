@@ -3,9 +3,9 @@
 // with its line before anything is expanded.
 #include <algorithm>
 #include <cctype>
-#include <regex>
 #include <utility>
 
+#include "text/regex.h"
 #include "verifier/ptx2cuda/reroll.h"
 
 namespace tailforge {
@@ -14,6 +14,11 @@ namespace {
 
 constexpr int64_t kMaxIterations = 1'000'000;
 constexpr size_t kMaxOutputChars = size_t{256} << 20;
+// Loops nested deeper than this are refused: reading and expanding recurse once per level.
+constexpr int kMaxDepth = 64;
+// Loop iterations in one expansion; loops that run empty ranges emit nothing, so the output cap
+// alone does not bound the work.
+constexpr int64_t kMaxSteps = int64_t{16} << 20;
 
 struct RolledLine {
   int line = 0;  // 1-based
@@ -37,10 +42,10 @@ bool parse_int64(const std::string& text, int64_t& value) {
 }
 
 Status parse_header(RolledLine& header) {
-  static const std::regex pattern(
+  static const text::Regex pattern(
       R"(for\.size\.([0-9]{1,9}) ([a-z][a-z0-9_]*) in range\((-?[0-9]+), ?(-?[0-9]+), ?(-?[0-9]+)\):)");
-  std::smatch match;
-  if (!std::regex_match(header.text, match, pattern) || !parse_int64(match[3], header.start) ||
+  text::Match match;
+  if (!text::regex_match(header.text, match, pattern) || !parse_int64(match[3], header.start) ||
       !parse_int64(match[4], header.stop) || !parse_int64(match[5], header.step)) {
     return line_error(header.line, "malformed loop header '" + header.text +
                                        "' (expected 'for.size.N VAR in range(START, STOP, STEP):')");
@@ -64,7 +69,7 @@ class RolledParser {
   Result<std::vector<RolledLine>> parse_all() {
     std::vector<RolledLine> items;
     while (next_ < lines_.size()) {
-      Result<RolledLine> item = parse_item(false);
+      Result<RolledLine> item = parse_item(0);
       if (!item) return item.error();
       items.push_back(std::move(*item));
     }
@@ -72,7 +77,9 @@ class RolledParser {
   }
 
  private:
-  Result<RolledLine> parse_item(bool in_body) {
+  // `depth`: the loops around the item (0: not in a body).
+  Result<RolledLine> parse_item(int depth) {
+    const bool in_body = depth > 0;
     RolledLine item;
     item.line = static_cast<int>(next_ + 1);
     item.text = lines_[next_++];
@@ -82,12 +89,13 @@ class RolledParser {
       return item;
     }
     if (Status header = parse_header(item); !header) return header.error();
+    if (depth >= kMaxDepth) return line_error(item.line, "loops nested deeper than " + std::to_string(kMaxDepth) + " levels");
     while (item.body.size() < item.size) {
       if (next_ >= lines_.size()) {
         return line_error(item.line, "the loop needs " + std::to_string(item.size) +
                                          " body statements, the text ends after " + std::to_string(item.body.size()));
       }
-      Result<RolledLine> child = parse_item(true);
+      Result<RolledLine> child = parse_item(depth + 1);
       if (!child) return child.error();
       item.body.push_back(std::move(*child));
     }
@@ -194,6 +202,9 @@ class Expander {
     }
     bindings_.emplace_back(loop.variable, 0);
     for (int64_t value = loop.start; value < loop.stop; value += loop.step) {
+      if (++steps_ > kMaxSteps) {
+        return line_error(loop.line, "the expansion takes more than " + std::to_string(kMaxSteps) + " loop iterations");
+      }
       bindings_.back().second = value;
       if (Status status = expand(loop.body); !status) return status;
     }
@@ -203,6 +214,7 @@ class Expander {
 
   Bindings bindings_;
   std::string out_;
+  int64_t steps_ = 0;
 };
 
 }  // namespace

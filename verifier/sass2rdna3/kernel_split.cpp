@@ -1,9 +1,10 @@
 #include "verifier/sass2rdna3/kernel_split.h"
 
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
+
+#include "text/regex.h"
 
 namespace tailforge {
 namespace {
@@ -17,8 +18,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 bool is_section_directive(const std::string& line) {
-  static const std::regex section(R"(^\s*(\.text|\.data|\.bss|\.section)\b.*)");
-  return std::regex_match(line, section);
+  static const text::Regex section(R"(^\s*(\.text|\.data|\.bss|\.section)\b.*)");
+  return text::regex_match(line, section);
 }
 
 // A symbol clang defines: its lines run from its first attribute (.protected/.globl/.weak/.type)
@@ -31,25 +32,25 @@ struct SymbolBlock {
 };
 
 std::vector<SymbolBlock> symbol_blocks(const std::vector<std::string>& lines) {
-  static const std::regex type(R"(^\s*\.type\s+([^,\s]+)\s*,\s*@(function|object)\s*(;.*)?$)");
-  static const std::regex attribute(R"(^\s*\.(protected|globl|weak|hidden)\s+([^\s;]+).*)");
+  static const text::Regex type(R"(^\s*\.type\s+([^,\s]+)\s*,\s*@(function|object)\s*(;.*)?$)");
+  static const text::Regex attribute(R"(^\s*\.(protected|globl|weak|hidden)\s+([^\s;]+).*)");
   std::vector<SymbolBlock> blocks;
   for (size_t i = 0; i < lines.size(); ++i) {
-    std::smatch match;
-    if (!std::regex_match(lines[i], match, type)) continue;
+    text::Match match;
+    if (!text::regex_match(lines[i], match, type)) continue;
     SymbolBlock block{match[1], match[2] == "function", i, i, false};
-    static const std::regex alignment(R"(^\s*\.p2align\b.*)");
+    static const text::Regex alignment(R"(^\s*\.p2align\b.*)");
     while (block.begin > 0) {
-      std::smatch previous;
+      text::Match previous;
       const std::string& line = lines[block.begin - 1];
-      bool own_attribute = std::regex_match(line, previous, attribute) && previous[2] == block.name;
-      if (!own_attribute && !std::regex_match(line, alignment)) break;
+      bool own_attribute = text::regex_match(line, previous, attribute) && previous[2] == block.name;
+      if (!own_attribute && !text::regex_match(line, alignment)) break;
       --block.begin;
     }
     if (block.function && block.begin > 0 && is_section_directive(lines[block.begin - 1])) --block.begin;
-    std::regex size("^\\s*\\.size\\s+" + std::regex_replace(block.name, std::regex(R"([.$])"), "\\$&") + "\\s*,.*");
+    text::Regex size("^\\s*\\.size\\s+" + text::regex_replace(block.name, text::Regex(R"([.$])"), "\\$&") + "\\s*,.*");
     size_t end = i + 1;
-    while (end < lines.size() && !std::regex_match(lines[end], size)) ++end;
+    while (end < lines.size() && !text::regex_match(lines[end], size)) ++end;
     if (end == lines.size()) continue;  // no .size: not a block this splitter understands
     block.end = end + 1;
     for (size_t j = i; j < block.end; ++j) {
@@ -61,13 +62,14 @@ std::vector<SymbolBlock> symbol_blocks(const std::vector<std::string>& lines) {
 }
 
 std::set<std::string> identifiers_in(const std::vector<std::string>& lines, size_t begin, size_t end) {
-  static const std::regex identifier(R"([A-Za-z_.$][\w.$]*)");
+  static const text::Regex identifier(R"([A-Za-z_.$][\w.$]*)");
   std::set<std::string> found;
   for (size_t i = begin; i < end; ++i) {
     std::string code = lines[i].substr(0, lines[i].find(';'));
-    for (auto it = std::sregex_iterator(code.begin(), code.end(), identifier); it != std::sregex_iterator(); ++it) {
-      found.insert(it->str());
-    }
+    text::for_each_match(code, identifier, [&](const text::Match& match) {
+      found.insert(match.str());
+      return true;
+    });
   }
   return found;
 }
@@ -117,22 +119,22 @@ std::string metadata_for(const std::vector<std::string>& lines, const std::strin
 }  // namespace
 
 std::vector<SassFunction> split_sass_functions_by_arch(const std::string& sass, const std::string& default_arch) {
-  static const std::regex arch_line(R"(^\s*arch\s*=\s*(sm_\w+)\s*$)");
-  static const std::regex cuobjdump_function(R"(^\s*Function\s*:\s*(\S+)\s*$)");
-  static const std::regex nvdisasm_function(R"(^\.text\.(\S+):\s*$)");
-  static const std::regex function_end(R"(^\s*(\.{10}|//-{5}.*|Fatbin .*)\s*$)");
+  static const text::Regex arch_line(R"(^\s*arch\s*=\s*(sm_\w+)\s*$)");
+  static const text::Regex cuobjdump_function(R"(^\s*Function\s*:\s*(\S+)\s*$)");
+  static const text::Regex nvdisasm_function(R"(^\.text\.(\S+):\s*$)");
+  static const text::Regex function_end(R"(^\s*(\.{10}|//-{5}.*|Fatbin .*)\s*$)");
   std::vector<SassFunction> functions;
   std::string arch = default_arch;
   bool open = false;
   for (const std::string& line : lines_of(sass)) {
-    std::smatch match;
-    if (std::regex_match(line, match, arch_line)) {
+    text::Match match;
+    if (text::regex_match(line, match, arch_line)) {
       arch = match[1];
       open = false;
-    } else if (std::regex_match(line, match, cuobjdump_function) || std::regex_match(line, match, nvdisasm_function)) {
+    } else if (text::regex_match(line, match, cuobjdump_function) || text::regex_match(line, match, nvdisasm_function)) {
       functions.push_back({arch, match[1], ""});
       open = true;
-    } else if (std::regex_match(line, function_end)) {
+    } else if (text::regex_match(line, function_end)) {
       open = false;
     } else if (open) {
       functions.back().text += line + "\n";
@@ -148,10 +150,10 @@ std::vector<Rdna3Kernel> split_rdna3_kernels(const std::string& module) {
   for (const SymbolBlock& block : blocks) by_name[block.name] = &block;
 
   std::string header;
-  static const std::regex header_line(R"(^\s*\.(amdgcn_target|amdhsa_code_object_version)\b.*)");
+  static const text::Regex header_line(R"(^\s*\.(amdgcn_target|amdhsa_code_object_version)\b.*)");
   std::string code_end_padding;  // clang's s_code_end filler after the last function
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (std::regex_match(lines[i], header_line)) header += lines[i] + "\n";
+    if (text::regex_match(lines[i], header_line)) header += lines[i] + "\n";
     if (lines[i].find(".p2alignl") != std::string::npos && i + 1 < lines.size() &&
         lines[i + 1].find(".fill") != std::string::npos) {
       code_end_padding = "\t.text\n" + lines[i] + "\n" + lines[i + 1] + "\n";

@@ -1,10 +1,12 @@
 #include "verifier/sass2rdna3/normalize.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
+
+#include "text/regex.h"
 
 namespace tailforge {
 namespace {
@@ -14,6 +16,12 @@ std::string trim(const std::string& text) {
   if (begin == std::string::npos) return "";
   size_t end = text.find_last_not_of(" \t\r");
   return text.substr(begin, end - begin + 1);
+}
+
+// A register index or width from the assembler's text; false when it does not fit an int64.
+bool parse_index(const std::string& digits, int64_t& value, int base = 10) {
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+  return error == std::errc() && end == digits.data() + digits.size();
 }
 
 // Whitespace runs outside double-quoted strings become one space.
@@ -55,54 +63,59 @@ struct SassLine {
   std::string text;
 };
 
-int64_t highest_index_plus_one(const std::string& text, const std::regex& pattern, bool count_width) {
+int64_t highest_index_plus_one(const std::string& text, const text::Regex& pattern, bool count_width) {
   int64_t highest = 0;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator(); ++it) {
-    int64_t last = std::stoll((*it)[1]);
-    if (count_width && (*it)[2].matched) last += std::stoll((*it)[2]) / 32 - 1;
+  text::for_each_match(text, pattern, [&](const text::Match& match) {
+    int64_t last = 0, width = 0;
+    if (!parse_index(match[1], last)) return true;  // past int64: no register file has it
+    if (count_width && match[2].matched && parse_index(match[2], width)) last += width / 32 - 1;
     highest = std::max(highest, last + 1);
-  }
+    return true;
+  });
   return highest;
 }
 
 }  // namespace
 
 std::string normalize_sass(const std::string& function_text) {
-  static const std::regex instruction(R"(^\s*/\*([0-9a-fA-F]+)\*/\s*(.*)$)");
-  static const std::regex encoding(R"(/\*\s*0x[0-9a-fA-F]+\s*\*/)");
-  static const std::regex label(R"(^\s*(\.?[A-Za-z_$][\w.$]*):\s*$)");
+  static const text::Regex instruction(R"(^\s*/\*([0-9a-fA-F]+)\*/\s*(.*)$)");
+  static const text::Regex encoding(R"(/\*\s*0x[0-9a-fA-F]+\s*\*/)");
+  static const text::Regex label(R"(^\s*(\.?[A-Za-z_$][\w.$]*):\s*$)");
   std::vector<SassLine> lines;
   std::set<std::string> addresses;
   std::istringstream stream(function_text);
   std::string line;
   while (std::getline(stream, line)) {
-    std::smatch match;
-    if (std::regex_match(line, match, instruction)) {
-      std::string text = trim(std::regex_replace(std::string(match[2]), encoding, ""));
+    text::Match match;
+    if (text::regex_match(line, match, instruction)) {
+      std::string text = trim(text::regex_replace(std::string(match[2]), encoding, ""));
       if (text.empty()) continue;
       std::string address = match[1];
       address.erase(0, std::min(address.find_first_not_of('0'), address.size() - 1));
       std::transform(address.begin(), address.end(), address.begin(), ::tolower);
       addresses.insert(address);
       lines.push_back({address, text});
-    } else if (std::regex_match(line, match, label)) {
+    } else if (text::regex_match(line, match, label)) {
       lines.push_back({"", std::string(match[1]) + ":"});
     }
     // Encoding-only lines, directives, headers and blank lines are dropped.
   }
 
   // Branch targets printed as addresses become labels, numbered in address order.
-  static const std::regex target(R"(^(@!?U?P\w+\s+)?([A-Z][\w.]*)\s+(.*?)(0x[0-9a-fA-F]+)\s*;?\s*$)");
+  static const text::Regex target(R"(^(@!?U?P\w+\s+)?([A-Z][\w.]*)\s+(.*?)(0x[0-9a-fA-F]+)\s*;?\s*$)");
   std::map<std::string, std::string> labels;
   for (SassLine& sass : lines) {
-    std::smatch match;
-    if (sass.address.empty() || !std::regex_match(sass.text, match, target) || !takes_code_address(match[2])) continue;
+    text::Match match;
+    if (sass.address.empty() || !text::regex_match(sass.text, match, target) || !takes_code_address(match[2])) continue;
     std::string address = std::string(match[4]).substr(2);
     address.erase(0, std::min(address.find_first_not_of('0'), address.size() - 1));
     if (addresses.count(address)) labels[address] = "";
   }
   std::vector<std::pair<unsigned long, std::string>> ordered;
-  for (auto& entry : labels) ordered.push_back({std::stoul(entry.first, nullptr, 16), entry.first});
+  for (auto& entry : labels) {
+    int64_t address = 0;
+    if (parse_index(entry.first, address, 16)) ordered.push_back({static_cast<unsigned long>(address), entry.first});
+  }
   std::sort(ordered.begin(), ordered.end());
   for (size_t i = 0; i < ordered.size(); ++i) labels[ordered[i].second] = ".L_x_" + std::to_string(i);
 
@@ -115,8 +128,8 @@ std::string normalize_sass(const std::string& function_text) {
     auto own = labels.find(sass.address);
     if (own != labels.end()) out += own->second + ":\n";
     std::string text = collapse_whitespace(sass.text);
-    std::smatch match;
-    if (std::regex_match(text, match, target) && takes_code_address(match[2])) {
+    text::Match match;
+    if (text::regex_match(text, match, target) && takes_code_address(match[2])) {
       std::string address = std::string(match[4]).substr(2);
       address.erase(0, std::min(address.find_first_not_of('0'), address.size() - 1));
       auto found = labels.find(address);
@@ -163,10 +176,10 @@ std::string normalize_rdna3(const std::string& assembly) {
 }
 
 AssemblyStats sass_stats(const std::string& normalized_sass) {
-  static const std::regex registers(R"(\bR(\d+)(?:\.(64|128))?\b)");
-  static const std::regex uniform(R"(\bUR(\d+)(?:\.(64|128))?\b)");
-  static const std::regex predicates(R"(\bU?P(\d)\b)");
-  static const std::regex instruction(R"(^(@!?U?P\w+\s+)?[A-Z][A-Z0-9_]*(\.[\w]+)*(\s.*)?;$)");
+  static const text::Regex registers(R"(\bR(\d+)(?:\.(64|128))?\b)");
+  static const text::Regex uniform(R"(\bUR(\d+)(?:\.(64|128))?\b)");
+  static const text::Regex predicates(R"(\bU?P(\d)\b)");
+  static const text::Regex instruction(R"(^(@!?U?P\w+\s+)?[A-Z][A-Z0-9_]*(\.[\w]+)*(\s.*)?;$)");
   AssemblyStats stats;
   std::istringstream stream(normalized_sass);
   std::string line;
@@ -175,7 +188,7 @@ AssemblyStats sass_stats(const std::string& normalized_sass) {
     if (line.empty()) continue;
     if (line.back() == ':') {
       ++stats.labels;
-    } else if (std::regex_match(line, instruction)) {
+    } else if (text::regex_match(line, instruction)) {
       ++stats.instructions;
       body += line + "\n";
     } else {
@@ -189,8 +202,8 @@ AssemblyStats sass_stats(const std::string& normalized_sass) {
 }
 
 AssemblyStats rdna3_stats(const std::string& assembly) {
-  static const std::regex next_free(R"(^\s*\.amdhsa_next_free_(v|s)gpr\s+(\d+))");
-  static const std::regex label(R"(^\s*[.\w$]+:\s*$)");
+  static const text::Regex next_free(R"(^\s*\.amdhsa_next_free_(v|s)gpr\s+(\d+))");
+  static const text::Regex label(R"(^\s*[.\w$]+:\s*$)");
   AssemblyStats stats;
   std::istringstream stream(assembly);
   std::string line;
@@ -203,13 +216,14 @@ AssemblyStats rdna3_stats(const std::string& assembly) {
       skip = false;
       continue;
     }
-    std::smatch match;
-    if (std::regex_search(code, match, next_free)) {
-      (match[1] == "v" ? stats.registers : stats.scalar_registers) = std::stoll(match[2]);
+    text::Match match;
+    if (text::regex_search(code, match, next_free)) {
+      int64_t count = 0;
+      if (parse_index(match[2], count)) (match[1] == "v" ? stats.registers : stats.scalar_registers) = count;
       continue;
     }
     if (skip) continue;
-    if (std::regex_match(code, label)) {
+    if (text::regex_match(code, label)) {
       if (code.rfind(".L", 0) == 0) ++stats.labels;
     } else if (code[0] != '.' && std::isalpha(static_cast<unsigned char>(code[0]))) {
       ++stats.instructions;
