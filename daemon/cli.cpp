@@ -1,11 +1,14 @@
 #include "daemon/cli.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "daemon/commands.h"
+#include "daemon/context.h"
 
 namespace tailforge {
 
@@ -154,9 +157,11 @@ const std::vector<CommandSpec>& commands() {
       {"backup", "", "copy the database consistently while the daemon runs (SQLite online backup), checked before it "
                      "replaces --out",
        {kDb, kConfig, kLogLevel, kJson, {"--out", true, "the backup file"}}, 0, command_backup},
-      {"gc", "", "what stored artifacts retention would free under store.artifact_cap_mb (samples and verdicts never)",
+      {"gc", "", "what the disk rules would free: stored artifacts over store.artifact_cap_mb, the compile and LLM "
+                 "caches over their caps, snapshots past retrain.keep_snapshots, stale scratch folders (samples and "
+                 "verdicts never)",
        {kDb, kConfig, kLogLevel, kJson, {"--cap-mb", true, "cap to plan for (default store.artifact_cap_mb; 0: none)"},
-        {"--collect", false, "free it now instead of reporting"}},
+        {"--collect", false, "apply every rule now and report what was freed"}},
        0, command_gc},
       {"install-service", "", "write a systemd unit (Type=notify, watchdog, reload, draining stop) running the daemon "
                               "on --db, and print how to start it",
@@ -222,6 +227,30 @@ const std::vector<CommandSpec>& commands() {
       {"version", "", "print the version", {}, 0, command_version},
   };
   return table;
+}
+
+// Commands that read a store the daemon (or import, model add) made: run where there is none,
+// they would create an empty one and answer zeros, so they stop instead.
+bool reads_existing_store(const CommandLine& line) {
+  static const std::set<std::string> readers = {"serve", "status", "taxonomy", "lineage", "tails", "export",
+                                                "curate", "backup", "gc", "models", "eval"};
+  if (readers.count(line.command)) return true;
+  std::string action = line.positionals.empty() ? "" : line.positionals.front();
+  if (line.command == "model") return action == "retire" || action == "activate";
+  if (line.command == "kernelopt") return action == "report";
+  return false;
+}
+
+// Exit code 2 with "no database at PATH" when a reader's store does not exist; 0 otherwise
+// (a bad --config is the command's own error to report).
+int check_store_exists(const CommandLine& line) {
+  if (!reads_existing_store(line)) return 0;
+  Result<CommandContext> context = make_context(line);
+  if (!context) return 0;
+  std::error_code error;
+  if (std::filesystem::exists(context->db_path, error)) return 0;
+  std::cerr << "tailforge: no database at " << context->db_path << " (start the daemon or pass --db)\n";
+  return 2;
 }
 
 int usage_error(const std::string& message) {
@@ -293,6 +322,7 @@ int run_cli(int argc, char** argv) {
   if (static_cast<int>(line.positionals.size()) > spec->max_positionals) {
     return usage_error("unexpected argument '" + line.positionals[spec->max_positionals] + "' for '" + spec->name + "'");
   }
+  if (int missing = check_store_exists(line); missing != 0) return missing;
   return spec->run(line);
 }
 

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -7,6 +8,7 @@
 
 #include "store/corpus.h"
 #include "store/cycles.h"
+#include "store/database.h"
 #include "store/samples.h"
 #include "test_support/query.h"
 #include "test_support/temp_dir.h"
@@ -34,6 +36,7 @@ TEST_CASE("an unknown command or option exits 2 with one line naming it, then th
 
 TEST_CASE("status --json prints the stable keys for a new database") {
   TempDir dir;
+  REQUIRE(Database::open(dir.file("fresh.db")).ok());  // what the daemon's first start leaves
   ProcessResult status = run_tailforge({"status", "--json", "--db", dir.file("fresh.db")});
   REQUIRE(status.exit_code == 0);
   nlohmann::json body = nlohmann::json::parse(status.stdout_text);
@@ -42,6 +45,31 @@ TEST_CASE("status --json prints the stable keys for a new database") {
     CHECK_MESSAGE(body.contains(key), key);
   }
   CHECK(body["samples"] == 0);
+}
+
+TEST_CASE("a command that reads the store exits 2 where there is none, and creates no file") {
+  TempDir dir;
+  const std::vector<std::vector<std::string>> readers = {
+      {"status"}, {"status", "--json"}, {"taxonomy"}, {"tails"}, {"models"}, {"lineage", "abc"},
+      {"export", "--out", "out"}, {"serve"}, {"gc"}, {"backup", "--out", "copy.db"}, {"eval", "--model", "m"},
+      {"curate"}, {"model", "retire", "--name", "m"}, {"kernelopt", "report"}};
+  for (const std::vector<std::string>& words : readers) {
+    ProcessSpec spec;
+    spec.argv = {TAILFORGE_BINARY};
+    spec.argv.insert(spec.argv.end(), words.begin(), words.end());
+    spec.cwd = dir.path();
+    spec.timeout_seconds = 30;
+    ProcessResult run = run_process(spec);
+    INFO(words.front() << " " << (words.size() > 1 ? words[1] : ""));
+    CHECK(run.exit_code == 2);
+    CHECK(run.stderr_text == "tailforge: no database at tailforge.db (start the daemon or pass --db)\n");
+    CHECK(std::filesystem::is_empty(dir.path()));
+  }
+  // --db names the missing file.
+  ProcessResult named = run_tailforge({"status", "--db", dir.file("elsewhere.db")});
+  CHECK(named.exit_code == 2);
+  CHECK(named.stderr_text.find("no database at " + dir.file("elsewhere.db")) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("elsewhere.db")));
 }
 
 TEST_CASE("a bad configuration stops a command with the file, key path, value and expectation") {

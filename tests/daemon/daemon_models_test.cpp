@@ -456,7 +456,7 @@ ProcessResult crash_during_retrain_then_restart(const TempDir& dir, const std::s
   std::string quick_config = write_config(dir, name + "-quick.json", overrides);
 
   // Created before the daemon starts, so the polling below never opens a database being created.
-  REQUIRE(run_tailforge({"status", "--db", db_path}).exit_code == 0);
+  REQUIRE(Database::open(db_path).ok());
   std::string log = dir.file(name + "-first.log");
   pid_t daemon = spawn_daemon(db_path, slow_config, log);
   bool running = wait_until(daemon, db_path, [&](Database& db) {

@@ -420,7 +420,7 @@ TEST_CASE("the dashboard's pages render in headless Chromium with the numbers th
 TEST_CASE("tailforge serve is read-only and refuses a database that does not exist") {
   TempDir dir;
   ProcessResult missing = run_tailforge({"serve", "--db", dir.file("nothing.db"), "--listen", "127.0.0.1:0"});
-  CHECK(missing.exit_code == 1);
+  CHECK(missing.exit_code == 2);
   CHECK(missing.stderr_text.find("no database at") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.file("nothing.db")));
 
