@@ -4,12 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "text/number.h"
 #include "verifier/work_label.h"
 
 namespace tailforge {
@@ -59,11 +59,6 @@ void record_fatal_signal(int signal) {
   raise(signal);  // SA_RESETHAND made it the default action: the process ends as it would have
 }
 
-bool parse_int(const std::string& text, int64_t& value) {
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return error == std::errc() && end == text.data() + text.size();
-}
-
 }  // namespace
 
 std::string crash_record_path(const std::string& db_path) { return db_path + ".crashes"; }
@@ -98,7 +93,7 @@ Result<std::vector<CrashRecord>> take_crash_records(const std::string& db_path) 
     if (!(fields >> word >> job >> signal) || word != "crash") continue;
     fields >> stage;
     int64_t job_id = 0, signal_number = 0;
-    if (!parse_int(job, job_id) || !parse_int(signal, signal_number)) continue;
+    if (!text::parse_int64(job, job_id) || !text::parse_int64(signal, signal_number)) continue;
     records.push_back({job_id, static_cast<int>(signal_number), stage});
   }
   file.close();

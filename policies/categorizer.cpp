@@ -163,31 +163,29 @@ struct RuleMatch {
 RuleMatch match_pattern(const MatchRule& rule, std::string_view text, const std::vector<std::string_view>& lines) {
   RuleMatch result;
   if (!rule.required_literal.empty() && text.find(rule.required_literal) == std::string_view::npos) return result;
-  {
-    text::ViewMatch match;
-    if (rule.multiline) {
-      std::string_view window = text.substr(0, kMaxMultiline);
-      if (!text::regex_search(window, match, *rule.pattern)) return result;
-      size_t offset = static_cast<size_t>(match[0].first - window.begin());
-      size_t line_start = window.rfind('\n', offset);
-      line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
-      result.line = trim(split_lines(window.substr(line_start)).front());
-    } else {
-      bool found = false;
-      for (std::string_view line : lines) {
-        std::string_view capped = line.substr(0, kMaxLine);
-        if (!rule.required_literal.empty() && capped.find(rule.required_literal) == std::string_view::npos) continue;
-        if (text::regex_search(capped, match, *rule.pattern)) {
-          result.line = trim(capped);
-          found = true;
-          break;
-        }
+  text::ViewMatch match;
+  if (rule.multiline) {
+    std::string_view window = text.substr(0, kMaxMultiline);
+    if (!text::regex_search(window, match, *rule.pattern)) return result;
+    size_t offset = static_cast<size_t>(match[0].first - window.begin());
+    size_t line_start = window.rfind('\n', offset);
+    line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
+    result.line = trim(split_lines(window.substr(line_start)).front());
+  } else {
+    bool found = false;
+    for (std::string_view line : lines) {
+      std::string_view capped = line.substr(0, kMaxLine);
+      if (!rule.required_literal.empty() && capped.find(rule.required_literal) == std::string_view::npos) continue;
+      if (text::regex_search(capped, match, *rule.pattern)) {
+        result.line = trim(capped);
+        found = true;
+        break;
       }
-      if (!found) return result;
     }
-    if (match.size() > 1 && match[1].matched) result.group = match[1].str();
-    result.matched = true;
+    if (!found) return result;
   }
+  if (match.size() > 1 && match[1].matched) result.group = match[1].str();
+  result.matched = true;
   return result;
 }
 

@@ -1,11 +1,11 @@
 #include "verifier/sass2rdna3/normalize.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "text/number.h"
 #include "text/regex.h"
 
 namespace tailforge {
@@ -16,12 +16,6 @@ std::string trim(const std::string& text) {
   if (begin == std::string::npos) return "";
   size_t end = text.find_last_not_of(" \t\r");
   return text.substr(begin, end - begin + 1);
-}
-
-// A register index or width from the assembler's text; false when it does not fit an int64.
-bool parse_index(const std::string& digits, int64_t& value, int base = 10) {
-  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
-  return error == std::errc() && end == digits.data() + digits.size();
 }
 
 // Whitespace runs outside double-quoted strings become one space.
@@ -67,8 +61,8 @@ int64_t highest_index_plus_one(const std::string& text, const text::Regex& patte
   int64_t highest = 0;
   text::for_each_match(text, pattern, [&](const text::Match& match) {
     int64_t last = 0, width = 0;
-    if (!parse_index(match[1], last)) return true;  // past int64: no register file has it
-    if (count_width && match[2].matched && parse_index(match[2], width)) last += width / 32 - 1;
+    if (!text::parse_int64(match[1].str(), last)) return true;  // past int64: no register file has it
+    if (count_width && match[2].matched && text::parse_int64(match[2].str(), width)) last += width / 32 - 1;
     highest = std::max(highest, last + 1);
     return true;
   });
@@ -114,7 +108,7 @@ std::string normalize_sass(const std::string& function_text) {
   std::vector<std::pair<unsigned long, std::string>> ordered;
   for (auto& entry : labels) {
     int64_t address = 0;
-    if (parse_index(entry.first, address, 16)) ordered.push_back({static_cast<unsigned long>(address), entry.first});
+    if (text::parse_int64(entry.first, address, 16)) ordered.push_back({static_cast<unsigned long>(address), entry.first});
   }
   std::sort(ordered.begin(), ordered.end());
   for (size_t i = 0; i < ordered.size(); ++i) labels[ordered[i].second] = ".L_x_" + std::to_string(i);
@@ -219,7 +213,7 @@ AssemblyStats rdna3_stats(const std::string& assembly) {
     text::Match match;
     if (text::regex_search(code, match, next_free)) {
       int64_t count = 0;
-      if (parse_index(match[2], count)) (match[1] == "v" ? stats.registers : stats.scalar_registers) = count;
+      if (text::parse_int64(match[2].str(), count)) (match[1] == "v" ? stats.registers : stats.scalar_registers) = count;
       continue;
     }
     if (skip) continue;
