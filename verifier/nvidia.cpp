@@ -1,5 +1,7 @@
 #include "verifier/nvidia.h"
 
+#include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "policies/config.h"
@@ -14,6 +16,36 @@ std::vector<std::string> gencode_flags(const std::vector<std::string>& sm_target
     std::string number = sm.substr(3);
     flags.push_back("-gencode");
     flags.push_back("arch=compute_" + number + ",code=" + sm);
+  }
+  return flags;
+}
+
+std::vector<std::string> executable_sm_targets(const std::vector<std::string>& configured,
+                                               const Toolchains& toolchains) {
+  std::vector<std::string> targets = configured;
+  for (const GpuInfo& gpu : toolchains.gpus) {
+    if (gpu.vendor != "nvidia" || gpu.arch.empty()) continue;
+    const std::vector<std::string>& codes = toolchains.nvcc_gpu_codes;
+    if (std::find(codes.begin(), codes.end(), gpu.arch) == codes.end()) continue;
+    if (std::find(targets.begin(), targets.end(), gpu.arch) == targets.end()) targets.push_back(gpu.arch);
+  }
+  return targets;
+}
+
+std::vector<std::string> executable_gencode_flags(const std::vector<std::string>& configured,
+                                                  const Toolchains& toolchains) {
+  std::vector<std::string> targets = executable_sm_targets(configured, toolchains);
+  std::vector<std::string> flags = gencode_flags(targets);
+  // PTX of an arch-specific target (sm_90a) runs on that GPU only: the lowest plain one is embedded.
+  std::string lowest;
+  for (const std::string& target : targets) {
+    if (std::isalpha(static_cast<unsigned char>(target.back()))) continue;
+    if (lowest.empty() || sm_number(target) < sm_number(lowest)) lowest = target;
+  }
+  if (!lowest.empty()) {
+    std::string virtual_arch = "compute_" + lowest.substr(3);
+    flags.push_back("-gencode");
+    flags.push_back("arch=" + virtual_arch + ",code=" + virtual_arch);
   }
   return flags;
 }
@@ -126,7 +158,7 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
   }
   compiles.push_back([&](StageContext& branch) {
     if (branch.compile_only) return branch.add(skipped_stage("nvidia.exe", kCompileOnlyReason));
-    std::vector<std::string> args = with_includes(gencode_flags(sms));
+    std::vector<std::string> args = with_includes(executable_gencode_flags(sms, branch.toolchains));
     args.insert(args.end(), {cuda_path, "-o", exe});
     for (const std::string& library : branch.cuda_libraries) args.push_back("-l" + library);
     branch.add(run_tool_stage(branch, {"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""}));
@@ -158,7 +190,7 @@ void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path
   std::vector<std::string> args = {"-I", header_dir};
   for (const auto& flag : include_flags(context.hip_include_dirs)) args.push_back(flag);
   args.insert(args.end(), {"-x", "cu"});
-  for (const auto& flag : gencode_flags(context.options.sm_targets)) args.push_back(flag);
+  for (const auto& flag : executable_gencode_flags(context.options.sm_targets, context.toolchains)) args.push_back(flag);
   args.insert(args.end(), {hip_path, "-o", exe});
   context.add(run_tool_stage(context, {"hip_on_nvidia.exe", "nvcc", args, {hip_path, header_dir + "/hip/hip_runtime.h"},
                                        {{"executable", exe, true}}, "", {}, ""}));

@@ -16,6 +16,13 @@ struct KernelText {
 
 // "-gencode arch=compute_NN,code=sm_NN" for each target.
 std::vector<std::string> gencode_flags(const std::vector<std::string>& sm_targets);
+// The targets a program that runs here is built for: the configured ones, then the architecture
+// of each NVIDIA GPU found here that nvcc builds and the list lacks.
+std::vector<std::string> executable_sm_targets(const std::vector<std::string>& configured, const Toolchains& toolchains);
+// The -gencode flags of a program that runs: a cubin per executable target, and the PTX of the
+// lowest one, which the driver compiles for a GPU no cubin fits (a newer one, or an unlisted one).
+std::vector<std::string> executable_gencode_flags(const std::vector<std::string>& configured,
+                                                  const Toolchains& toolchains);
 // Why a stage family ("nvidia.run", "nvidia.sass") cannot run here; empty when it can.
 std::string availability_reason(const StageContext& context, const std::string& family);
 

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -112,9 +114,50 @@ void detect_nvidia_gpus(Toolchains& toolchains) {
   std::stringstream stream(result.stdout_text);
   std::string line;
   while (std::getline(stream, line)) {
-    if (line.rfind("GPU ", 0) == 0) toolchains.gpus.push_back({"nvidia", line});
+    if (line.rfind("GPU ", 0) == 0) toolchains.gpus.push_back({"nvidia", line, ""});
   }
   toolchains.nvidia_gpu_note = toolchains.has_gpu("nvidia") ? "nvidia-smi -L" : "nvidia-smi lists no GPU";
+  if (!toolchains.has_gpu("nvidia")) return;
+  // The architectures, in the same order (a driver too old for this query leaves them unknown).
+  spec.argv = {smi.path, "--query-gpu=compute_cap", "--format=csv,noheader"};
+  ProcessResult caps = run_process(spec);
+  std::vector<std::string> archs = caps.succeeded() ? parse_compute_capabilities(caps.stdout_text)
+                                                    : std::vector<std::string>{};
+  if (archs.size() != toolchains.gpus.size()) return;
+  for (size_t i = 0; i < archs.size(); ++i) toolchains.gpus[i].arch = archs[i];
+  toolchains.nvidia_gpu_note = "nvidia-smi -L and --query-gpu=compute_cap";
+}
+
+void detect_nvcc_gpu_codes(Toolchains& toolchains) {
+  const Tool& nvcc = toolchains.tool("nvcc");
+  if (!nvcc.found()) return;
+  ProcessSpec spec;
+  spec.argv = {nvcc.path, "--list-gpu-code"};
+  spec.timeout_seconds = 15;
+  ProcessResult result = run_process(spec);
+  if (result.succeeded()) toolchains.nvcc_gpu_codes = parse_gpu_codes(result.stdout_text);
+}
+
+// Lines of `text` with surrounding blanks and a carriage return removed.
+std::vector<std::string> trimmed_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    size_t first = begin, last = end;
+    while (first < last && std::isspace(static_cast<unsigned char>(text[first]))) ++first;
+    while (last > first && std::isspace(static_cast<unsigned char>(text[last - 1]))) --last;
+    lines.push_back(text.substr(first, last - first));
+    begin = end + 1;
+  }
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+bool all_digits(const std::string& text) {
+  return !text.empty() && text.size() <= 3 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 void detect_amd_gpus(Toolchains& toolchains) {
@@ -133,13 +176,61 @@ void detect_amd_gpus(Toolchains& toolchains) {
   ProcessResult result = run_process(spec);
   static const text::Regex agent(R"(Name:\s+(gfx[0-9a-f]+))");
   text::for_each_match(result.stdout_text, agent, [&](const text::Match& match) {
-    toolchains.gpus.push_back({"amd", match[1]});
+    toolchains.gpus.push_back({"amd", match[1], match[1]});
     return true;
   });
   toolchains.amd_gpu_note = toolchains.has_gpu("amd") ? "rocminfo" : "rocminfo lists no gfx agent";
 }
 
 }  // namespace
+
+std::vector<std::string> parse_compute_capabilities(const std::string& text) {
+  std::vector<std::string> archs;
+  for (const std::string& line : trimmed_lines(text)) {
+    size_t dot = line.find('.');
+    std::string major = dot == std::string::npos ? "" : line.substr(0, dot);
+    std::string minor = dot == std::string::npos ? "" : line.substr(dot + 1);
+    bool valid = all_digits(major) && minor.size() == 1 && all_digits(minor);
+    archs.push_back(valid ? "sm_" + std::to_string(std::stoi(major)) + minor : "");
+  }
+  return archs;
+}
+
+std::vector<std::string> parse_gpu_codes(const std::string& text) {
+  std::vector<std::string> codes;
+  for (const std::string& line : trimmed_lines(text)) {
+    if (line.rfind("sm_", 0) == 0 && sm_number(line) >= 0) codes.push_back(line);
+  }
+  return codes;
+}
+
+int sm_number(const std::string& target) {
+  size_t underscore = target.find('_');
+  if (underscore == std::string::npos) return -1;
+  std::string prefix = target.substr(0, underscore);
+  if (prefix != "sm" && prefix != "compute") return -1;
+  std::string digits;
+  size_t i = underscore + 1;
+  while (i < target.size() && target[i] >= '0' && target[i] <= '9' && digits.size() < 4) digits += target[i++];
+  bool suffix_ok = i == target.size() || (i + 1 == target.size() && std::isalpha(static_cast<unsigned char>(target[i])));
+  if (digits.empty() || !suffix_ok) return -1;
+  return std::stoi(digits);
+}
+
+std::string unbuildable_gpu_reason(const GpuInfo& gpu, const Toolchains& toolchains) {
+  if (gpu.vendor != "nvidia" || gpu.arch.empty() || toolchains.nvcc_gpu_codes.empty()) return "";
+  int lowest = -1;
+  for (const std::string& code : toolchains.nvcc_gpu_codes) {
+    if (code == gpu.arch) return "";
+    int number = sm_number(code);
+    if (number >= 0 && (lowest < 0 || number < lowest)) lowest = number;
+  }
+  // A GPU newer than nvcc knows runs the embedded PTX; one older than its oldest target runs nothing.
+  if (lowest < 0 || sm_number(gpu.arch) >= lowest) return "";
+  const Tool& nvcc = toolchains.tool("nvcc");
+  return "the GPU is " + gpu.arch + " and nvcc " + nvcc.version + " builds sm_" + std::to_string(lowest) +
+         " and newer (use a CUDA toolkit that still supports " + gpu.arch + ")";
+}
 
 const Tool& Toolchains::tool(const std::string& role) const {
   static const Tool missing;
@@ -164,6 +255,7 @@ Toolchains detect_toolchains() {
       break;
     }
   }
+  detect_nvcc_gpu_codes(toolchains);
   detect_nvidia_gpus(toolchains);
   detect_amd_gpus(toolchains);
   return toolchains;
@@ -188,6 +280,19 @@ std::vector<StageAvailability> stage_availability(const Toolchains& t, const std
   std::string sass = (t.tool("cuobjdump").found() || t.tool("nvdisasm").found())
                          ? "" : "neither cuobjdump nor nvdisasm is installed";
   std::string nvidia_gpu = t.has_gpu("nvidia") ? "" : "no NVIDIA GPU (" + t.nvidia_gpu_note + ")";
+  if (nvidia_gpu.empty()) {  // a GPU that nothing built here fits fails no run: its runs are skipped
+    std::string unbuildable;
+    for (const GpuInfo& gpu : t.gpus) {
+      if (gpu.vendor != "nvidia") continue;
+      std::string why = unbuildable_gpu_reason(gpu, t);
+      if (why.empty()) {
+        unbuildable.clear();
+        break;
+      }
+      if (unbuildable.empty()) unbuildable = why;
+    }
+    nvidia_gpu = unbuildable;
+  }
   std::string amd_gpu = t.has_gpu("amd") ? "" : "no AMD GPU (" + t.amd_gpu_note + ")";
   std::string device_libs = t.rocm_device_libs_dir.empty() ? "rocm-device-libs bitcode not found" : "";
   std::vector<std::pair<std::string, std::string>> stages = {
@@ -219,7 +324,10 @@ nlohmann::json toolchains_to_json(const Toolchains& t) {
   }
   json["rocm_device_libs"] = t.rocm_device_libs_dir;
   json["gpus"] = nlohmann::json::array();
-  for (const auto& gpu : t.gpus) json["gpus"].push_back({{"vendor", gpu.vendor}, {"name", gpu.name}});
+  for (const auto& gpu : t.gpus) {
+    json["gpus"].push_back({{"vendor", gpu.vendor}, {"name", gpu.name}, {"arch", gpu.arch}});
+  }
+  json["nvcc_gpu_codes"] = t.nvcc_gpu_codes;
   json["nvidia_gpu_note"] = t.nvidia_gpu_note;
   json["amd_gpu_note"] = t.amd_gpu_note;
   json["stages"] = nlohmann::json::array();
@@ -241,7 +349,14 @@ std::string format_toolchains_table(const Toolchains& t) {
   }
   out += "rocm-device-libs: " + (t.rocm_device_libs_dir.empty() ? "(not found)" : t.rocm_device_libs_dir) + "\n";
   out += "GPUs:" + std::string(t.gpus.empty() ? " none" : "") + "\n";
-  for (const auto& gpu : t.gpus) out += "  " + gpu.vendor + ": " + gpu.name + "\n";
+  for (const auto& gpu : t.gpus) {
+    out += "  " + gpu.vendor + ": " + gpu.name + (gpu.arch.empty() ? "" : " [" + gpu.arch + "]") + "\n";
+  }
+  if (!t.nvcc_gpu_codes.empty()) {
+    out += "  nvcc builds:";
+    for (const std::string& code : t.nvcc_gpu_codes) out += " " + code;
+    out += "\n";
+  }
   out += "  nvidia: " + t.nvidia_gpu_note + "\n  amd: " + t.amd_gpu_note + "\n";
   std::snprintf(line, sizeof line, "%-18s %-4s %s\n", "STAGE", "RUN", "WHY NOT");
   out += line;

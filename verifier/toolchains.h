@@ -21,6 +21,7 @@ struct Tool {
 struct GpuInfo {
   std::string vendor;  // "nvidia" or "amd"
   std::string name;
+  std::string arch;    // NVIDIA: "sm_90" from its compute capability; AMD: "gfx1100"; empty when unknown
 };
 
 struct Toolchains {
@@ -29,6 +30,7 @@ struct Toolchains {
   std::vector<GpuInfo> gpus;
   std::string nvidia_gpu_note;       // how NVIDIA GPUs were looked for and what was found
   std::string amd_gpu_note;
+  std::vector<std::string> nvcc_gpu_codes;  // `nvcc --list-gpu-code`: "sm_75", "sm_80", ...; empty when unknown
 
   // The tool for a role; a not-found Tool when unknown.
   const Tool& tool(const std::string& role) const;
@@ -40,6 +42,17 @@ struct StageAvailability {
   bool can_run = false;
   std::string reason;  // why not (empty when it can)
 };
+
+// The architectures of `nvidia-smi --query-gpu=compute_cap --format=csv,noheader`, one per line
+// ("9.0" -> "sm_90", "12.0" -> "sm_120"); "" for a line that is not a compute capability.
+std::vector<std::string> parse_compute_capabilities(const std::string& text);
+// The sm_NN codes of `nvcc --list-gpu-code`, in its order.
+std::vector<std::string> parse_gpu_codes(const std::string& text);
+// The NN of "sm_NN" or "compute_NN" (a suffix such as the "a" of sm_90a ignored); -1 otherwise.
+int sm_number(const std::string& target);
+// Why programs built here cannot run on this NVIDIA GPU: its architecture is older than every one
+// nvcc builds (so neither a cubin nor PTX fits it); "" when they can or when it is not known.
+std::string unbuildable_gpu_reason(const GpuInfo& gpu, const Toolchains& toolchains);
 
 // Probes the machine (every probe with a timeout). Takes a fraction of a second.
 Toolchains detect_toolchains();

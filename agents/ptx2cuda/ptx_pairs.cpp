@@ -12,6 +12,7 @@
 #include "agents/ptx2cuda/refactor.h"
 #include "agents/ptx2cuda/top_level_declarations.h"
 #include "agents/token_diff.h"
+#include "verifier/nvidia.h"
 #include "verifier/ptx2cuda/reroll.h"
 
 namespace tailforge {
@@ -70,8 +71,9 @@ std::map<std::string, CapturedLaunch> capture_program(StageContext& context, con
   std::string dir = make_subdirectory(context, "capture-build");
   std::string source = dir + "/program.cu", exe = dir + "/program";
   write_file_text(source, cuda_source);
-  std::string sm = context.options.sm_targets.empty() ? "sm_90" : context.options.sm_targets.back();
-  std::vector<std::string> args = {"-arch=" + sm};
+  // Built as the nvidia.exe that ran: for the configured targets and this GPU, with PTX.
+  std::vector<std::string> args = executable_gencode_flags(context.options.sm_targets, context.toolchains);
+  std::string sm = context.options.sm_targets.empty() ? "" : context.options.sm_targets.back();
   for (const std::string& flag : include_flags(include_dirs)) args.push_back(flag);
   args.insert(args.end(), {source, "-o", exe});
   for (const std::string& flag : capture_link_flags(context.toolchains)) args.push_back(flag);

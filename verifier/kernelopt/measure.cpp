@@ -31,7 +31,9 @@ bool build_with_nvcc(StageContext& context, KernelMeasurement& measurement, cons
     measurement.detail = "cannot write " + source;
     return false;
   }
-  for (const std::string& flag : gencode_flags(context.options.sm_targets)) flags.push_back(flag);
+  for (const std::string& flag : executable_gencode_flags(context.options.sm_targets, context.toolchains)) {
+    flags.push_back(flag);
+  }
   flags.insert(flags.end(), {source, "-o", output.path});
   StageResult compiled = run_tool_stage(context, {"kernelopt.exe", "nvcc", flags, {source}, {output}, "", {}, ""});
   measurement.stages.push_back(compiled);

@@ -12,6 +12,7 @@
 #include "policies/config.h"
 #include "store/sha256.h"
 #include "verifier/compare.h"
+#include "verifier/nvidia.h"
 #include "verifier/process.h"
 #include "verifier/ptx2cuda/runtime/launch_format.h"
 
@@ -251,8 +252,28 @@ std::string run_candidate_compile_stage(StageContext& context, const std::string
   std::string dir = make_subdirectory(context, "candidate");
   std::string source = dir + "/candidate.cu", module = dir + "/candidate.cubin";
   write_file_text(source, candidate_source);
+  // The module the replay loads: a cubin for this machine's GPU when nvcc builds its architecture
+  // (or for the last configured target where no GPU runs it), else a fatbin whose PTX the driver
+  // compiles for the GPU.
   std::string sm = context.options.sm_targets.empty() ? "sm_90" : context.options.sm_targets.back();
+  bool gpu_without_cubin = false;
+  for (const GpuInfo& gpu : context.toolchains.gpus) {
+    if (gpu.vendor != "nvidia") continue;
+    const std::vector<std::string>& codes = context.toolchains.nvcc_gpu_codes;
+    if (!gpu.arch.empty() && std::find(codes.begin(), codes.end(), gpu.arch) != codes.end()) {
+      sm = gpu.arch;
+      gpu_without_cubin = false;
+      break;
+    }
+    gpu_without_cubin = true;
+  }
   std::vector<std::string> args = {"-cubin", "-arch=" + sm};
+  if (gpu_without_cubin) {
+    args = {"-fatbin"};
+    for (const std::string& flag : executable_gencode_flags(context.options.sm_targets, context.toolchains)) {
+      args.push_back(flag);
+    }
+  }
   for (const std::string& flag : include_flags(include_dirs)) args.push_back(flag);
   args.insert(args.end(), {source, "-o", module});
   context.add(run_tool_stage(context, {"ptx2cuda.compile", "nvcc", args, {source}, {{"cubin", module, true}}, sm, {}, ""}));
