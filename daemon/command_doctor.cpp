@@ -19,6 +19,7 @@
 #include "synth/policy.h"
 #include "synth/snapshot_retention.h"
 #include "verifier/memory_cgroup.h"
+#include "verifier/nvidia.h"
 #include "verifier/options.h"
 #include "verifier/sandbox.h"
 #include "verifier/stage_runner.h"
@@ -45,6 +46,32 @@ void check_tool(std::vector<Check>& checks, const Toolchains& toolchains, const 
   } else {
     checks.push_back({role, required ? "fail" : "warn", "not found: " + needed_for, fix});
   }
+}
+
+// Which architectures the programs that run are built for (the configured targets, this machine's
+// GPU, the embedded PTX), which GPU was found, and whether what is built here can run on it.
+void check_gpu_targets(std::vector<Check>& checks, const VerifierOptions& verifier, const Toolchains& toolchains) {
+  if (!toolchains.tool("nvcc").found()) return;
+  std::vector<std::string> targets = executable_sm_targets(verifier.sm_targets, toolchains);
+  std::string built;
+  for (const std::string& target : targets) built += (built.empty() ? "" : ", ") + target;
+  std::vector<std::string> flags = executable_gencode_flags(verifier.sm_targets, toolchains);
+  const std::string& ptx = flags.empty() ? std::string() : flags.back();
+  if (size_t code = ptx.find("code=compute_"); code != std::string::npos) built += " + PTX " + ptx.substr(code + 5);
+  std::string found;
+  for (const GpuInfo& gpu : toolchains.gpus) {
+    if (gpu.vendor != "nvidia") continue;
+    found += (found.empty() ? "" : ", ") + (gpu.arch.empty() ? "architecture unknown" : gpu.arch);
+    if (std::string why = unbuildable_gpu_reason(gpu, toolchains); !why.empty()) {
+      checks.push_back({"gpu targets", "warn", "programs are built for " + built + ", but " + why +
+                                                   ": its run stages are skipped",
+                        "install a CUDA toolkit whose nvcc lists " + gpu.arch + " in `nvcc --list-gpu-code`"});
+      return;
+    }
+  }
+  checks.push_back({"gpu targets", "ok", "programs are built for " + built + " (verifier.sm_targets" +
+                                             (targets.size() > verifier.sm_targets.size() ? " and this GPU" : "") +
+                                             "); GPU found: " + (found.empty() ? "none" : found), ""});
 }
 
 // Runs `script` with /bin/sh in the sandbox; "" when it exited 0, else what happened.
@@ -91,7 +118,9 @@ void check_sandbox(std::vector<Check>& checks, const VerifierOptions& verifier, 
     return;
   }
   std::string names;
-  for (const GpuInfo& gpu : toolchains.gpus) names += (names.empty() ? "" : ", ") + gpu.vendor + " " + gpu.name;
+  for (const GpuInfo& gpu : toolchains.gpus) {
+    names += (names.empty() ? "" : ", ") + gpu.vendor + " " + gpu.name + (gpu.arch.empty() ? "" : " [" + gpu.arch + "]");
+  }
   std::string inside = sandboxed_shell(verifier, "test -c /dev/nvidiactl && ls /dev/nvidia[0-9]* > /dev/null", true);
   if (inside.empty()) {
     checks.push_back({"gpu", "ok", names + "; /dev/nvidia* reachable inside the sandbox", ""});
@@ -213,12 +242,13 @@ int command_doctor(const CommandLine& args) {
       check_tool(checks, toolchains, "gcc", true, "the c2x86 oracle, assembler and linker", "apt install gcc");
     } else {
       check_tool(checks, toolchains, "nvcc", true, "CUDA programs cannot be compiled",
-                 "install the CUDA toolkit and put nvcc on PATH (or set CUDA_HOME)");
+                 "install the CUDA toolkit and put its bin folder on PATH (/usr/local/cuda/bin is searched too)");
       check_tool(checks, toolchains, "hip_clang", false, "the gfx targets' HIP compile is skipped",
                  "apt install hipcc clang (Debian's ROCm packages)");
       check_tool(checks, toolchains, "llvm_mc", false, "RDNA3 assembly is not checked", "apt install llvm");
       check_tool(checks, toolchains, "cuobjdump", false, "no SASS, so no sass2rdna3 pairs",
                  "install the CUDA toolkit's binary utilities");
+      check_gpu_targets(checks, *verifier, toolchains);
     }
     check_sandbox(checks, *verifier, toolchains);
     check_store(checks, context->db_path, config["daemon"]["min_free_disk_mb"].get<int64_t>());

@@ -14,6 +14,7 @@
 #include "test_support/temp_dir.h"
 #include "test_support/run_tailforge.h"
 #include "verifier/process.h"
+#include "verifier/toolchains.h"
 
 using namespace tailforge;
 
@@ -156,6 +157,33 @@ TEST_CASE("backup copies the database to --out, checked, and the copy is a store
 }  // namespace tailforge
 
 namespace tailforge {
+
+TEST_CASE("doctor says which architectures programs are built for and which GPU it found") {
+  if (!detected_toolchains().tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found, so the cuda2hip track builds nothing here");
+    return;
+  }
+  TempDir dir;
+  std::string db_path = dir.file("doctor.db");
+  REQUIRE(Database::open(db_path).ok());
+  std::string sm75 = dir.file("sm75.json");
+  std::ofstream(sm75) << R"({"verifier": {"sm_targets": ["sm_75", "sm_90"]}})";
+  ProcessResult ran = run_tailforge({"doctor", "--db", db_path, "--config", sm75, "--json"});
+  CAPTURE(ran.stdout_text);
+  nlohmann::json report = nlohmann::json::parse(ran.stdout_text);
+  std::string level, detail;
+  for (const nlohmann::json& check : report["checks"]) {
+    if (check["name"] == "gpu targets") level = check["level"], detail = check["detail"];
+  }
+  CHECK(level == "ok");
+  CHECK(detail.find("programs are built for sm_75, sm_90") != std::string::npos);
+  CHECK(detail.find("+ PTX compute_75") != std::string::npos);
+  if (detected_toolchains().has_gpu("nvidia")) {
+    CHECK(detail.find("GPU found: sm_") != std::string::npos);
+  } else {
+    CHECK(detail.find("GPU found: none") != std::string::npos);
+  }
+}
 
 TEST_CASE("doctor says what the configured track needs, what is wrong and how to fix it; exit 1 when it cannot run") {
   TempDir dir;
