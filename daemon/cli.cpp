@@ -70,6 +70,7 @@ const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> table = {
       {"daemon", "", "run the generate -> compile -> test -> categorize -> synthesize loop",
        {kDb, kConfig, kLogLevel, {"--cycles", true, "stop after N cycles (0: run until stopped)"},
+        {"--demo", false, "the whole loop in minutes: config/demo.json under --config (fewer samples per cycle), 2 cycles unless --cycles"},
         {"--listen", true, "HTTP API address, e.g. 127.0.0.1:8470 (default: http.listen)"},
         {"--no-progress", false, "no live status line"}},
        0, command_daemon},

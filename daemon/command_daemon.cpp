@@ -5,6 +5,7 @@
 #include "daemon/commands.h"
 #include "daemon/context.h"
 #include "daemon/daemon.h"
+#include "policies/config.h"
 #include "store/failures.h"
 #include "store/status.h"
 #include "synth/model_report.h"
@@ -14,11 +15,20 @@ namespace tailforge {
 int command_daemon(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
+  // --demo: config/demo.json between the defaults and the user's --config, and two cycles.
+  const bool demo = args.has("--demo");
+  if (demo) {
+    Result<nlohmann::json> config = load_config_layers({data_path("config/demo.json"), args.get("--config")});
+    if (!config) return report_failure(config.message());
+    context->config = std::move(*config);
+  }
   DaemonOptions options;
   options.db_path = context->db_path;
   options.config_file = args.get("--config");
+  if (demo) options.base_config_file = data_path("config/demo.json");
   options.config = context->config;
-  std::string cycles = args.get("--cycles", std::to_string(context->config["daemon"]["cycles"].get<int64_t>()));
+  std::string default_cycles = demo ? "2" : std::to_string(context->config["daemon"]["cycles"].get<int64_t>());
+  std::string cycles = args.get("--cycles", default_cycles);
   if (cycles.empty() || cycles.find_first_not_of("0123456789") != std::string::npos || cycles.size() > 9) {
     std::cerr << "tailforge: --cycles needs a whole number, got '" << cycles << "'\n";
     return 2;

@@ -288,7 +288,7 @@ Status run_daemon(const DaemonOptions& options) {
       if (error) return;
       if (signal_number == SIGHUP) {
         service.reloading();
-        Result<nlohmann::json> reloaded = load_config(options.config_file);
+        Result<nlohmann::json> reloaded = load_config_layers({options.base_config_file, options.config_file});
         if (!reloaded) {
           spdlog::error("SIGHUP: configuration not reloaded: {}", reloaded.message());
         } else {

@@ -17,6 +17,7 @@ namespace tailforge {
 struct DaemonOptions {
   std::string db_path;
   std::string config_file;  // reloaded on SIGHUP; empty: defaults only
+  std::string base_config_file;  // a file between the defaults and config_file (--demo's); reloaded too
   nlohmann::json config;
   int64_t cycles = 0;       // 0: until stopped
   std::string listen;       // HTTP address, empty: no HTTP API

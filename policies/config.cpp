@@ -139,12 +139,20 @@ Result<nlohmann::json> merge_config(const nlohmann::json& defaults, const nlohma
 }
 
 Result<nlohmann::json> load_config(const std::string& user_file) {
-  Result<nlohmann::json> defaults = read_json_file(data_path("config/default.json"));
-  if (!defaults) return defaults.error();
-  if (user_file.empty()) return defaults;
-  Result<nlohmann::json> overrides = read_json_file(user_file);
-  if (!overrides) return overrides.error();
-  return merge_config(*defaults, *overrides, user_file);
+  return load_config_layers({user_file});
+}
+
+Result<nlohmann::json> load_config_layers(const std::vector<std::string>& files) {
+  Result<nlohmann::json> merged = read_json_file(data_path("config/default.json"));
+  if (!merged) return merged.error();
+  for (const std::string& file : files) {
+    if (file.empty()) continue;
+    Result<nlohmann::json> overrides = read_json_file(file);
+    if (!overrides) return overrides.error();
+    merged = merge_config(*merged, *overrides, file);
+    if (!merged) return merged.error();
+  }
+  return merged;
 }
 
 }  // namespace tailforge

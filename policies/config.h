@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,5 +29,7 @@ Result<nlohmann::json> merge_config(const nlohmann::json& defaults, const nlohma
 
 // The default configuration merged with `user_file` when it is non-empty.
 Result<nlohmann::json> load_config(const std::string& user_file);
+// The default configuration merged with each non-empty file in turn, a later one winning.
+Result<nlohmann::json> load_config_layers(const std::vector<std::string>& files);
 
 }  // namespace tailforge

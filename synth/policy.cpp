@@ -222,7 +222,8 @@ Result<SynthPolicy> load_default_synth_policy(const std::string& source_dir) {
 Result<SynthPolicy> synth_policy_from_config(const json& section, const std::string& source_dir) {
   std::string error;
   ObjectReader reader(section, "config synth", &error);
-  reader.allow_only({"enabled", "policy_file", "model_under_test", "top_k", "multiplier", "eval_fraction"});
+  reader.allow_only(
+      {"enabled", "policy_file", "model_under_test", "top_k", "multiplier", "seeds_per_tail", "eval_fraction"});
   std::string policy_file = "policies/synth_policy.json";
   std::string model;
   reader.read("policy_file", policy_file);
@@ -233,6 +234,7 @@ Result<SynthPolicy> synth_policy_from_config(const json& section, const std::str
   if (!policy) return policy;
   reader.read("top_k", policy->synthesis.top_k);
   reader.read("multiplier", policy->synthesis.multiplier);
+  reader.read("seeds_per_tail", policy->synthesis.seeds_per_tail);
   reader.read("eval_fraction", policy->eval_fraction);
   if (!error.empty()) return make_error(error);
   if (!model.empty()) policy->model_under_test = model;

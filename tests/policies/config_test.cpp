@@ -96,3 +96,31 @@ TEST_CASE("a config file that is not an object, or is missing, is an error namin
   CHECK(load_config(list).message() == list + ": the configuration must be a JSON object");
   CHECK(load_config(dir.file("absent.json")).message() == dir.file("absent.json") + ": cannot open file");
 }
+
+TEST_CASE("--demo's configuration sits between the defaults and the user's file, and is smaller than the defaults") {
+  Result<nlohmann::json> defaults = load_config("");
+  REQUIRE(defaults.ok());
+  std::string demo_file = data_path("config/demo.json");
+  Result<nlohmann::json> demo_only = read_json_file(demo_file);
+  REQUIRE_MESSAGE(demo_only.ok(), demo_only.message());
+  Result<nlohmann::json> demo = load_config_layers({demo_file, ""});
+  REQUIRE_MESSAGE(demo.ok(), demo.message());
+  // Same loop, fewer samples: fewer programs per cycle and no fill; every other key is the default's.
+  CHECK((*demo)["daemon"]["samples_per_cycle"] == (*demo_only)["daemon"]["samples_per_cycle"]);
+  CHECK((*demo)["daemon"]["samples_per_cycle"].get<int>() < (*defaults)["daemon"]["samples_per_cycle"].get<int>());
+  CHECK((*demo)["daemon"]["fill_samples"] == 0);
+  CHECK((*demo)["agents"] == (*defaults)["agents"]);
+  CHECK((*demo)["verifier"] == (*defaults)["verifier"]);
+  CHECK((*demo)["synth"]["multiplier"] == (*defaults)["synth"]["multiplier"]);
+  TempDir dir;
+  std::string user = write_file(dir, "user.json", R"({"daemon": {"samples_per_cycle": 3}})");
+  Result<nlohmann::json> layered = load_config_layers({demo_file, user});
+  REQUIRE(layered.ok());
+  CHECK((*layered)["daemon"]["samples_per_cycle"] == 3);
+  CHECK((*layered)["daemon"]["fill_samples"] == 0);
+  // A bad layer is named.
+  std::string bad = write_file(dir, "bad.json", R"({"daemon": {"no_such_key": 1}})");
+  Result<nlohmann::json> refused = load_config_layers({demo_file, bad});
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.message().find("bad.json") != std::string::npos);
+}

@@ -219,3 +219,27 @@ TEST_CASE("over five cycles the share of the top tail feature rises cycle over c
   CHECK(top_name == "switch");
   for (size_t i = 1; i < series.size(); ++i) CHECK(series[i] > series[i - 1]);
 }
+
+TEST_CASE("synth.seeds_per_tail of the configuration sets how many seeds a tail takes, each multiplied") {
+  Result<SynthPolicy> configured = synth_policy_from_config(
+      nlohmann::json::parse(R"({"top_k": 2, "multiplier": 10, "seeds_per_tail": 1})"), TAILFORGE_SOURCE_DIR);
+  REQUIRE_MESSAGE(configured.ok(), configured.message());
+  CHECK(configured->synthesis.top_k == 2);
+  CHECK(configured->synthesis.seeds_per_tail == 1);
+  CHECK_FALSE(synth_policy_from_config(nlohmann::json::parse(R"({"seeds_per_tail": "one"})"), TAILFORGE_SOURCE_DIR).ok());
+
+  for (int seeds : {1, 3}) {
+    CAPTURE(seeds);
+    Fixture f;
+    f.policy.synthesis.seeds_per_tail = seeds;
+    int64_t cycle = start_cycle(f.db, 7, 0).value();
+    // 3 of 27 programs have a switch: below its target share, so it is the tail, with 3 seeds.
+    for (uint64_t s = 1; s <= 24; ++s) f.add_verified(cycle, s, {}, {"switch"});
+    for (uint64_t s = 50; s < 53; ++s) f.add_verified(cycle, s, {"switch"}, {});
+    Result<SynthesisSummary> summary = synthesize_for_cycle(f.db, f.catalog, f.policy, cycle, 99);
+    REQUIRE_MESSAGE(summary.ok(), summary.message());
+    REQUIRE(summary->per_tail.size() == 1);
+    CHECK(summary->per_tail[0].seed_ids.size() == static_cast<size_t>(seeds));
+    CHECK(summary->inserted <= seeds * f.policy.synthesis.multiplier);
+  }
+}
