@@ -1,0 +1,105 @@
+// The README's "First steps" block, run as written: each line in order, in a fresh folder, with
+// ./build/tailforge standing for the binary under test. What the README offers a newcomer first
+// must work right after the build, without a GPU or a database.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <sstream>
+
+#include "test_support/temp_dir.h"
+#include "verifier/process.h"
+
+using namespace tailforge;
+
+namespace {
+
+// The lines of the first ```sh block after the heading `heading`.
+std::vector<std::string> shell_block_after(const std::string& readme, const std::string& heading) {
+  std::vector<std::string> lines;
+  std::istringstream in(readme);
+  std::string line;
+  bool after_heading = false, in_block = false;
+  while (std::getline(in, line)) {
+    if (!after_heading) {
+      after_heading = line == heading;
+    } else if (!in_block) {
+      if (line.rfind("## ", 0) == 0) break;
+      in_block = line == "```sh";
+    } else {
+      if (line == "```") break;
+      if (!line.empty()) lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("the README's first steps run as written in an empty folder, without a GPU or a database") {
+  std::ifstream file(std::string(TAILFORGE_SOURCE_DIR) + "/README.md");
+  std::stringstream readme;
+  readme << file.rdbuf();
+  std::vector<std::string> steps = shell_block_after(readme.str(), "## First steps");
+  REQUIRE(steps.size() >= 4);
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("home"));
+  std::filesystem::create_directories(dir.file("tmp"));
+  for (const std::string& step : steps) {
+    CAPTURE(step);
+    REQUIRE(step.rfind("./build/tailforge ", 0) == 0);  // every line is a tailforge command
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", replace_all(step, "./build/tailforge", TAILFORGE_BINARY)};
+    spec.cwd = dir.path();
+    spec.extra_env = {{"HOME", dir.file("home")}, {"TMPDIR", dir.file("tmp")}};
+    spec.timeout_seconds = 300;
+    ProcessResult result = run_process(spec);
+    CAPTURE(result.stdout_text.substr(0, 4000));
+    CAPTURE(result.stderr_text.substr(0, 4000));
+    // doctor and verify exit 1 for what this machine lacks or what failed; anything else is broken.
+    bool may_report_failure = step.find(" doctor") != std::string::npos || step.find(" verify ") != std::string::npos;
+    CHECK((result.exit_code == 0 || (may_report_failure && result.exit_code == 1)));
+    CHECK_FALSE(result.stdout_text.empty());
+    if (step.find(" translate ") != std::string::npos) {
+      CHECK(result.stdout_text.find("hip") != std::string::npos);
+    }
+    if (step.find(" verify ") != std::string::npos) CHECK(result.stdout_text.find("nvidia.") != std::string::npos);
+  }
+  // generate wrote programs into the folder, where the later lines found them.
+  bool generated = false;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path())) {
+    generated = generated || entry.path().extension() == ".cu";
+  }
+  CHECK(generated);
+}
+
+TEST_CASE("every docs/ page the README links to exists, and every docs/ page is linked from the README") {
+  std::ifstream file(std::string(TAILFORGE_SOURCE_DIR) + "/README.md");
+  std::stringstream readme;
+  readme << file.rdbuf();
+  std::string text = readme.str();
+  std::set<std::string> linked;
+  for (size_t at = text.find("](docs/"); at != std::string::npos; at = text.find("](docs/", at + 1)) {
+    size_t end = text.find_first_of(")#", at + 2);
+    REQUIRE(end != std::string::npos);
+    linked.insert(text.substr(at + 2, end - at - 2));
+  }
+  CHECK(linked.size() >= 5);
+  for (const std::string& page : linked) {
+    CAPTURE(page);
+    CHECK(std::filesystem::exists(std::string(TAILFORGE_SOURCE_DIR) + "/" + page));
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(TAILFORGE_SOURCE_DIR) + "/docs")) {
+    std::string page = "docs/" + entry.path().filename().string();
+    CAPTURE(page);
+    CHECK(linked.count(page) == 1);
+  }
+}
