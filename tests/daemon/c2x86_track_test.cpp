@@ -202,7 +202,8 @@ TEST_CASE("c2x86 evaluation: the oracle passes; a wrong float bit, an off-by-one
   }
 }
 
-TEST_CASE("c2x86 daemon: 3 cycles with a model under test: evaluation, tails, synthesis and an export with IO tests") {
+TEST_CASE("c2x86 daemon: 3 cycles with a model under test: evaluation, tails, synthesis and an export with IO tests" *
+          doctest::test_suite("long")) {
   if (skipped_without_tools()) return;
   TempDir dir;
   std::string db_path = dir.file("c2x86.db");
@@ -273,7 +274,8 @@ TEST_CASE("c2x86 daemon: 3 cycles with a model under test: evaluation, tails, sy
   CHECK(symbolic_float == (shares["float"] > 0));
 }
 
-TEST_CASE("c2x86 import --format exebench: records become samples with verify jobs, checked against their outputs") {
+TEST_CASE("c2x86 import --format exebench: records become samples with verify jobs, checked against their outputs" *
+          doctest::test_suite("long")) {
   TempDir dir;
   std::string db_path = dir.file("c2x86.db");
   std::string file = dir.file("records.jsonl");

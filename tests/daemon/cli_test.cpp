@@ -304,7 +304,7 @@ TEST_CASE("gc reports what retention would free under the cap and frees it with 
   CHECK(run_tailforge({"gc", "--db", db_path, "--cap-mb", "lots"}).exit_code == 2);
 }
 
-TEST_CASE("the daemon holds artifacts under store.artifact_cap_mb") {
+TEST_CASE("the daemon holds artifacts under store.artifact_cap_mb" * doctest::test_suite("long")) {
   TempDir dir;
   std::string db_path = dir.file("capped.db");
   std::vector<std::string> ids = store_with_outputs(db_path);
@@ -320,7 +320,8 @@ TEST_CASE("the daemon holds artifacts under store.artifact_cap_mb") {
   CHECK(query_int(db, "SELECT coalesce(sum(size), 0) FROM artifact") <= 2 * 1048576);
 }
 
-TEST_CASE("daemon.cycles_in_flight: the next cycle starts while the current one runs, and each counts its own samples") {
+TEST_CASE("daemon.cycles_in_flight: the next cycle starts while the current one runs, and each counts its own samples" *
+          doctest::test_suite("long")) {
   TempDir dir;
   std::string db_path = dir.file("overlap.db");
   std::string config = dir.file("overlap.json");

@@ -79,7 +79,8 @@ std::string fingerprint(Database& db) {
 
 }  // namespace
 
-TEST_CASE("a daemon killed with SIGKILL at 10 random instants ends like an uninterrupted run") {
+TEST_CASE("a daemon killed with SIGKILL at 10 random instants ends like an uninterrupted run" *
+          doctest::test_suite("long")) {
   TempDir dir;
   std::string config = write_config(dir);
 

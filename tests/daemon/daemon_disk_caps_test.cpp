@@ -30,7 +30,7 @@ void stale_folder(const fs::path& folder) {
 
 }  // namespace
 
-TEST_CASE("a daemon run under small caps ends with every store within its cap") {
+TEST_CASE("a daemon run under small caps ends with every store within its cap" * doctest::test_suite("long")) {
   TempDir dir;
   std::string db_path = dir.file("capped.db");
   fs::path snapshots = dir.file("snapshots"), scratch = dir.file("scratch");

@@ -85,7 +85,8 @@ int64_t crash_on_verify_job(pid_t pid, const std::string& db_path, int64_t job_i
 
 }  // namespace
 
-TEST_CASE("a job that crashes the daemon twice is dead, its sample failed as daemon.crash with its stage") {
+TEST_CASE("a job that crashes the daemon twice is dead, its sample failed as daemon.crash with its stage" *
+          doctest::test_suite("long")) {
   TempDir dir;
   std::string config = write_config(dir);
   std::string db = dir.file("crash.db");

@@ -311,7 +311,8 @@ TEST_CASE("an openai model is judged once per evaluation item, outages are retri
 // Guards the evaluate job's crash safety: the evaluation and the job's completion are one
 // transaction, so a SIGKILL mid-evaluation neither loses an item nor judges one twice, and the
 // restarted daemon resumes the leased evaluate jobs.
-TEST_CASE("a daemon killed while evaluating resumes and stores every evaluation exactly once") {
+TEST_CASE("a daemon killed while evaluating resumes and stores every evaluation exactly once" *
+          doctest::test_suite("long")) {
   TempDir dir;
   std::string db_path = dir.file("killed.db");
   std::string config = write_config(dir, "killed.json", {{"daemon", {{"samples_per_cycle", 5}}}});

@@ -135,7 +135,8 @@ nlohmann::json small_loop(const nlohmann::json& workers, int samples = 4) {
 
 }  // namespace
 
-TEST_CASE("three workers, one without nvcc, one slow, one killed holding the slow one's job: every verify job completes once") {
+TEST_CASE("three workers, one without nvcc, one slow, one killed holding the slow one's job: every verify job completes once" *
+          doctest::test_suite("long")) {
   if (!detected_toolchains().tool("nvcc").found()) {
     MESSAGE("skipped: nvcc is not installed (the test's jobs need nvidia.ptx)");
     return;
@@ -346,7 +347,8 @@ struct SlurmCluster {
 
 }  // namespace
 
-TEST_CASE("workers placed by Slurm: a job array on a one-node cluster verifies the daemon's samples") {
+TEST_CASE("workers placed by Slurm: a job array on a one-node cluster verifies the daemon's samples" *
+          doctest::test_suite("long")) {
   Cluster cluster(small_loop({{"local_verify", false}, {"lease_seconds", 10}}, 2), 1);
   SlurmCluster slurm(cluster.dir.file("slurm"));
   if (!slurm.why_not.empty()) {
@@ -430,7 +432,8 @@ struct TlsProxy {
 
 }  // namespace
 
-TEST_CASE("a worker reaches the daemon through a TLS proxy, and refuses a certificate it cannot verify") {
+TEST_CASE("a worker reaches the daemon through a TLS proxy, and refuses a certificate it cannot verify" *
+          doctest::test_suite("long")) {
   Cluster cluster(small_loop({{"local_verify", false}, {"lease_seconds", 10}}, 2), 1);
   ProcessSpec openssl;
   openssl.argv = {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",

@@ -132,7 +132,7 @@ TEST_CASE("install-service writes a Type=notify unit for this binary and databas
 }
 
 TEST_CASE("under a service manager the daemon reports ready, status and watchdog pings, reloads on SIGHUP and "
-          "drains on SIGTERM in time") {
+          "drains on SIGTERM in time" * doctest::test_suite("long")) {
   TempDir dir;
   std::string config = dir.file("service.json");
   std::ofstream(config) << R"({"daemon": {"samples_per_cycle": 4, "drain_grace_seconds": 5},
