@@ -20,7 +20,8 @@ std::string hip_on_cuda_names_header(const HipifyRules& rules, const std::string
     return true;
   });
   std::string out =
-      "// Generated from policies/hipify_rules.json by hip_on_cuda_names_header() (agents/hip_on_cuda_names.h):\n"
+      "// Generated from policies/hipify_rules.json and the hipify_names.json it names, by\n"
+      "// hip_on_cuda_names_header() (agents/hip_on_cuda_names.h):\n"
       "// each HIP runtime name the translator writes, mapped back to its CUDA name. Do not edit; the\n"
       "// test \"the shim's renames are the translator's table reversed\" says how to regenerate it.\n"
       "#pragma once\n";

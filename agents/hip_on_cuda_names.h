@@ -1,7 +1,8 @@
 // The renames of the HIP-on-NVIDIA shim (verifier/hip_on_cuda), derived from the translator's
 // table: for each CUDA runtime name the translator renames to a HIP name, the shim maps the HIP
 // name back, so whatever runtime API a translation uses builds with nvcc. The generated header is
-// committed; a test keeps it in step with policies/hipify_rules.json.
+// committed; a test keeps it in step with policies/hipify_rules.json and the generated identifier
+// table it names (policies/hipify_names.json).
 #pragma once
 
 #include <string>

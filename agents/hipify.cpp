@@ -1,5 +1,8 @@
 #include "agents/hipify.h"
 
+#include "agents/hipify_names.h"
+#include "agents/preprocessor_branches.h"
+
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -152,6 +155,20 @@ void load_lists(const json& root, HipifyRules& rules, std::string* error) {
         }
       }
       rules.unsupported.push_back(std::move(rule));
+    }
+  }
+  if (root.contains("libraries")) {
+    if (const json* libraries = array_at(root, "libraries", error)) {
+      for (size_t i = 0; i < libraries->size(); ++i) {
+        std::string at = where("libraries", i);
+        const json& r = (*libraries)[i];
+        LibraryRule rule;
+        rule.name = string_at(r, "name", at, error);
+        rule.message = string_at(r, "message", at, error);
+        string_list(r.value("prefixes", json()), at + ".prefixes", rule.prefixes, error);
+        if (rule.prefixes.empty() && error->empty()) *error = at + ".prefixes: empty";
+        rules.libraries.push_back(std::move(rule));
+      }
     }
   }
   if (const json* residual = array_at(root, "residual_identifiers", error)) {
@@ -340,6 +357,22 @@ struct Translation {
   std::set<std::string> needed_headers;  // compatibility headers translated identifiers need
   std::set<std::string> also_headers;    // what mapped CUDA headers brought in implicitly
   std::set<std::string> included;        // every header the source includes
+  // Lines in branches the HIP compile leaves out (#if 0, a cuBLAS guard, a CUDA version check):
+  // translated where a rule applies, never a failure for what stays.
+  std::vector<InactiveRegion> inactive_regions;
+  std::vector<bool> inactive;  // per line, 1-based line - 1
+
+  bool is_inactive(int line) const {
+    return line >= 1 && static_cast<size_t>(line) <= inactive.size() && inactive[static_cast<size_t>(line - 1)];
+  }
+  // "#ifdef CUBLAS_API_H_ at line 12": what leaves `line` out of the HIP compile.
+  std::string inactive_reason(int line) const {
+    for (const InactiveRegion& region : inactive_regions)
+      if (line >= region.first_line && line <= region.last_line)
+        return region.directive.empty() ? "an inactive branch"
+                                        : region.directive + " at line " + std::to_string(region.directive_line);
+    return "an inactive branch";
+  }
 
   void applied(const std::string& rule) {
     if (applied_seen.insert(rule).second) result.applied_rules.push_back(rule);
@@ -551,9 +584,22 @@ std::string apply_code_rewrites(Translation& t, std::string translated) {
   return translated;
 }
 
-// One issue per unsupported construct, at its first use in the translated code.
-void check_unsupported(Translation& t, const std::string& translated) {
-  std::string code = code_view(translated);
+// `code` with the lines of one kind (inactive or active) blanked, newlines kept.
+std::string blank_lines(const Translation& t, std::string code, bool blank_inactive) {
+  int line = 1;
+  for (char& c : code) {
+    if (c == '\n') {
+      ++line;
+    } else if (t.is_inactive(line) == blank_inactive) {
+      c = ' ';
+    }
+  }
+  return code;
+}
+
+// Each unsupported construct at its first use in `code`: an issue, or a warning when `code` holds
+// only the lines the HIP compile leaves out.
+void check_unsupported_in(Translation& t, const std::string& code, bool in_inactive) {
   for (const UnsupportedRule& rule : t.rules.unsupported) {
     text::Match first;
     bool all = !rule.patterns.empty();
@@ -571,8 +617,38 @@ void check_unsupported(Translation& t, const std::string& translated) {
     std::string quote = code.substr(line_start, end - line_start);
     quote.erase(0, quote.find_first_not_of(" \t"));
     if (quote.size() > 80) quote = quote.substr(0, 77) + "...";
-    t.fail(rule.construct, rule.message + ": '" + quote + "'", line_of(code, end == 0 ? 0 : end - 1));
+    int line = line_of(code, end == 0 ? 0 : end - 1);
+    if (in_inactive) {
+      t.result.warnings.push_back("line " + std::to_string(line) + ": " + rule.message + ": '" + quote +
+                                  "' (translate.unsupported." + rule.construct + "): kept, in " +
+                                  t.inactive_reason(line) + ", which the HIP compile leaves out");
+    } else {
+      t.fail(rule.construct, rule.message + ": '" + quote + "'", line);
+    }
   }
+}
+
+// Finds the branches of `translated` that hipcc leaves out, in its macro environment plus the
+// names the tree defines (each of which may be a macro).
+void mark_inactive_lines(Translation& t, const std::string& translated) {
+  std::string code = code_view(translated);
+  if (code.find('#') == std::string::npos) return;
+  MacroEnvironment environment = hip_compile_environment();
+  if (t.context.tree_names)
+    for (const std::string& name : *t.context.tree_names)
+      environment.macros.emplace(name, MacroState{MacroState::kMaybe, std::nullopt});
+  t.inactive_regions = inactive_regions(code, environment);
+  if (t.inactive_regions.empty()) return;
+  t.inactive = inactive_lines(t.inactive_regions, line_of(code, code.size()));
+}
+
+// One issue per unsupported construct, at its first use in the compiled code; one warning per
+// construct left only in branches the HIP compile leaves out.
+void check_unsupported(Translation& t, const std::string& translated) {
+  std::string code = code_view(translated);
+  if (t.inactive_regions.empty()) return check_unsupported_in(t, code, false);
+  check_unsupported_in(t, blank_lines(t, code, true), false);
+  check_unsupported_in(t, blank_lines(t, code, false), true);
 }
 
 // The identifier tokens of a code view, with their positions (numbers and their suffixes skipped).
@@ -617,22 +693,76 @@ void collect_names(const std::string& code, std::unordered_set<std::string>& nam
   }
 }
 
-// Reports every identifier of the output that still names CUDA and is not the program's own.
+// Per line of a code view: whether it is a conditional directive (#if, #ifdef, #elif, ...).
+std::vector<bool> conditional_directive_lines(const std::string& code) {
+  std::vector<bool> tests;
+  size_t start = 0;
+  while (start <= code.size()) {
+    size_t end = code.find('\n', start);
+    if (end == std::string::npos) end = code.size();
+    size_t at = code.find_first_not_of(" \t", start);
+    bool test = false;
+    if (at < end && code[at] == '#') {
+      at = code.find_first_not_of(" \t", at + 1);
+      test = at < end && (code.compare(at, 2, "if") == 0 || code.compare(at, 4, "elif") == 0);
+    }
+    tests.push_back(test);
+    start = end + 1;
+  }
+  return tests;
+}
+
+// A CUDA name left in compiled code that belongs to a library names the library: one issue per
+// library, at its first name.
+void note_library(Translation& t, const std::string& token, int line, std::set<std::string>& failed) {
+  for (const LibraryRule& library : t.rules.libraries) {
+    bool ours = std::any_of(library.prefixes.begin(), library.prefixes.end(),
+                            [&](const std::string& prefix) { return token.compare(0, prefix.size(), prefix) == 0; });
+    if (!ours) continue;
+    std::string category = "translate.unsupported.library." + library.name;
+    bool named = std::any_of(t.result.issues.begin(), t.result.issues.end(),
+                             [&](const TranslationIssue& issue) { return issue.category == category; });
+    if (failed.insert(library.name).second && !named) t.fail("library." + library.name, token + ": " + library.message, line);
+    return;
+  }
+}
+
+// Reports every identifier of the output that still names CUDA and is not the program's own:
+// untranslated where the HIP compile sees it, a warning where it leaves the line out.
 void note_untranslated(Translation& t, const std::string& source, const std::string& translated) {
   if (t.rules.residual_patterns.empty()) return;
   std::unordered_set<std::string> own;
   collect_names(code_view(source), own);
   std::string code = code_view(translated);
   LineIndex lines(code);
-  std::set<std::string> reported;
+  std::vector<bool> tests = conditional_directive_lines(code);
+  std::set<std::string> reported, reported_inactive, failed_libraries;
   for (const auto& [position, token] : identifier_tokens(code)) {
     bool member = position > 0 && (code[position - 1] == '.' || (position > 1 && code[position - 1] == '>' && code[position - 2] == '-'));
     if (member || own.count(token) || (t.context.tree_names && t.context.tree_names->count(token)) || reported.count(token))
       continue;
+    int line = lines.line_of(position);
+    // `#ifdef CUBLAS_API_H_`, `#if CUDART_VERSION >= 11000`: a test of a macro the HIP compile
+    // does not define, which is what leaves its branch out; nothing is left to translate there.
+    // A test of __CUDA_ARCH__ is another matter: CUDA defines it in the device pass only, and HIP's
+    // way to say that (__HIP_DEVICE_COMPILE__) is no rename of it.
+    static const MacroEnvironment hip = hip_compile_environment();
+    auto undecided = hip.macros.find(token);
+    bool decided = undecided == hip.macros.end() || undecided->second.kind != MacroState::kMaybe;
+    if (static_cast<size_t>(line) <= tests.size() && tests[static_cast<size_t>(line - 1)] && decided) continue;
+    bool inactive = t.is_inactive(line);
+    if (inactive && reported_inactive.count(token)) continue;
     for (const text::Regex& pattern : t.rules.residual_patterns) {
       if (!text::regex_match(token, pattern)) continue;
-      reported.insert(token);
-      t.result.untranslated.push_back("line " + std::to_string(lines.line_of(position)) + ": " + token);
+      if (inactive) {
+        reported_inactive.insert(token);
+        t.result.warnings.push_back("line " + std::to_string(line) + ": CUDA identifier " + token + " kept, in " +
+                                    t.inactive_reason(line) + ", which the HIP compile leaves out");
+      } else {
+        reported.insert(token);
+        t.result.untranslated.push_back("line " + std::to_string(line) + ": " + token);
+        note_library(t, token, line, failed_libraries);
+      }
       break;
     }
   }
@@ -695,6 +825,12 @@ Result<HipifyRules> load_hipify_rules(const std::string& path) {
   index_rules(rules.warp_intrinsics, "warp_intrinsics", rules.warp_intrinsic_index, &error);
   index_rules(rules.call_rewrites, "call_rewrites", rules.call_rewrite_index, &error);
   if (!error.empty()) return make_error(path + ": " + error);
+  rules.handwritten_identifiers = rules.identifiers.size();
+  if (auto generated = root.find("generated_identifiers"); generated != root.end()) {
+    if (!generated->is_string()) return make_error(path + ": generated_identifiers: expected a file name");
+    if (Status merged = merge_generated_table(rules, generated->get<std::string>()); !merged.ok())
+      return make_error(path + ": generated_identifiers: " + merged.message());
+  }
   return rules;
 }
 
@@ -704,6 +840,7 @@ TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::str
   translate_headers(t);
   translate_identifiers(t);
   std::string translated = apply_code_rewrites(t, apply_edits(cuda, t.edits));
+  mark_inactive_lines(t, translated);
   check_unsupported(t, translated);
   note_hardcoded_warp_size(t, translated);
   note_untranslated(t, cuda, translated);
@@ -728,6 +865,17 @@ TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::str
     t.applied("include:hip/hip_runtime.h");
   }
   TranslationResult& result = t.result;
+  // What the header and identifier rules could not translate in a branch HIP leaves out: kept, said.
+  std::vector<TranslationIssue> active;
+  for (TranslationIssue& issue : result.issues) {
+    if (!t.is_inactive(issue.line)) {
+      active.push_back(std::move(issue));
+      continue;
+    }
+    result.warnings.push_back(issue.message + ": kept, in " + t.inactive_reason(issue.line) +
+                              ", which the HIP compile leaves out");
+  }
+  result.issues = std::move(active);
   std::stable_sort(result.issues.begin(), result.issues.end(),
                    [](const TranslationIssue& a, const TranslationIssue& b) { return a.line < b.line; });
   result.ok = result.issues.empty();
@@ -753,13 +901,13 @@ int run_translate_command(const std::string& path, const HipifyRules& rules, std
   std::stringstream buffer;
   buffer << in.rdbuf();
   TranslationResult result = translate_cuda_to_hip(rules, buffer.str());
+  // The translation is always printed; what stays CUDA is named, one line each, on stderr.
+  out << result.hip_source;
   for (const TranslationIssue& issue : result.issues)
     err << path << ":" << issue.line << ": " << issue.category << ": " << issue.message << "\n";
-  if (!result.ok) return 1;
-  for (const std::string& warning : result.warnings) err << path << ": warning: " << warning << "\n";
   for (const std::string& name : result.untranslated) err << path << ": untranslated CUDA identifier, " << name << "\n";
-  out << result.hip_source;
-  return 0;
+  for (const std::string& warning : result.warnings) err << path << ": warning: " << warning << "\n";
+  return result.ok && result.untranslated.empty() ? 0 : 1;
 }
 
 }  // namespace tailforge

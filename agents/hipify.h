@@ -64,6 +64,14 @@ struct UnsupportedRule {
   std::string example;  // a snippet that must trigger the rule (checked by the tests)
 };
 
+// A CUDA library: an identifier left in compiled code that starts with one of its prefixes fails
+// the file as translate.unsupported.library.<name>.
+struct LibraryRule {
+  std::string name;  // cublas
+  std::vector<std::string> prefixes;
+  std::string message;
+};
+
 struct HipifyRules {
   std::string source_path;
   std::vector<HeaderRule> headers;
@@ -84,15 +92,21 @@ struct HipifyRules {
   text::Regex vararg_cast_arguments;
   std::string vararg_cast;
   // Identifiers left in the output that still name CUDA (cudaFoo, CUresult, curand_init, ...).
+  std::vector<LibraryRule> libraries;
   std::vector<std::string> residual_pattern_texts;
   std::vector<text::Regex> residual_patterns;
 
   // Name -> index into the vectors above, built by the loader.
   std::unordered_map<std::string, size_t> identifier_index, symbol_call_index, warp_intrinsic_index,
       call_rewrite_index;
+  // identifiers[0, handwritten_identifiers) are the file's own; the rest come from the generated
+  // table its "generated_identifiers" names (agents/hipify_names.h), minus the names it has rules for.
+  size_t handwritten_identifiers = 0;
+  std::string generated_identifiers_path;  // empty when the file names none
 };
 
-// Loads and validates the table; errors name the file and the JSON path ("headers[3].to").
+// Loads and validates the table, then merges the generated identifiers it names (a path relative
+// to its folder); errors name the file and the JSON path ("headers[3].to").
 Result<HipifyRules> load_hipify_rules(const std::string& path);
 
 // One construct the translation cannot express, at the line that needs it.
@@ -133,8 +147,9 @@ TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::str
 // report of untranslated CUDA identifiers leaves out (cudaStatus, cuDNNCheck are a program's own).
 void collect_defined_names(const std::string& source, std::unordered_set<std::string>& names);
 
-// `tailforge translate FILE.cu`: prints the HIP source to `out` and returns 0, or prints one line
-// naming the construct, its category and line to `err` and returns 1.
+// `tailforge translate FILE.cu`: prints the HIP translation to `out`, always; names on `err` every
+// construct left untranslated (file:line: category: message), every CUDA identifier left, and
+// every warning. Returns 0 when nothing was left, 1 otherwise.
 int run_translate_command(const std::string& path, const HipifyRules& rules, std::ostream& out,
                           std::ostream& err);
 

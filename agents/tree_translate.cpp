@@ -46,6 +46,32 @@ struct Entry {
   TreeFileReport report;
 };
 
+// `#include <tailforge_x.h>` becomes `#include "../tailforge_compat/tailforge_x.h"`, relative to
+// the file, so the translated tree compiles with no include path of tailforge's.
+std::string local_compat_includes(const std::string& hip, const std::vector<std::string>& headers,
+                                  const fs::path& relative) {
+  std::string up;
+  for (const fs::path& part : relative.parent_path()) {
+    (void)part;
+    up += "../";
+  }
+  std::string out = hip;
+  for (const std::string& header : headers) {
+    std::string local = "\"" + up + kCompatSubdir + "/" + header + "\"";
+    for (const std::string& form : {"<" + header + ">", "\"" + header + "\""}) {
+      for (size_t at = out.find(form); at != std::string::npos; at = out.find(form, at + 1)) {
+        size_t line_start = out.rfind('\n', at);
+        line_start = line_start == std::string::npos ? 0 : line_start + 1;
+        std::string_view before(out.data() + line_start, at - line_start);
+        size_t hash = before.find('#');
+        if (hash == std::string_view::npos || before.find("include", hash) == std::string_view::npos) continue;
+        out.replace(at, form.size(), local);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<TreeTranslation> translate_tree(const HipifyRules& rules, const std::string& source, const std::string& out,
@@ -112,7 +138,8 @@ Result<TreeTranslation> translate_tree(const HipifyRules& rules, const std::stri
     entry.report.untranslated = std::move(result.untranslated);
     entry.report.warnings = std::move(result.warnings);
     compat.insert(result.compat_headers.begin(), result.compat_headers.end());
-    if (Status written = write_text(destination / entry.relative, result.hip_source); !written) return written.error();
+    std::string hip = local_compat_includes(result.hip_source, result.compat_headers, entry.relative);
+    if (Status written = write_text(destination / entry.relative, hip); !written) return written.error();
   }
   for (Entry& entry : entries) {
     if (entry.report.action == "copied") {

@@ -43,7 +43,8 @@ Result<TreeTranslation> translate_tree(const HipifyRules& rules, const std::stri
 
 nlohmann::ordered_json tree_translation_to_json(const TreeTranslation& translation);
 
-// The subdirectory of the output holding the compatibility headers: compile with -I <out>/<this>.
+// The subdirectory of the output holding the compatibility headers, which the translated files
+// include by relative path ("../tailforge_compat/tailforge_bf16.h"): the output needs no -I.
 inline constexpr const char* kCompatSubdir = "tailforge_compat";
 
 }  // namespace tailforge

@@ -4,7 +4,10 @@
 // include directories), and the CUDA originals with nvcc; prints per tree: files, nvcc ok,
 // hipify-perl ok, tailforge ok, tailforge/hipify-perl, tailforge's share of the files nvcc
 // compiles, and the top failure categories of each.
-// Usage: translate_realcode [--corpus DIR] [--hipify FILE] [--jobs N] [--keep DIR] [--json]
+// Usage: translate_realcode [--corpus DIR | --tree DIR...] [--hipify FILE] [--jobs N] [--keep DIR] [--json]
+// --corpus: every folder in DIR is a tree (default ../shared/corpus); --tree: these trees, any
+// path (repeatable), for measuring on code nothing was tuned on. tailforge's output is compiled
+// with the tree's own include folders only: its compatibility headers come by relative path.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -118,7 +121,10 @@ int main(int argc, char** argv) {
   const Toolchains& toolchains = detected_toolchains();
   const Tool& clang = toolchains.tool("hip_clang");
   const Tool& nvcc = toolchains.tool("nvcc");
-  if (clang.path.empty() || !fs::exists(hipify) || !fs::is_directory(corpus)) {
+  std::vector<fs::path> trees;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--tree") trees.push_back(fs::absolute(argv[i + 1]));
+  if (clang.path.empty() || !fs::exists(hipify) || (trees.empty() && !fs::is_directory(corpus))) {
     std::fprintf(stderr, "skipped: needs clang for HIP (%s), hipify-perl (%s) and a corpus (%s)\n",
                  clang.path.empty() ? "missing" : "found", hipify.c_str(), corpus.c_str());
     return 0;
@@ -138,17 +144,24 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::vector<fs::path> trees;
-  for (const auto& entry : fs::directory_iterator(corpus))
-    if (entry.is_directory()) trees.push_back(entry.path());
-  std::sort(trees.begin(), trees.end());
+  if (trees.empty()) {
+    for (const auto& entry : fs::directory_iterator(corpus))
+      if (entry.is_directory()) trees.push_back(entry.path());
+    std::sort(trees.begin(), trees.end());
+  }
+  for (const fs::path& tree : trees) {
+    if (!fs::is_directory(tree)) {
+      std::fprintf(stderr, "not a folder: %s\n", tree.c_str());
+      return 2;
+    }
+  }
 
   nlohmann::ordered_json report = nlohmann::ordered_json::array();
   if (!json_output)
     std::printf("%-24s %5s %7s %8s %9s %8s %12s\n", "tree", "files", "nvcc", "hipify", "tailforge", "ratio",
                 "of nvcc ok");
   for (const fs::path& tree : trees) {
-    std::string name = tree.filename().string();
+    std::string name = (tree.has_filename() ? tree : tree.parent_path()).filename().string();
     fs::path hipified = work / "hipify-perl" / name, translated = work / "tailforge" / name;
     fs::remove_all(hipified);
     fs::remove_all(translated);
@@ -168,12 +181,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> files = cu_files(tree);
     std::vector<FileRow> rows(files.size());
     std::atomic<size_t> next{0};
-    auto amd_compile = [&](const fs::path& root, const std::string& file, bool compat) {
+    auto amd_compile = [&](const fs::path& root, const std::string& file) {
       std::vector<std::string> args = {clang.path, "-x", "hip", "-std=c++17", "-O2", "--rocm-path=/usr",
                                        "--cuda-device-only", "-S", "--offload-arch=gfx1100",
                                        "--hip-device-lib-path=" + *device_libs,
                                        "-I", (root / fs::path(file).parent_path()).string(), "-I", root.string()};
-      if (compat) args.insert(args.end(), {"-I", (root / kCompatSubdir).string()});
       args.insert(args.end(), {(root / file).string(), "-o", "/dev/null"});
       return compile(*taxonomy, "amd.asm.gfx1100", args);
     };
@@ -185,8 +197,8 @@ int main(int argc, char** argv) {
           row.nvcc = compile(*taxonomy, "nvidia.exe", {nvcc.path, "-c", "-std=c++17", "-arch=sm_90", "-I",
                                                        (tree / fs::path(files[i]).parent_path()).string(), "-I",
                                                        tree.string(), (tree / files[i]).string(), "-o", "/dev/null"});
-        row.hipify = amd_compile(hipified, files[i], false);
-        row.tailforge = amd_compile(translated, files[i], true);
+        row.hipify = amd_compile(hipified, files[i]);
+        row.tailforge = amd_compile(translated, files[i]);
         // A file the translator could not fully translate fails under the translator's category.
         auto file = by_path.find(files[i]);
         if (!row.tailforge.ok && file != by_path.end() && !file->second->issues.empty())

@@ -216,10 +216,20 @@ const std::vector<CommandSpec>& commands() {
        0, command_generate},
       {"translate", "FILE.cu | --tree SRC --out DST",
        "print the built-in CUDA->HIP translation of a file, or translate a whole tree (programs and their "
-       "headers together) into DST; names every construct it cannot translate and every CUDA identifier left",
+       "headers together) into DST; always writes the translation, names on stderr every construct it cannot "
+       "translate and every CUDA identifier left (exit 1), and keeps without failing what sits in a branch "
+       "the HIP compile leaves out",
        {kConfig, kLogLevel, kJson, {"--tree", true, "translate this source tree"},
         {"--out", true, "with --tree: the folder to write (it gets tailforge_translate.json, the report)"}},
        1, command_translate},
+      {"hipify-table", "",
+       "derive the translator's CUDA->HIP identifier table from the installed CUDA and HIP headers (name rules "
+       "plus policies/hipify_name_exceptions.json) and write it; rerun after installing another CUDA or ROCm",
+       {{"--cuda-include", true, "CUDA headers (default: $CUDA_HOME/include, else /usr/local/cuda/include)"},
+        {"--hip-include", true, "a folder holding hip/ (and hiprand/, rocrand/, hipsparse/); repeatable (default /usr/include)"},
+        {"--exceptions", true, "the reviewed exceptions (default policies/hipify_name_exceptions.json)"},
+        {"--out", true, "the table to write (default policies/hipify_names.json, which hipify_rules.json names)"}},
+       0, command_hipify_table},
       {"reroll", "FILE.ptx",
        "fold PTX's unrolled loops into Rolled-PTX `for` loops (PtxDec), or expand Rolled-PTX back with --unroll",
        {{"--unroll", false, "read Rolled-PTX and print PTX"},
@@ -315,6 +325,7 @@ int run_cli(int argc, char** argv) {
       } else {
         return usage_error("option '" + name + "' needs a value");
       }
+      line.repeated[name].push_back(line.options[name]);
     } else {
       if (inline_value) return usage_error("option '" + name + "' takes no value");
       line.options[name] = "";

@@ -19,8 +19,14 @@ struct CommandLine {
   std::map<std::string, std::string> options;
   std::vector<std::string> positionals;
   std::vector<std::string> rest;
+  std::map<std::string, std::vector<std::string>> repeated;  // every value a flag was given, in order
 
   bool has(const std::string& flag) const { return options.count(flag) > 0; }
+  // Every value of a flag that may be given more than once (`--hip-include A --hip-include B`).
+  std::vector<std::string> get_all(const std::string& flag) const {
+    auto it = repeated.find(flag);
+    return it == repeated.end() ? std::vector<std::string>{} : it->second;
+  }
   std::string get(const std::string& flag, const std::string& fallback = "") const {
     auto it = options.find(flag);
     return it == options.end() ? fallback : it->second;

@@ -108,8 +108,8 @@ void print_tree_translation(const TreeTranslation& translation, const std::strin
             << " with constructs left untranslated), copied " << translation.copied << ", skipped "
             << translation.skipped << " into " << out << "\n";
   if (!translation.compat_headers.empty())
-    std::cout << "compatibility headers in " << out << "/" << kCompatSubdir << ": compile with -I " << out << "/"
-              << kCompatSubdir << "\n";
+    std::cout << "compatibility headers copied into " << out << "/" << kCompatSubdir
+              << " (included by relative path: no -I needed)\n";
   std::cout << "report: " << out << "/tailforge_translate.json\n";
 }
 
@@ -135,7 +135,9 @@ int command_translate(const CommandLine& args) {
   } else {
     print_tree_translation(*translation, args.get("--out"));
   }
-  return translation->with_issues == 0 ? 0 : 1;
+  bool left = translation->with_issues > 0;
+  for (const TreeFileReport& file : translation->files) left = left || !file.untranslated.empty();
+  return left ? 1 : 0;
 }
 
 }  // namespace tailforge

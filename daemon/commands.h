@@ -14,6 +14,7 @@ int command_lineage(const CommandLine& args);
 int command_tails(const CommandLine& args);
 int command_generate(const CommandLine& args);
 int command_translate(const CommandLine& args);
+int command_hipify_table(const CommandLine& args);
 int command_verify(const CommandLine& args);
 int command_export(const CommandLine& args);
 int command_model(const CommandLine& args);

@@ -29,7 +29,8 @@ TranslateOutcome builtin_translation(const HipifyRules& rules, const std::string
   outcome.ok = translated.ok;
   outcome.hip_source = translated.hip_source;
   outcome.category = translated.category;
-  outcome.message = translated.ok ? "" : "line " + std::to_string(translated.line) + ": " + translated.message;
+  // Every construct left, one per line: the first names the category the stage fails with.
+  for (const TranslationIssue& issue : translated.issues) outcome.message += issue.message + "\n";
   return outcome;
 }
 
@@ -102,7 +103,7 @@ Result<VerifyOutput> SampleVerifier::run(const VerifyInput& input, Database* cac
       outcome.hip_source = tree_hip_source;
       if (!outcome.ok) {
         outcome.category = tree_translation->issues.front().category;
-        outcome.message = tree_translation->issues.front().message;
+        for (const TranslationIssue& issue : tree_translation->issues) outcome.message += issue.message + "\n";
       }
       return outcome;
     }

@@ -10,7 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev doctest-dev libssl-dev libsystemd-dev
   gcc binutils
   clang-19 llvm-19 lld-19
-  hipcc rocm-device-libs libhiprand-dev librocrand-dev
+  hipcc rocm-device-libs libhiprand-dev librocrand-dev libhipsparse-dev libomp-15-dev
   bubblewrap
   slurm-wlm munge
   chromium libjs-highlight.js

@@ -7,7 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "test_support/shipped_hipify_rules.h"
 #include "test_support/temp_dir.h"
+#include "verifier/stage_runner.h"
 #include "test_support/run_tailforge.h"
 
 using namespace tailforge;
@@ -15,21 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const HipifyRules& rules() {
-  static HipifyRules loaded = [] {
-    auto r = load_hipify_rules(std::string(TAILFORGE_SOURCE_DIR) + "/policies/hipify_rules.json");
-    REQUIRE_MESSAGE(r.ok(), r.message());
-    return r.value();
-  }();
-  return loaded;
-}
+const HipifyRules& rules() { return shipped_hipify_rules(); }
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+std::string read(const fs::path& path) { return read_file_text(path.string()); }
 
 // A small tree as people write them: a shared helper header with an error-check macro and its own
 // cudaError_t-named helper, programs that include it, a library the ROCm lacks, and non-source files.
@@ -82,7 +72,7 @@ TEST_CASE("a tree is translated once: programs and headers together, with one re
   for (const auto& file : report["files"]) {
     if (file["path"] == "apps/fft.cu") {
       CHECK(file["ok"] == false);
-      CHECK(file["issues"][0]["category"] == "translate.unsupported.cufft");
+      CHECK(file["issues"][0]["category"] == "translate.unsupported.library.cufft");
       CHECK(file["issues"][0]["line"] == 1);
       CHECK(file["untranslated"].dump().find("cufftHandle") != std::string::npos);
       fft_named = true;
@@ -116,8 +106,9 @@ TEST_CASE("tailforge translate --tree writes the tree and names what it left unt
   CHECK(run.exit_code == 1);  // one file keeps an untranslatable construct
   CHECK(run.stdout_text.find("translated 4 files (1 with constructs left untranslated), copied 2, skipped 0") !=
         std::string::npos);
-  CHECK(run.stdout_text.find("compile with -I " + dir.file("out") + "/tailforge_compat") != std::string::npos);
-  CHECK(run.stderr_text.find("apps/fft.cu:1: translate.unsupported.cufft") != std::string::npos);
+  CHECK(run.stdout_text.find("compatibility headers copied into " + dir.file("out") + "/tailforge_compat") !=
+        std::string::npos);
+  CHECK(run.stderr_text.find("apps/fft.cu:1: translate.unsupported.library.cufft") != std::string::npos);
   CHECK(run.stderr_text.find("apps/fft.cu: untranslated CUDA identifier, line 2: cufftHandle") != std::string::npos);
   CHECK(fs::exists(dir.file("out") + "/apps/scale.cu"));
 

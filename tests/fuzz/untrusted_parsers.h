@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/c2x86/exebench.h"
+#include "agents/header_names.h"
 #include "agents/hipify.h"
 #include "agents/importer.h"
 #include "agents/llm_response.h"
@@ -182,6 +184,10 @@ class UntrustedParsers {
       translate_cuda_to_hip(hipify_, s);
       std::unordered_set<std::string> names;
       collect_defined_names(s, names);
+    });
+    add("headers.scan_declared_names", kAll, [](const std::string& s) {
+      std::set<std::string> names;
+      scan_declared_names(s, names);
     });
     add("sass.split_sass_functions", kAll, [](const std::string& s) { split_sass_functions_by_arch(s, "sm_80"); });
     add("sass.normalize_sass", kAll, [](const std::string& s) { sass_stats(normalize_sass(s)); });

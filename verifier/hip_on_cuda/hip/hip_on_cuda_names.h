@@ -1,4 +1,5 @@
-// Generated from policies/hipify_rules.json by hip_on_cuda_names_header() (agents/hip_on_cuda_names.h):
+// Generated from policies/hipify_rules.json and the hipify_names.json it names, by
+// hip_on_cuda_names_header() (agents/hip_on_cuda_names.h):
 // each HIP runtime name the translator writes, mapped back to its CUDA name. Do not edit; the
 // test "the shim's renames are the translator's table reversed" says how to regenerate it.
 #pragma once
@@ -199,9 +200,6 @@
 #endif
 #ifndef hipDeviceGetCacheConfig
 #define hipDeviceGetCacheConfig cudaDeviceGetCacheConfig
-#endif
-#ifndef hipSetValidDevices
-#define hipSetValidDevices cudaSetValidDevices
 #endif
 #ifndef hipStreamGetPriority
 #define hipStreamGetPriority cudaStreamGetPriority
@@ -523,4 +521,1156 @@
 #endif
 #ifndef hipChannelFormatKindNone
 #define hipChannelFormatKindNone cudaChannelFormatKindNone
+#endif
+#ifndef hipAccessPolicyWindow
+#define hipAccessPolicyWindow cudaAccessPolicyWindow
+#endif
+#ifndef hipAccessProperty
+#define hipAccessProperty cudaAccessProperty
+#endif
+#ifndef hipAccessPropertyNormal
+#define hipAccessPropertyNormal cudaAccessPropertyNormal
+#endif
+#ifndef hipAccessPropertyPersisting
+#define hipAccessPropertyPersisting cudaAccessPropertyPersisting
+#endif
+#ifndef hipAccessPropertyStreaming
+#define hipAccessPropertyStreaming cudaAccessPropertyStreaming
+#endif
+#ifndef hipArrayCubemap
+#define hipArrayCubemap cudaArrayCubemap
+#endif
+#ifndef hipArrayLayered
+#define hipArrayLayered cudaArrayLayered
+#endif
+#ifndef hipArrayTextureGather
+#define hipArrayTextureGather cudaArrayTextureGather
+#endif
+#ifndef hipArray_const_t
+#define hipArray_const_t cudaArray_const_t
+#endif
+#ifndef hipComputeMode
+#define hipComputeMode cudaComputeMode
+#endif
+#ifndef hipComputeModeExclusive
+#define hipComputeModeExclusive cudaComputeModeExclusive
+#endif
+#ifndef hipComputeModeExclusiveProcess
+#define hipComputeModeExclusiveProcess cudaComputeModeExclusiveProcess
+#endif
+#ifndef hipComputeModeProhibited
+#define hipComputeModeProhibited cudaComputeModeProhibited
+#endif
+#ifndef hipDestroyExternalMemory
+#define hipDestroyExternalMemory cudaDestroyExternalMemory
+#endif
+#ifndef hipDestroyExternalSemaphore
+#define hipDestroyExternalSemaphore cudaDestroyExternalSemaphore
+#endif
+#ifndef hipDeviceAttributeAsyncEngineCount
+#define hipDeviceAttributeAsyncEngineCount cudaDevAttrAsyncEngineCount
+#endif
+#ifndef hipDeviceAttributeCanMapHostMemory
+#define hipDeviceAttributeCanMapHostMemory cudaDevAttrCanMapHostMemory
+#endif
+#ifndef hipDeviceAttributeCanUseHostPointerForRegisteredMem
+#define hipDeviceAttributeCanUseHostPointerForRegisteredMem cudaDevAttrCanUseHostPointerForRegisteredMem
+#endif
+#ifndef hipDeviceAttributeComputeMode
+#define hipDeviceAttributeComputeMode cudaDevAttrComputeMode
+#endif
+#ifndef hipDeviceAttributeComputePreemptionSupported
+#define hipDeviceAttributeComputePreemptionSupported cudaDevAttrComputePreemptionSupported
+#endif
+#ifndef hipDeviceAttributeConcurrentKernels
+#define hipDeviceAttributeConcurrentKernels cudaDevAttrConcurrentKernels
+#endif
+#ifndef hipDeviceAttributeCooperativeLaunch
+#define hipDeviceAttributeCooperativeLaunch cudaDevAttrCooperativeLaunch
+#endif
+#ifndef hipDeviceAttributeDirectManagedMemAccessFromHost
+#define hipDeviceAttributeDirectManagedMemAccessFromHost cudaDevAttrDirectManagedMemAccessFromHost
+#endif
+#ifndef hipDeviceAttributeEccEnabled
+#define hipDeviceAttributeEccEnabled cudaDevAttrEccEnabled
+#endif
+#ifndef hipDeviceAttributeGlobalL1CacheSupported
+#define hipDeviceAttributeGlobalL1CacheSupported cudaDevAttrGlobalL1CacheSupported
+#endif
+#ifndef hipDeviceAttributeMemoryBusWidth
+#define hipDeviceAttributeMemoryBusWidth cudaDevAttrGlobalMemoryBusWidth
+#endif
+#ifndef hipDeviceAttributeHostNativeAtomicSupported
+#define hipDeviceAttributeHostNativeAtomicSupported cudaDevAttrHostNativeAtomicSupported
+#endif
+#ifndef hipDeviceAttributeIntegrated
+#define hipDeviceAttributeIntegrated cudaDevAttrIntegrated
+#endif
+#ifndef hipDeviceAttributeIsMultiGpuBoard
+#define hipDeviceAttributeIsMultiGpuBoard cudaDevAttrIsMultiGpuBoard
+#endif
+#ifndef hipDeviceAttributeKernelExecTimeout
+#define hipDeviceAttributeKernelExecTimeout cudaDevAttrKernelExecTimeout
+#endif
+#ifndef hipDeviceAttributeLocalL1CacheSupported
+#define hipDeviceAttributeLocalL1CacheSupported cudaDevAttrLocalL1CacheSupported
+#endif
+#ifndef hipDeviceAttributeManagedMemory
+#define hipDeviceAttributeManagedMemory cudaDevAttrManagedMemory
+#endif
+#ifndef hipDeviceAttributeMaxBlockDimY
+#define hipDeviceAttributeMaxBlockDimY cudaDevAttrMaxBlockDimY
+#endif
+#ifndef hipDeviceAttributeMaxBlockDimZ
+#define hipDeviceAttributeMaxBlockDimZ cudaDevAttrMaxBlockDimZ
+#endif
+#ifndef hipDeviceAttributeMaxGridDimY
+#define hipDeviceAttributeMaxGridDimY cudaDevAttrMaxGridDimY
+#endif
+#ifndef hipDeviceAttributeMaxGridDimZ
+#define hipDeviceAttributeMaxGridDimZ cudaDevAttrMaxGridDimZ
+#endif
+#ifndef hipDeviceAttributeMaxPitch
+#define hipDeviceAttributeMaxPitch cudaDevAttrMaxPitch
+#endif
+#ifndef hipDeviceAttributeMaxRegistersPerBlock
+#define hipDeviceAttributeMaxRegistersPerBlock cudaDevAttrMaxRegistersPerBlock
+#endif
+#ifndef hipDeviceAttributeMaxRegistersPerMultiprocessor
+#define hipDeviceAttributeMaxRegistersPerMultiprocessor cudaDevAttrMaxRegistersPerMultiprocessor
+#endif
+#ifndef hipDeviceAttributeSharedMemPerBlockOptin
+#define hipDeviceAttributeSharedMemPerBlockOptin cudaDevAttrMaxSharedMemoryPerBlockOptin
+#endif
+#ifndef hipDeviceAttributeMaxTexture1DWidth
+#define hipDeviceAttributeMaxTexture1DWidth cudaDevAttrMaxTexture1DWidth
+#endif
+#ifndef hipDeviceAttributeMaxTexture2DHeight
+#define hipDeviceAttributeMaxTexture2DHeight cudaDevAttrMaxTexture2DHeight
+#endif
+#ifndef hipDeviceAttributeMaxTexture2DWidth
+#define hipDeviceAttributeMaxTexture2DWidth cudaDevAttrMaxTexture2DWidth
+#endif
+#ifndef hipDeviceAttributeMaxTexture3DDepth
+#define hipDeviceAttributeMaxTexture3DDepth cudaDevAttrMaxTexture3DDepth
+#endif
+#ifndef hipDeviceAttributeMaxTexture3DHeight
+#define hipDeviceAttributeMaxTexture3DHeight cudaDevAttrMaxTexture3DHeight
+#endif
+#ifndef hipDeviceAttributeMaxTexture3DWidth
+#define hipDeviceAttributeMaxTexture3DWidth cudaDevAttrMaxTexture3DWidth
+#endif
+#ifndef hipDeviceAttributeMaxThreadsPerMultiProcessor
+#define hipDeviceAttributeMaxThreadsPerMultiProcessor cudaDevAttrMaxThreadsPerMultiProcessor
+#endif
+#ifndef hipDeviceAttributeMemoryClockRate
+#define hipDeviceAttributeMemoryClockRate cudaDevAttrMemoryClockRate
+#endif
+#ifndef hipDeviceAttributeMemoryPoolsSupported
+#define hipDeviceAttributeMemoryPoolsSupported cudaDevAttrMemoryPoolsSupported
+#endif
+#ifndef hipDeviceAttributeMultiGpuBoardGroupID
+#define hipDeviceAttributeMultiGpuBoardGroupID cudaDevAttrMultiGpuBoardGroupID
+#endif
+#ifndef hipDeviceAttributePageableMemoryAccess
+#define hipDeviceAttributePageableMemoryAccess cudaDevAttrPageableMemoryAccess
+#endif
+#ifndef hipDeviceAttributePageableMemoryAccessUsesHostPageTables
+#define hipDeviceAttributePageableMemoryAccessUsesHostPageTables cudaDevAttrPageableMemoryAccessUsesHostPageTables
+#endif
+#ifndef hipDeviceAttributePciBusId
+#define hipDeviceAttributePciBusId cudaDevAttrPciBusId
+#endif
+#ifndef hipDeviceAttributePciDeviceId
+#define hipDeviceAttributePciDeviceId cudaDevAttrPciDeviceId
+#endif
+#ifndef hipDeviceAttributePciDomainID
+#define hipDeviceAttributePciDomainID cudaDevAttrPciDomainId
+#endif
+#ifndef hipDeviceAttributeSingleToDoublePrecisionPerfRatio
+#define hipDeviceAttributeSingleToDoublePrecisionPerfRatio cudaDevAttrSingleToDoublePrecisionPerfRatio
+#endif
+#ifndef hipDeviceAttributeStreamPrioritiesSupported
+#define hipDeviceAttributeStreamPrioritiesSupported cudaDevAttrStreamPrioritiesSupported
+#endif
+#ifndef hipDeviceAttributeSurfaceAlignment
+#define hipDeviceAttributeSurfaceAlignment cudaDevAttrSurfaceAlignment
+#endif
+#ifndef hipDeviceAttributeTccDriver
+#define hipDeviceAttributeTccDriver cudaDevAttrTccDriver
+#endif
+#ifndef hipDeviceAttributeTextureAlignment
+#define hipDeviceAttributeTextureAlignment cudaDevAttrTextureAlignment
+#endif
+#ifndef hipDeviceAttributeTexturePitchAlignment
+#define hipDeviceAttributeTexturePitchAlignment cudaDevAttrTexturePitchAlignment
+#endif
+#ifndef hipDeviceAttributeTotalConstantMemory
+#define hipDeviceAttributeTotalConstantMemory cudaDevAttrTotalConstantMemory
+#endif
+#ifndef hipDeviceAttributeUnifiedAddressing
+#define hipDeviceAttributeUnifiedAddressing cudaDevAttrUnifiedAddressing
+#endif
+#ifndef hipDevP2PAttrAccessSupported
+#define hipDevP2PAttrAccessSupported cudaDevP2PAttrAccessSupported
+#endif
+#ifndef hipDevP2PAttrHipArrayAccessSupported
+#define hipDevP2PAttrHipArrayAccessSupported cudaDevP2PAttrCudaArrayAccessSupported
+#endif
+#ifndef hipDevP2PAttrNativeAtomicSupported
+#define hipDevP2PAttrNativeAtomicSupported cudaDevP2PAttrNativeAtomicSupported
+#endif
+#ifndef hipDevP2PAttrPerformanceRank
+#define hipDevP2PAttrPerformanceRank cudaDevP2PAttrPerformanceRank
+#endif
+#ifndef hipDeviceGetDefaultMemPool
+#define hipDeviceGetDefaultMemPool cudaDeviceGetDefaultMemPool
+#endif
+#ifndef hipDeviceGetMemPool
+#define hipDeviceGetMemPool cudaDeviceGetMemPool
+#endif
+#ifndef hipDeviceGetP2PAttribute
+#define hipDeviceGetP2PAttribute cudaDeviceGetP2PAttribute
+#endif
+#ifndef hipDeviceGetSharedMemConfig
+#define hipDeviceGetSharedMemConfig cudaDeviceGetSharedMemConfig
+#endif
+#ifndef hipDeviceLmemResizeToMax
+#define hipDeviceLmemResizeToMax cudaDeviceLmemResizeToMax
+#endif
+#ifndef hipDeviceP2PAttr
+#define hipDeviceP2PAttr cudaDeviceP2PAttr
+#endif
+#ifndef hipDeviceScheduleMask
+#define hipDeviceScheduleMask cudaDeviceScheduleMask
+#endif
+#ifndef hipDeviceSetMemPool
+#define hipDeviceSetMemPool cudaDeviceSetMemPool
+#endif
+#ifndef hipErrorAlreadyAcquired
+#define hipErrorAlreadyAcquired cudaErrorAlreadyAcquired
+#endif
+#ifndef hipErrorAlreadyMapped
+#define hipErrorAlreadyMapped cudaErrorAlreadyMapped
+#endif
+#ifndef hipErrorArrayIsMapped
+#define hipErrorArrayIsMapped cudaErrorArrayIsMapped
+#endif
+#ifndef hipErrorAssert
+#define hipErrorAssert cudaErrorAssert
+#endif
+#ifndef hipErrorCapturedEvent
+#define hipErrorCapturedEvent cudaErrorCapturedEvent
+#endif
+#ifndef hipErrorContextIsDestroyed
+#define hipErrorContextIsDestroyed cudaErrorContextIsDestroyed
+#endif
+#ifndef hipErrorDeinitialized
+#define hipErrorDeinitialized cudaErrorCudartUnloading
+#endif
+#ifndef hipErrorContextAlreadyInUse
+#define hipErrorContextAlreadyInUse cudaErrorDeviceAlreadyInUse
+#endif
+#ifndef hipErrorInvalidContext
+#define hipErrorInvalidContext cudaErrorDeviceUninitialized
+#endif
+#ifndef hipErrorECCNotCorrectable
+#define hipErrorECCNotCorrectable cudaErrorECCUncorrectable
+#endif
+#ifndef hipErrorFileNotFound
+#define hipErrorFileNotFound cudaErrorFileNotFound
+#endif
+#ifndef hipErrorGraphExecUpdateFailure
+#define hipErrorGraphExecUpdateFailure cudaErrorGraphExecUpdateFailure
+#endif
+#ifndef hipErrorHostMemoryAlreadyRegistered
+#define hipErrorHostMemoryAlreadyRegistered cudaErrorHostMemoryAlreadyRegistered
+#endif
+#ifndef hipErrorHostMemoryNotRegistered
+#define hipErrorHostMemoryNotRegistered cudaErrorHostMemoryNotRegistered
+#endif
+#ifndef hipErrorIllegalAddress
+#define hipErrorIllegalAddress cudaErrorIllegalAddress
+#endif
+#ifndef hipErrorIllegalState
+#define hipErrorIllegalState cudaErrorIllegalState
+#endif
+#ifndef hipErrorNotInitialized
+#define hipErrorNotInitialized cudaErrorInitializationError
+#endif
+#ifndef hipErrorInsufficientDriver
+#define hipErrorInsufficientDriver cudaErrorInsufficientDriver
+#endif
+#ifndef hipErrorInvalidDeviceFunction
+#define hipErrorInvalidDeviceFunction cudaErrorInvalidDeviceFunction
+#endif
+#ifndef hipErrorInvalidGraphicsContext
+#define hipErrorInvalidGraphicsContext cudaErrorInvalidGraphicsContext
+#endif
+#ifndef hipErrorInvalidImage
+#define hipErrorInvalidImage cudaErrorInvalidKernelImage
+#endif
+#ifndef hipErrorInvalidPitchValue
+#define hipErrorInvalidPitchValue cudaErrorInvalidPitchValue
+#endif
+#ifndef hipErrorInvalidKernelFile
+#define hipErrorInvalidKernelFile cudaErrorInvalidPtx
+#endif
+#ifndef hipErrorInvalidSource
+#define hipErrorInvalidSource cudaErrorInvalidSource
+#endif
+#ifndef hipErrorInvalidSymbol
+#define hipErrorInvalidSymbol cudaErrorInvalidSymbol
+#endif
+#ifndef hipErrorLaunchOutOfResources
+#define hipErrorLaunchOutOfResources cudaErrorLaunchOutOfResources
+#endif
+#ifndef hipErrorLaunchTimeOut
+#define hipErrorLaunchTimeOut cudaErrorLaunchTimeout
+#endif
+#ifndef hipErrorMapFailed
+#define hipErrorMapFailed cudaErrorMapBufferObjectFailed
+#endif
+#ifndef hipErrorMissingConfiguration
+#define hipErrorMissingConfiguration cudaErrorMissingConfiguration
+#endif
+#ifndef hipErrorNoBinaryForGpu
+#define hipErrorNoBinaryForGpu cudaErrorNoKernelImageForDevice
+#endif
+#ifndef hipErrorNotMapped
+#define hipErrorNotMapped cudaErrorNotMapped
+#endif
+#ifndef hipErrorNotMappedAsArray
+#define hipErrorNotMappedAsArray cudaErrorNotMappedAsArray
+#endif
+#ifndef hipErrorNotMappedAsPointer
+#define hipErrorNotMappedAsPointer cudaErrorNotMappedAsPointer
+#endif
+#ifndef hipErrorOperatingSystem
+#define hipErrorOperatingSystem cudaErrorOperatingSystem
+#endif
+#ifndef hipErrorPeerAccessNotEnabled
+#define hipErrorPeerAccessNotEnabled cudaErrorPeerAccessNotEnabled
+#endif
+#ifndef hipErrorPeerAccessUnsupported
+#define hipErrorPeerAccessUnsupported cudaErrorPeerAccessUnsupported
+#endif
+#ifndef hipErrorPriorLaunchFailure
+#define hipErrorPriorLaunchFailure cudaErrorPriorLaunchFailure
+#endif
+#ifndef hipErrorProfilerAlreadyStarted
+#define hipErrorProfilerAlreadyStarted cudaErrorProfilerAlreadyStarted
+#endif
+#ifndef hipErrorProfilerAlreadyStopped
+#define hipErrorProfilerAlreadyStopped cudaErrorProfilerAlreadyStopped
+#endif
+#ifndef hipErrorProfilerDisabled
+#define hipErrorProfilerDisabled cudaErrorProfilerDisabled
+#endif
+#ifndef hipErrorProfilerNotInitialized
+#define hipErrorProfilerNotInitialized cudaErrorProfilerNotInitialized
+#endif
+#ifndef hipErrorSetOnActiveProcess
+#define hipErrorSetOnActiveProcess cudaErrorSetOnActiveProcess
+#endif
+#ifndef hipErrorSharedObjectInitFailed
+#define hipErrorSharedObjectInitFailed cudaErrorSharedObjectInitFailed
+#endif
+#ifndef hipErrorSharedObjectSymbolNotFound
+#define hipErrorSharedObjectSymbolNotFound cudaErrorSharedObjectSymbolNotFound
+#endif
+#ifndef hipErrorStreamCaptureImplicit
+#define hipErrorStreamCaptureImplicit cudaErrorStreamCaptureImplicit
+#endif
+#ifndef hipErrorStreamCaptureInvalidated
+#define hipErrorStreamCaptureInvalidated cudaErrorStreamCaptureInvalidated
+#endif
+#ifndef hipErrorStreamCaptureIsolation
+#define hipErrorStreamCaptureIsolation cudaErrorStreamCaptureIsolation
+#endif
+#ifndef hipErrorStreamCaptureMerge
+#define hipErrorStreamCaptureMerge cudaErrorStreamCaptureMerge
+#endif
+#ifndef hipErrorStreamCaptureUnjoined
+#define hipErrorStreamCaptureUnjoined cudaErrorStreamCaptureUnjoined
+#endif
+#ifndef hipErrorStreamCaptureUnmatched
+#define hipErrorStreamCaptureUnmatched cudaErrorStreamCaptureUnmatched
+#endif
+#ifndef hipErrorStreamCaptureUnsupported
+#define hipErrorStreamCaptureUnsupported cudaErrorStreamCaptureUnsupported
+#endif
+#ifndef hipErrorStreamCaptureWrongThread
+#define hipErrorStreamCaptureWrongThread cudaErrorStreamCaptureWrongThread
+#endif
+#ifndef hipErrorNotFound
+#define hipErrorNotFound cudaErrorSymbolNotFound
+#endif
+#ifndef hipErrorUnmapFailed
+#define hipErrorUnmapFailed cudaErrorUnmapBufferObjectFailed
+#endif
+#ifndef hipErrorUnsupportedLimit
+#define hipErrorUnsupportedLimit cudaErrorUnsupportedLimit
+#endif
+#ifndef hipExternalMemoryBufferDesc
+#define hipExternalMemoryBufferDesc cudaExternalMemoryBufferDesc
+#endif
+#ifndef hipExternalMemoryGetMappedBuffer
+#define hipExternalMemoryGetMappedBuffer cudaExternalMemoryGetMappedBuffer
+#endif
+#ifndef hipExternalMemoryHandleDesc
+#define hipExternalMemoryHandleDesc cudaExternalMemoryHandleDesc
+#endif
+#ifndef hipExternalMemoryHandleType
+#define hipExternalMemoryHandleType cudaExternalMemoryHandleType
+#endif
+#ifndef hipExternalMemoryHandleTypeD3D11Resource
+#define hipExternalMemoryHandleTypeD3D11Resource cudaExternalMemoryHandleTypeD3D11Resource
+#endif
+#ifndef hipExternalMemoryHandleTypeD3D11ResourceKmt
+#define hipExternalMemoryHandleTypeD3D11ResourceKmt cudaExternalMemoryHandleTypeD3D11ResourceKmt
+#endif
+#ifndef hipExternalMemoryHandleTypeD3D12Heap
+#define hipExternalMemoryHandleTypeD3D12Heap cudaExternalMemoryHandleTypeD3D12Heap
+#endif
+#ifndef hipExternalMemoryHandleTypeD3D12Resource
+#define hipExternalMemoryHandleTypeD3D12Resource cudaExternalMemoryHandleTypeD3D12Resource
+#endif
+#ifndef hipExternalMemoryHandleTypeOpaqueFd
+#define hipExternalMemoryHandleTypeOpaqueFd cudaExternalMemoryHandleTypeOpaqueFd
+#endif
+#ifndef hipExternalMemoryHandleTypeOpaqueWin32
+#define hipExternalMemoryHandleTypeOpaqueWin32 cudaExternalMemoryHandleTypeOpaqueWin32
+#endif
+#ifndef hipExternalMemoryHandleTypeOpaqueWin32Kmt
+#define hipExternalMemoryHandleTypeOpaqueWin32Kmt cudaExternalMemoryHandleTypeOpaqueWin32Kmt
+#endif
+#ifndef hipExternalMemory_t
+#define hipExternalMemory_t cudaExternalMemory_t
+#endif
+#ifndef hipExternalSemaphoreHandleDesc
+#define hipExternalSemaphoreHandleDesc cudaExternalSemaphoreHandleDesc
+#endif
+#ifndef hipExternalSemaphoreHandleType
+#define hipExternalSemaphoreHandleType cudaExternalSemaphoreHandleType
+#endif
+#ifndef hipExternalSemaphoreHandleTypeD3D12Fence
+#define hipExternalSemaphoreHandleTypeD3D12Fence cudaExternalSemaphoreHandleTypeD3D12Fence
+#endif
+#ifndef hipExternalSemaphoreHandleTypeOpaqueFd
+#define hipExternalSemaphoreHandleTypeOpaqueFd cudaExternalSemaphoreHandleTypeOpaqueFd
+#endif
+#ifndef hipExternalSemaphoreHandleTypeOpaqueWin32
+#define hipExternalSemaphoreHandleTypeOpaqueWin32 cudaExternalSemaphoreHandleTypeOpaqueWin32
+#endif
+#ifndef hipExternalSemaphoreHandleTypeOpaqueWin32Kmt
+#define hipExternalSemaphoreHandleTypeOpaqueWin32Kmt cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt
+#endif
+#ifndef hipExternalSemaphoreSignalParams
+#define hipExternalSemaphoreSignalParams cudaExternalSemaphoreSignalParams
+#endif
+#ifndef hipExternalSemaphoreWaitParams
+#define hipExternalSemaphoreWaitParams cudaExternalSemaphoreWaitParams
+#endif
+#ifndef hipExternalSemaphore_t
+#define hipExternalSemaphore_t cudaExternalSemaphore_t
+#endif
+#ifndef hipFreeMipmappedArray
+#define hipFreeMipmappedArray cudaFreeMipmappedArray
+#endif
+#ifndef hipFuncAttribute
+#define hipFuncAttribute cudaFuncAttribute
+#endif
+#ifndef hipFuncAttributeMax
+#define hipFuncAttributeMax cudaFuncAttributeMax
+#endif
+#ifndef hipFuncAttributePreferredSharedMemoryCarveout
+#define hipFuncAttributePreferredSharedMemoryCarveout cudaFuncAttributePreferredSharedMemoryCarveout
+#endif
+#ifndef hipFuncCache_t
+#define hipFuncCache_t cudaFuncCache
+#endif
+#ifndef hipFuncSetSharedMemConfig
+#define hipFuncSetSharedMemConfig cudaFuncSetSharedMemConfig
+#endif
+#ifndef hipFunction_t
+#define hipFunction_t cudaFunction_t
+#endif
+#ifndef hipGetChannelDesc
+#define hipGetChannelDesc cudaGetChannelDesc
+#endif
+#ifndef hipGetDeviceFlags
+#define hipGetDeviceFlags cudaGetDeviceFlags
+#endif
+#ifndef hipGetMipmappedArrayLevel
+#define hipGetMipmappedArrayLevel cudaGetMipmappedArrayLevel
+#endif
+#ifndef hipGetTextureObjectResourceDesc
+#define hipGetTextureObjectResourceDesc cudaGetTextureObjectResourceDesc
+#endif
+#ifndef hipGetTextureObjectResourceViewDesc
+#define hipGetTextureObjectResourceViewDesc cudaGetTextureObjectResourceViewDesc
+#endif
+#ifndef hipGetTextureObjectTextureDesc
+#define hipGetTextureObjectTextureDesc cudaGetTextureObjectTextureDesc
+#endif
+#ifndef hipGraphAddChildGraphNode
+#define hipGraphAddChildGraphNode cudaGraphAddChildGraphNode
+#endif
+#ifndef hipGraphAddDependencies
+#define hipGraphAddDependencies cudaGraphAddDependencies
+#endif
+#ifndef hipGraphAddEmptyNode
+#define hipGraphAddEmptyNode cudaGraphAddEmptyNode
+#endif
+#ifndef hipGraphAddEventRecordNode
+#define hipGraphAddEventRecordNode cudaGraphAddEventRecordNode
+#endif
+#ifndef hipGraphAddEventWaitNode
+#define hipGraphAddEventWaitNode cudaGraphAddEventWaitNode
+#endif
+#ifndef hipGraphAddHostNode
+#define hipGraphAddHostNode cudaGraphAddHostNode
+#endif
+#ifndef hipGraphAddMemcpyNode
+#define hipGraphAddMemcpyNode cudaGraphAddMemcpyNode
+#endif
+#ifndef hipGraphAddMemcpyNode1D
+#define hipGraphAddMemcpyNode1D cudaGraphAddMemcpyNode1D
+#endif
+#ifndef hipGraphAddMemcpyNodeFromSymbol
+#define hipGraphAddMemcpyNodeFromSymbol cudaGraphAddMemcpyNodeFromSymbol
+#endif
+#ifndef hipGraphAddMemcpyNodeToSymbol
+#define hipGraphAddMemcpyNodeToSymbol cudaGraphAddMemcpyNodeToSymbol
+#endif
+#ifndef hipGraphAddMemsetNode
+#define hipGraphAddMemsetNode cudaGraphAddMemsetNode
+#endif
+#ifndef hipGraphChildGraphNodeGetGraph
+#define hipGraphChildGraphNodeGetGraph cudaGraphChildGraphNodeGetGraph
+#endif
+#ifndef hipGraphClone
+#define hipGraphClone cudaGraphClone
+#endif
+#ifndef hipGraphDestroyNode
+#define hipGraphDestroyNode cudaGraphDestroyNode
+#endif
+#ifndef hipGraphEventRecordNodeGetEvent
+#define hipGraphEventRecordNodeGetEvent cudaGraphEventRecordNodeGetEvent
+#endif
+#ifndef hipGraphEventRecordNodeSetEvent
+#define hipGraphEventRecordNodeSetEvent cudaGraphEventRecordNodeSetEvent
+#endif
+#ifndef hipGraphEventWaitNodeGetEvent
+#define hipGraphEventWaitNodeGetEvent cudaGraphEventWaitNodeGetEvent
+#endif
+#ifndef hipGraphEventWaitNodeSetEvent
+#define hipGraphEventWaitNodeSetEvent cudaGraphEventWaitNodeSetEvent
+#endif
+#ifndef hipGraphExecChildGraphNodeSetParams
+#define hipGraphExecChildGraphNodeSetParams cudaGraphExecChildGraphNodeSetParams
+#endif
+#ifndef hipGraphExecEventRecordNodeSetEvent
+#define hipGraphExecEventRecordNodeSetEvent cudaGraphExecEventRecordNodeSetEvent
+#endif
+#ifndef hipGraphExecEventWaitNodeSetEvent
+#define hipGraphExecEventWaitNodeSetEvent cudaGraphExecEventWaitNodeSetEvent
+#endif
+#ifndef hipGraphExecHostNodeSetParams
+#define hipGraphExecHostNodeSetParams cudaGraphExecHostNodeSetParams
+#endif
+#ifndef hipGraphExecKernelNodeSetParams
+#define hipGraphExecKernelNodeSetParams cudaGraphExecKernelNodeSetParams
+#endif
+#ifndef hipGraphExecMemcpyNodeSetParams
+#define hipGraphExecMemcpyNodeSetParams cudaGraphExecMemcpyNodeSetParams
+#endif
+#ifndef hipGraphExecMemcpyNodeSetParams1D
+#define hipGraphExecMemcpyNodeSetParams1D cudaGraphExecMemcpyNodeSetParams1D
+#endif
+#ifndef hipGraphExecMemcpyNodeSetParamsFromSymbol
+#define hipGraphExecMemcpyNodeSetParamsFromSymbol cudaGraphExecMemcpyNodeSetParamsFromSymbol
+#endif
+#ifndef hipGraphExecMemcpyNodeSetParamsToSymbol
+#define hipGraphExecMemcpyNodeSetParamsToSymbol cudaGraphExecMemcpyNodeSetParamsToSymbol
+#endif
+#ifndef hipGraphExecMemsetNodeSetParams
+#define hipGraphExecMemsetNodeSetParams cudaGraphExecMemsetNodeSetParams
+#endif
+#ifndef hipGraphExecUpdateError
+#define hipGraphExecUpdateError cudaGraphExecUpdateError
+#endif
+#ifndef hipGraphExecUpdateErrorFunctionChanged
+#define hipGraphExecUpdateErrorFunctionChanged cudaGraphExecUpdateErrorFunctionChanged
+#endif
+#ifndef hipGraphExecUpdateErrorNodeTypeChanged
+#define hipGraphExecUpdateErrorNodeTypeChanged cudaGraphExecUpdateErrorNodeTypeChanged
+#endif
+#ifndef hipGraphExecUpdateErrorNotSupported
+#define hipGraphExecUpdateErrorNotSupported cudaGraphExecUpdateErrorNotSupported
+#endif
+#ifndef hipGraphExecUpdateErrorParametersChanged
+#define hipGraphExecUpdateErrorParametersChanged cudaGraphExecUpdateErrorParametersChanged
+#endif
+#ifndef hipGraphExecUpdateErrorTopologyChanged
+#define hipGraphExecUpdateErrorTopologyChanged cudaGraphExecUpdateErrorTopologyChanged
+#endif
+#ifndef hipGraphExecUpdateErrorUnsupportedFunctionChange
+#define hipGraphExecUpdateErrorUnsupportedFunctionChange cudaGraphExecUpdateErrorUnsupportedFunctionChange
+#endif
+#ifndef hipGraphExecUpdateResult
+#define hipGraphExecUpdateResult cudaGraphExecUpdateResult
+#endif
+#ifndef hipGraphExecUpdateSuccess
+#define hipGraphExecUpdateSuccess cudaGraphExecUpdateSuccess
+#endif
+#ifndef hipGraphGetEdges
+#define hipGraphGetEdges cudaGraphGetEdges
+#endif
+#ifndef hipGraphGetRootNodes
+#define hipGraphGetRootNodes cudaGraphGetRootNodes
+#endif
+#ifndef hipGraphHostNodeGetParams
+#define hipGraphHostNodeGetParams cudaGraphHostNodeGetParams
+#endif
+#ifndef hipGraphHostNodeSetParams
+#define hipGraphHostNodeSetParams cudaGraphHostNodeSetParams
+#endif
+#ifndef hipGraphInstantiateFlagAutoFreeOnLaunch
+#define hipGraphInstantiateFlagAutoFreeOnLaunch cudaGraphInstantiateFlagAutoFreeOnLaunch
+#endif
+#ifndef hipGraphInstantiateFlags
+#define hipGraphInstantiateFlags cudaGraphInstantiateFlags
+#endif
+#ifndef hipGraphInstantiateWithFlags
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#endif
+#ifndef hipGraphKernelNodeGetAttribute
+#define hipGraphKernelNodeGetAttribute cudaGraphKernelNodeGetAttribute
+#endif
+#ifndef hipGraphKernelNodeGetParams
+#define hipGraphKernelNodeGetParams cudaGraphKernelNodeGetParams
+#endif
+#ifndef hipGraphKernelNodeSetAttribute
+#define hipGraphKernelNodeSetAttribute cudaGraphKernelNodeSetAttribute
+#endif
+#ifndef hipGraphKernelNodeSetParams
+#define hipGraphKernelNodeSetParams cudaGraphKernelNodeSetParams
+#endif
+#ifndef hipGraphMemcpyNodeGetParams
+#define hipGraphMemcpyNodeGetParams cudaGraphMemcpyNodeGetParams
+#endif
+#ifndef hipGraphMemcpyNodeSetParams
+#define hipGraphMemcpyNodeSetParams cudaGraphMemcpyNodeSetParams
+#endif
+#ifndef hipGraphMemcpyNodeSetParams1D
+#define hipGraphMemcpyNodeSetParams1D cudaGraphMemcpyNodeSetParams1D
+#endif
+#ifndef hipGraphMemcpyNodeSetParamsFromSymbol
+#define hipGraphMemcpyNodeSetParamsFromSymbol cudaGraphMemcpyNodeSetParamsFromSymbol
+#endif
+#ifndef hipGraphMemcpyNodeSetParamsToSymbol
+#define hipGraphMemcpyNodeSetParamsToSymbol cudaGraphMemcpyNodeSetParamsToSymbol
+#endif
+#ifndef hipGraphMemsetNodeGetParams
+#define hipGraphMemsetNodeGetParams cudaGraphMemsetNodeGetParams
+#endif
+#ifndef hipGraphMemsetNodeSetParams
+#define hipGraphMemsetNodeSetParams cudaGraphMemsetNodeSetParams
+#endif
+#ifndef hipGraphNodeFindInClone
+#define hipGraphNodeFindInClone cudaGraphNodeFindInClone
+#endif
+#ifndef hipGraphNodeGetDependencies
+#define hipGraphNodeGetDependencies cudaGraphNodeGetDependencies
+#endif
+#ifndef hipGraphNodeGetDependentNodes
+#define hipGraphNodeGetDependentNodes cudaGraphNodeGetDependentNodes
+#endif
+#ifndef hipGraphNodeGetType
+#define hipGraphNodeGetType cudaGraphNodeGetType
+#endif
+#ifndef hipGraphNodeType
+#define hipGraphNodeType cudaGraphNodeType
+#endif
+#ifndef hipGraphNodeTypeCount
+#define hipGraphNodeTypeCount cudaGraphNodeTypeCount
+#endif
+#ifndef hipGraphNodeTypeEmpty
+#define hipGraphNodeTypeEmpty cudaGraphNodeTypeEmpty
+#endif
+#ifndef hipGraphNodeTypeEventRecord
+#define hipGraphNodeTypeEventRecord cudaGraphNodeTypeEventRecord
+#endif
+#ifndef hipGraphNodeTypeGraph
+#define hipGraphNodeTypeGraph cudaGraphNodeTypeGraph
+#endif
+#ifndef hipGraphNodeTypeHost
+#define hipGraphNodeTypeHost cudaGraphNodeTypeHost
+#endif
+#ifndef hipGraphNodeTypeKernel
+#define hipGraphNodeTypeKernel cudaGraphNodeTypeKernel
+#endif
+#ifndef hipGraphNodeTypeMemcpy
+#define hipGraphNodeTypeMemcpy cudaGraphNodeTypeMemcpy
+#endif
+#ifndef hipGraphNodeTypeMemset
+#define hipGraphNodeTypeMemset cudaGraphNodeTypeMemset
+#endif
+#ifndef hipGraphNodeTypeWaitEvent
+#define hipGraphNodeTypeWaitEvent cudaGraphNodeTypeWaitEvent
+#endif
+#ifndef hipGraphRemoveDependencies
+#define hipGraphRemoveDependencies cudaGraphRemoveDependencies
+#endif
+#ifndef hipHostNodeParams
+#define hipHostNodeParams cudaHostNodeParams
+#endif
+#ifndef hipHostRegisterIoMemory
+#define hipHostRegisterIoMemory cudaHostRegisterIoMemory
+#endif
+#ifndef hipImportExternalMemory
+#define hipImportExternalMemory cudaImportExternalMemory
+#endif
+#ifndef hipImportExternalSemaphore
+#define hipImportExternalSemaphore cudaImportExternalSemaphore
+#endif
+#ifndef hipInvalidDeviceId
+#define hipInvalidDeviceId cudaInvalidDeviceId
+#endif
+#ifndef hipIpcEventHandle_st
+#define hipIpcEventHandle_st cudaIpcEventHandle_st
+#endif
+#ifndef hipIpcEventHandle_t
+#define hipIpcEventHandle_t cudaIpcEventHandle_t
+#endif
+#ifndef hipIpcGetEventHandle
+#define hipIpcGetEventHandle cudaIpcGetEventHandle
+#endif
+#ifndef hipIpcMemHandle_st
+#define hipIpcMemHandle_st cudaIpcMemHandle_st
+#endif
+#ifndef hipIpcOpenEventHandle
+#define hipIpcOpenEventHandle cudaIpcOpenEventHandle
+#endif
+#ifndef hipJitOption
+#define hipJitOption cudaJitOption
+#endif
+#ifndef hipKernelNodeAttrID
+#define hipKernelNodeAttrID cudaKernelNodeAttrID
+#endif
+#ifndef hipKernelNodeAttrValue
+#define hipKernelNodeAttrValue cudaKernelNodeAttrValue
+#endif
+#ifndef hipKernelNodeAttributeAccessPolicyWindow
+#define hipKernelNodeAttributeAccessPolicyWindow cudaKernelNodeAttributeAccessPolicyWindow
+#endif
+#ifndef hipKernelNodeAttributeCooperative
+#define hipKernelNodeAttributeCooperative cudaKernelNodeAttributeCooperative
+#endif
+#ifndef hipLimit_t
+#define hipLimit_t cudaLimit
+#endif
+#ifndef hipMallocFromPoolAsync
+#define hipMallocFromPoolAsync cudaMallocFromPoolAsync
+#endif
+#ifndef hipMallocMipmappedArray
+#define hipMallocMipmappedArray cudaMallocMipmappedArray
+#endif
+#ifndef hipMemAccessDesc
+#define hipMemAccessDesc cudaMemAccessDesc
+#endif
+#ifndef hipMemAccessFlags
+#define hipMemAccessFlags cudaMemAccessFlags
+#endif
+#ifndef hipMemAccessFlagsProtNone
+#define hipMemAccessFlagsProtNone cudaMemAccessFlagsProtNone
+#endif
+#ifndef hipMemAccessFlagsProtRead
+#define hipMemAccessFlagsProtRead cudaMemAccessFlagsProtRead
+#endif
+#ifndef hipMemAccessFlagsProtReadWrite
+#define hipMemAccessFlagsProtReadWrite cudaMemAccessFlagsProtReadWrite
+#endif
+#ifndef hipMemAdviseUnsetAccessedBy
+#define hipMemAdviseUnsetAccessedBy cudaMemAdviseUnsetAccessedBy
+#endif
+#ifndef hipMemAdviseUnsetPreferredLocation
+#define hipMemAdviseUnsetPreferredLocation cudaMemAdviseUnsetPreferredLocation
+#endif
+#ifndef hipMemAllocationHandleType
+#define hipMemAllocationHandleType cudaMemAllocationHandleType
+#endif
+#ifndef hipMemAllocationType
+#define hipMemAllocationType cudaMemAllocationType
+#endif
+#ifndef hipMemAllocationTypeInvalid
+#define hipMemAllocationTypeInvalid cudaMemAllocationTypeInvalid
+#endif
+#ifndef hipMemAllocationTypeMax
+#define hipMemAllocationTypeMax cudaMemAllocationTypeMax
+#endif
+#ifndef hipMemAllocationTypePinned
+#define hipMemAllocationTypePinned cudaMemAllocationTypePinned
+#endif
+#ifndef hipMemHandleTypeNone
+#define hipMemHandleTypeNone cudaMemHandleTypeNone
+#endif
+#ifndef hipMemHandleTypePosixFileDescriptor
+#define hipMemHandleTypePosixFileDescriptor cudaMemHandleTypePosixFileDescriptor
+#endif
+#ifndef hipMemHandleTypeWin32
+#define hipMemHandleTypeWin32 cudaMemHandleTypeWin32
+#endif
+#ifndef hipMemHandleTypeWin32Kmt
+#define hipMemHandleTypeWin32Kmt cudaMemHandleTypeWin32Kmt
+#endif
+#ifndef hipMemLocation
+#define hipMemLocation cudaMemLocation
+#endif
+#ifndef hipMemLocationType
+#define hipMemLocationType cudaMemLocationType
+#endif
+#ifndef hipMemLocationTypeDevice
+#define hipMemLocationTypeDevice cudaMemLocationTypeDevice
+#endif
+#ifndef hipMemLocationTypeInvalid
+#define hipMemLocationTypeInvalid cudaMemLocationTypeInvalid
+#endif
+#ifndef hipMemPoolAttr
+#define hipMemPoolAttr cudaMemPoolAttr
+#endif
+#ifndef hipMemPoolAttrReleaseThreshold
+#define hipMemPoolAttrReleaseThreshold cudaMemPoolAttrReleaseThreshold
+#endif
+#ifndef hipMemPoolAttrReservedMemCurrent
+#define hipMemPoolAttrReservedMemCurrent cudaMemPoolAttrReservedMemCurrent
+#endif
+#ifndef hipMemPoolAttrReservedMemHigh
+#define hipMemPoolAttrReservedMemHigh cudaMemPoolAttrReservedMemHigh
+#endif
+#ifndef hipMemPoolAttrUsedMemCurrent
+#define hipMemPoolAttrUsedMemCurrent cudaMemPoolAttrUsedMemCurrent
+#endif
+#ifndef hipMemPoolAttrUsedMemHigh
+#define hipMemPoolAttrUsedMemHigh cudaMemPoolAttrUsedMemHigh
+#endif
+#ifndef hipMemPoolCreate
+#define hipMemPoolCreate cudaMemPoolCreate
+#endif
+#ifndef hipMemPoolDestroy
+#define hipMemPoolDestroy cudaMemPoolDestroy
+#endif
+#ifndef hipMemPoolExportPointer
+#define hipMemPoolExportPointer cudaMemPoolExportPointer
+#endif
+#ifndef hipMemPoolExportToShareableHandle
+#define hipMemPoolExportToShareableHandle cudaMemPoolExportToShareableHandle
+#endif
+#ifndef hipMemPoolGetAccess
+#define hipMemPoolGetAccess cudaMemPoolGetAccess
+#endif
+#ifndef hipMemPoolGetAttribute
+#define hipMemPoolGetAttribute cudaMemPoolGetAttribute
+#endif
+#ifndef hipMemPoolImportFromShareableHandle
+#define hipMemPoolImportFromShareableHandle cudaMemPoolImportFromShareableHandle
+#endif
+#ifndef hipMemPoolImportPointer
+#define hipMemPoolImportPointer cudaMemPoolImportPointer
+#endif
+#ifndef hipMemPoolProps
+#define hipMemPoolProps cudaMemPoolProps
+#endif
+#ifndef hipMemPoolPtrExportData
+#define hipMemPoolPtrExportData cudaMemPoolPtrExportData
+#endif
+#ifndef hipMemPoolReuseAllowInternalDependencies
+#define hipMemPoolReuseAllowInternalDependencies cudaMemPoolReuseAllowInternalDependencies
+#endif
+#ifndef hipMemPoolReuseAllowOpportunistic
+#define hipMemPoolReuseAllowOpportunistic cudaMemPoolReuseAllowOpportunistic
+#endif
+#ifndef hipMemPoolReuseFollowEventDependencies
+#define hipMemPoolReuseFollowEventDependencies cudaMemPoolReuseFollowEventDependencies
+#endif
+#ifndef hipMemPoolSetAccess
+#define hipMemPoolSetAccess cudaMemPoolSetAccess
+#endif
+#ifndef hipMemPoolSetAttribute
+#define hipMemPoolSetAttribute cudaMemPoolSetAttribute
+#endif
+#ifndef hipMemPoolTrimTo
+#define hipMemPoolTrimTo cudaMemPoolTrimTo
+#endif
+#ifndef hipMemPool_t
+#define hipMemPool_t cudaMemPool_t
+#endif
+#ifndef hipMemRangeAttribute
+#define hipMemRangeAttribute cudaMemRangeAttribute
+#endif
+#ifndef hipMemRangeAttributeAccessedBy
+#define hipMemRangeAttributeAccessedBy cudaMemRangeAttributeAccessedBy
+#endif
+#ifndef hipMemRangeAttributeLastPrefetchLocation
+#define hipMemRangeAttributeLastPrefetchLocation cudaMemRangeAttributeLastPrefetchLocation
+#endif
+#ifndef hipMemRangeAttributePreferredLocation
+#define hipMemRangeAttributePreferredLocation cudaMemRangeAttributePreferredLocation
+#endif
+#ifndef hipMemRangeAttributeReadMostly
+#define hipMemRangeAttributeReadMostly cudaMemRangeAttributeReadMostly
+#endif
+#ifndef hipMemRangeGetAttribute
+#define hipMemRangeGetAttribute cudaMemRangeGetAttribute
+#endif
+#ifndef hipMemRangeGetAttributes
+#define hipMemRangeGetAttributes cudaMemRangeGetAttributes
+#endif
+#ifndef hipMemcpy2DFromArrayAsync
+#define hipMemcpy2DFromArrayAsync cudaMemcpy2DFromArrayAsync
+#endif
+#ifndef hipMemcpy2DToArrayAsync
+#define hipMemcpy2DToArrayAsync cudaMemcpy2DToArrayAsync
+#endif
+#ifndef hipMemcpy3DAsync
+#define hipMemcpy3DAsync cudaMemcpy3DAsync
+#endif
+#ifndef hipMemoryAdvise
+#define hipMemoryAdvise cudaMemoryAdvise
+#endif
+#ifndef hipMemoryType
+#define hipMemoryType cudaMemoryType
+#endif
+#ifndef hipMemoryTypeDevice
+#define hipMemoryTypeDevice cudaMemoryTypeDevice
+#endif
+#ifndef hipMemoryTypeHost
+#define hipMemoryTypeHost cudaMemoryTypeHost
+#endif
+#ifndef hipMemset2D
+#define hipMemset2D cudaMemset2D
+#endif
+#ifndef hipMemset2DAsync
+#define hipMemset2DAsync cudaMemset2DAsync
+#endif
+#ifndef hipMemset3D
+#define hipMemset3D cudaMemset3D
+#endif
+#ifndef hipMemset3DAsync
+#define hipMemset3DAsync cudaMemset3DAsync
+#endif
+#ifndef hipMemsetParams
+#define hipMemsetParams cudaMemsetParams
+#endif
+#ifndef hipMipmappedArray
+#define hipMipmappedArray cudaMipmappedArray
+#endif
+#ifndef hipMipmappedArray_const_t
+#define hipMipmappedArray_const_t cudaMipmappedArray_const_t
+#endif
+#ifndef hipMipmappedArray_t
+#define hipMipmappedArray_t cudaMipmappedArray_t
+#endif
+#ifndef hipOccupancyDefault
+#define hipOccupancyDefault cudaOccupancyDefault
+#endif
+#ifndef hipOccupancyMaxPotentialBlockSizeWithFlags
+#define hipOccupancyMaxPotentialBlockSizeWithFlags cudaOccupancyMaxPotentialBlockSizeWithFlags
+#endif
+#ifndef hipResViewFormatFloat1
+#define hipResViewFormatFloat1 cudaResViewFormatFloat1
+#endif
+#ifndef hipResViewFormatFloat2
+#define hipResViewFormatFloat2 cudaResViewFormatFloat2
+#endif
+#ifndef hipResViewFormatFloat4
+#define hipResViewFormatFloat4 cudaResViewFormatFloat4
+#endif
+#ifndef hipResViewFormatHalf1
+#define hipResViewFormatHalf1 cudaResViewFormatHalf1
+#endif
+#ifndef hipResViewFormatHalf2
+#define hipResViewFormatHalf2 cudaResViewFormatHalf2
+#endif
+#ifndef hipResViewFormatHalf4
+#define hipResViewFormatHalf4 cudaResViewFormatHalf4
+#endif
+#ifndef hipResViewFormatNone
+#define hipResViewFormatNone cudaResViewFormatNone
+#endif
+#ifndef hipResViewFormatSignedBlockCompressed4
+#define hipResViewFormatSignedBlockCompressed4 cudaResViewFormatSignedBlockCompressed4
+#endif
+#ifndef hipResViewFormatSignedBlockCompressed5
+#define hipResViewFormatSignedBlockCompressed5 cudaResViewFormatSignedBlockCompressed5
+#endif
+#ifndef hipResViewFormatSignedBlockCompressed6H
+#define hipResViewFormatSignedBlockCompressed6H cudaResViewFormatSignedBlockCompressed6H
+#endif
+#ifndef hipResViewFormatSignedChar1
+#define hipResViewFormatSignedChar1 cudaResViewFormatSignedChar1
+#endif
+#ifndef hipResViewFormatSignedChar2
+#define hipResViewFormatSignedChar2 cudaResViewFormatSignedChar2
+#endif
+#ifndef hipResViewFormatSignedChar4
+#define hipResViewFormatSignedChar4 cudaResViewFormatSignedChar4
+#endif
+#ifndef hipResViewFormatSignedInt1
+#define hipResViewFormatSignedInt1 cudaResViewFormatSignedInt1
+#endif
+#ifndef hipResViewFormatSignedInt2
+#define hipResViewFormatSignedInt2 cudaResViewFormatSignedInt2
+#endif
+#ifndef hipResViewFormatSignedInt4
+#define hipResViewFormatSignedInt4 cudaResViewFormatSignedInt4
+#endif
+#ifndef hipResViewFormatSignedShort1
+#define hipResViewFormatSignedShort1 cudaResViewFormatSignedShort1
+#endif
+#ifndef hipResViewFormatSignedShort2
+#define hipResViewFormatSignedShort2 cudaResViewFormatSignedShort2
+#endif
+#ifndef hipResViewFormatSignedShort4
+#define hipResViewFormatSignedShort4 cudaResViewFormatSignedShort4
+#endif
+#ifndef hipResViewFormatUnsignedBlockCompressed1
+#define hipResViewFormatUnsignedBlockCompressed1 cudaResViewFormatUnsignedBlockCompressed1
+#endif
+#ifndef hipResViewFormatUnsignedBlockCompressed2
+#define hipResViewFormatUnsignedBlockCompressed2 cudaResViewFormatUnsignedBlockCompressed2
+#endif
+#ifndef hipResViewFormatUnsignedBlockCompressed3
+#define hipResViewFormatUnsignedBlockCompressed3 cudaResViewFormatUnsignedBlockCompressed3
+#endif
+#ifndef hipResViewFormatUnsignedBlockCompressed4
+#define hipResViewFormatUnsignedBlockCompressed4 cudaResViewFormatUnsignedBlockCompressed4
+#endif
+#ifndef hipResViewFormatUnsignedBlockCompressed5
+#define hipResViewFormatUnsignedBlockCompressed5 cudaResViewFormatUnsignedBlockCompressed5
+#endif
+#ifndef hipResViewFormatUnsignedBlockCompressed6H
+#define hipResViewFormatUnsignedBlockCompressed6H cudaResViewFormatUnsignedBlockCompressed6H
+#endif
+#ifndef hipResViewFormatUnsignedBlockCompressed7
+#define hipResViewFormatUnsignedBlockCompressed7 cudaResViewFormatUnsignedBlockCompressed7
+#endif
+#ifndef hipResViewFormatUnsignedChar1
+#define hipResViewFormatUnsignedChar1 cudaResViewFormatUnsignedChar1
+#endif
+#ifndef hipResViewFormatUnsignedChar2
+#define hipResViewFormatUnsignedChar2 cudaResViewFormatUnsignedChar2
+#endif
+#ifndef hipResViewFormatUnsignedChar4
+#define hipResViewFormatUnsignedChar4 cudaResViewFormatUnsignedChar4
+#endif
+#ifndef hipResViewFormatUnsignedInt1
+#define hipResViewFormatUnsignedInt1 cudaResViewFormatUnsignedInt1
+#endif
+#ifndef hipResViewFormatUnsignedInt2
+#define hipResViewFormatUnsignedInt2 cudaResViewFormatUnsignedInt2
+#endif
+#ifndef hipResViewFormatUnsignedInt4
+#define hipResViewFormatUnsignedInt4 cudaResViewFormatUnsignedInt4
+#endif
+#ifndef hipResViewFormatUnsignedShort1
+#define hipResViewFormatUnsignedShort1 cudaResViewFormatUnsignedShort1
+#endif
+#ifndef hipResViewFormatUnsignedShort2
+#define hipResViewFormatUnsignedShort2 cudaResViewFormatUnsignedShort2
+#endif
+#ifndef hipResViewFormatUnsignedShort4
+#define hipResViewFormatUnsignedShort4 cudaResViewFormatUnsignedShort4
+#endif
+#ifndef hipResourceType
+#define hipResourceType cudaResourceType
+#endif
+#ifndef hipResourceTypeMipmappedArray
+#define hipResourceTypeMipmappedArray cudaResourceTypeMipmappedArray
+#endif
+#ifndef hipResourceViewFormat
+#define hipResourceViewFormat cudaResourceViewFormat
+#endif
+#ifndef hipSharedMemBankSizeDefault
+#define hipSharedMemBankSizeDefault cudaSharedMemBankSizeDefault
+#endif
+#ifndef hipSharedMemConfig
+#define hipSharedMemConfig cudaSharedMemConfig
+#endif
+#ifndef hipSignalExternalSemaphoresAsync
+#define hipSignalExternalSemaphoresAsync cudaSignalExternalSemaphoresAsync
+#endif
+#ifndef hipStreamAddCaptureDependencies
+#define hipStreamAddCaptureDependencies cudaStreamAddCaptureDependencies
+#endif
+#ifndef hipStreamAttachMemAsync
+#define hipStreamAttachMemAsync cudaStreamAttachMemAsync
+#endif
+#ifndef hipStreamCaptureMode
+#define hipStreamCaptureMode cudaStreamCaptureMode
+#endif
+#ifndef hipStreamCaptureStatus
+#define hipStreamCaptureStatus cudaStreamCaptureStatus
+#endif
+#ifndef hipStreamCaptureStatusActive
+#define hipStreamCaptureStatusActive cudaStreamCaptureStatusActive
+#endif
+#ifndef hipStreamCaptureStatusInvalidated
+#define hipStreamCaptureStatusInvalidated cudaStreamCaptureStatusInvalidated
+#endif
+#ifndef hipStreamCaptureStatusNone
+#define hipStreamCaptureStatusNone cudaStreamCaptureStatusNone
+#endif
+#ifndef hipStreamGetCaptureInfo_v2
+#define hipStreamGetCaptureInfo_v2 cudaStreamGetCaptureInfo
+#endif
+#ifndef hipStreamIsCapturing
+#define hipStreamIsCapturing cudaStreamIsCapturing
+#endif
+#ifndef hipStreamPerThread
+#define hipStreamPerThread cudaStreamPerThread
+#endif
+#ifndef hipStreamSetCaptureDependencies
+#define hipStreamSetCaptureDependencies cudaStreamSetCaptureDependencies
+#endif
+#ifndef hipStreamUpdateCaptureDependencies
+#define hipStreamUpdateCaptureDependencies cudaStreamUpdateCaptureDependencies
+#endif
+#ifndef hipStreamUpdateCaptureDependenciesFlags
+#define hipStreamUpdateCaptureDependenciesFlags cudaStreamUpdateCaptureDependenciesFlags
+#endif
+#ifndef hipSurfaceBoundaryMode
+#define hipSurfaceBoundaryMode cudaSurfaceBoundaryMode
+#endif
+#ifndef hipTextureType1D
+#define hipTextureType1D cudaTextureType1D
+#endif
+#ifndef hipTextureType1DLayered
+#define hipTextureType1DLayered cudaTextureType1DLayered
+#endif
+#ifndef hipTextureType2D
+#define hipTextureType2D cudaTextureType2D
+#endif
+#ifndef hipTextureType2DLayered
+#define hipTextureType2DLayered cudaTextureType2DLayered
+#endif
+#ifndef hipTextureType3D
+#define hipTextureType3D cudaTextureType3D
+#endif
+#ifndef hipTextureTypeCubemap
+#define hipTextureTypeCubemap cudaTextureTypeCubemap
+#endif
+#ifndef hipTextureTypeCubemapLayered
+#define hipTextureTypeCubemapLayered cudaTextureTypeCubemapLayered
+#endif
+#ifndef hipThreadExchangeStreamCaptureMode
+#define hipThreadExchangeStreamCaptureMode cudaThreadExchangeStreamCaptureMode
+#endif
+#ifndef hipUUID
+#define hipUUID cudaUUID_t
+#endif
+#ifndef hipWaitExternalSemaphoresAsync
+#define hipWaitExternalSemaphoresAsync cudaWaitExternalSemaphoresAsync
 #endif

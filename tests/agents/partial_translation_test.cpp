@@ -1,0 +1,216 @@
+// The translator on code people write: a file is always translated as far as it goes, what stays
+// CUDA is named, and a shared helper header's sections for libraries the program does not use
+// (inactive under HIP) never fail the programs that include it.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "agents/hipify.h"
+#include "agents/tree_translate.h"
+#include "test_support/run_tailforge.h"
+#include "test_support/shipped_hipify_rules.h"
+#include "test_support/temp_dir.h"
+#include "verifier/stage_runner.h"
+#include "verifier/process.h"
+
+using namespace tailforge;
+namespace fs = std::filesystem;
+
+namespace {
+
+const HipifyRules& rules() { return shipped_hipify_rules(); }
+
+std::string read(const fs::path& path) { return read_file_text(path.string()); }
+
+// A helper header the way sample collections write one: an error check for every library, each
+// behind the guard macro that library's header defines, plus dead code and a version check.
+const char* kHelperHeader =
+    "#pragma once\n"
+    "#include <cuda_runtime.h>\n"
+    "#include <cstdio>\n"
+    "#include <cstdlib>\n"
+    "#ifdef __cuda_cuda_h__\n"
+    "static const char* errorName(CUresult error) { const char* s = nullptr; cuGetErrorName(error, &s); return s; }\n"
+    "#endif\n"
+    "#ifdef CUBLAS_API_H_\n"
+    "static const char* errorName(cublasStatus_t error) {\n"
+    "  switch (error) { case CUBLAS_STATUS_SUCCESS: return \"CUBLAS_STATUS_SUCCESS\"; default: return \"?\"; }\n"
+    "}\n"
+    "#endif\n"
+    "#ifdef _CUFFT_H_\n"
+    "static const char* errorName(cufftResult error) { return error == CUFFT_SUCCESS ? \"ok\" : \"?\"; }\n"
+    "#endif\n"
+    "#ifdef CUSPARSEAPI\n"
+    "static const char* errorName(cusparseStatus_t error) { return cusparseGetErrorString(error); }\n"
+    "#endif\n"
+    "#if 0\n"
+    "__device__ void old_wait() { __nanosleep(100); }\n"
+    "#endif\n"
+    "#if CUDART_VERSION >= 12000\n"
+    "static void newest() { cudaFrobnicateWidgets(0); }\n"
+    "#endif\n"
+    "static const char* errorName(cudaError_t error) { return cudaGetErrorName(error); }\n"
+    "template <typename T> void check(T result, const char* what, const char* file, int line) {\n"
+    "  if (result) {\n"
+    "    fprintf(stderr, \"error at %s:%d '%s': %s\\n\", file, line, what, errorName(result));\n"
+    "    exit(EXIT_FAILURE);\n"
+    "  }\n"
+    "}\n"
+    "#define checkErrors(val) check((val), #val, __FILE__, __LINE__)\n"
+    "inline int pickDevice() { int n = 0; checkErrors(cudaGetDeviceCount(&n)); checkErrors(cudaSetDevice(0)); return 0; }\n";
+
+void make_tree(const fs::path& root) {
+  write_tree_file((root / "common/check_helpers.h").string(), kHelperHeader);
+  write_tree_file((root / "add/add.cu").string(),
+                  "#include \"../common/check_helpers.h\"\n"
+                  "__global__ void add(const float* a, float* b, int n) {\n"
+                  "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] += a[i];\n}\n"
+                  "int main() {\n  pickDevice(); float *a, *b;\n"
+                  "  checkErrors(cudaMalloc(&a, 256 * sizeof(float))); checkErrors(cudaMalloc(&b, 256 * sizeof(float)));\n"
+                  "  add<<<1, 256>>>(a, b, 256); checkErrors(cudaGetLastError());\n"
+                  "  checkErrors(cudaDeviceSynchronize()); cudaFree(a); cudaFree(b); return 0;\n}\n");
+  write_tree_file((root / "scale/scale.cu").string(),
+                  "#include <common/check_helpers.h>\n#include <helper_timer.h>\n"
+                  "__global__ void scale(float* p, float f) { p[threadIdx.x] *= f; }\n"
+                  "int main() {\n  StopWatchInterface* timer = nullptr; sdkCreateTimer(&timer);\n"
+                  "  float* p; checkErrors(cudaMalloc(&p, 128 * sizeof(float)));\n"
+                  "  scale<<<1, 128>>>(p, 2.0f); checkErrors(cudaDeviceSynchronize());\n"
+                  "  printf(\"%f\\n\", sdkGetTimerValue(&timer)); cudaFree(p); return 0;\n}\n");
+}
+
+// Compiles a HIP file's device code for gfx1100 with hipcc and only the given include folders.
+ProcessResult compile_for_gfx1100(const fs::path& file, const std::vector<std::string>& include_dirs) {
+  ProcessSpec spec;
+  spec.argv = {"hipcc", "-x", "hip", "-std=c++17", "--offload-arch=gfx1100", "--cuda-device-only", "-S", "-nogpulib"};
+  for (const std::string& dir : include_dirs) spec.argv.insert(spec.argv.end(), {"-I", dir});
+  spec.argv.insert(spec.argv.end(), {file.string(), "-o", file.string() + ".s"});
+  spec.timeout_seconds = 300;
+  return run_process(spec);
+}
+
+bool have_hipcc() {
+  ProcessSpec spec;
+  spec.argv = {"hipcc", "--version"};
+  spec.timeout_seconds = 60;
+  return run_process(spec).exit_code == 0;
+}
+
+}  // namespace
+
+TEST_CASE("a helper header's inactive library sections are translated where they can be and never fail a file") {
+  TranslationContext context;
+  TranslationResult header = translate_cuda_to_hip(rules(), kHelperHeader, context);
+  INFO(header.message);
+  CHECK(header.ok);
+  CHECK(header.untranslated.empty());
+  std::string warnings;
+  for (const std::string& warning : header.warnings) warnings += warning + "\n";
+  CAPTURE(warnings);
+  // What stays is said, with the directive that leaves it out of the HIP compile.
+  CHECK(warnings.find("cufftResult kept, in #ifdef _CUFFT_H_ at line 13") != std::string::npos);
+  CHECK(warnings.find("(translate.unsupported.nanosleep): kept, in #if 0 at line 19") != std::string::npos);
+  CHECK(warnings.find("cudaFrobnicateWidgets kept, in #if CUDART_VERSION >= 12000 at line 22") != std::string::npos);
+  CHECK(header.hip_source.find("hipGetErrorName(error)") != std::string::npos);
+  CHECK(header.hip_source.find("hipSetDevice(0)") != std::string::npos);
+  // The same constructs where the HIP compile sees them are failures, as before.
+  TranslationResult active = translate_cuda_to_hip(rules(), "__device__ void wait() { __nanosleep(100); }\n", context);
+  CHECK_FALSE(active.ok);
+  CHECK(active.category == "translate.unsupported.nanosleep");
+}
+
+TEST_CASE("every program including the helper header translates, and compiles for gfx1100 with no tailforge path") {
+  TempDir dir;
+  fs::path source = dir.file("src"), out = dir.file("out");
+  make_tree(source);
+  TreeTranslateOptions options;
+  options.compat_dir = std::string(TAILFORGE_SOURCE_DIR) + "/verifier/hip_compat";
+  Result<TreeTranslation> tree = translate_tree(rules(), source.string(), out.string(), options);
+  REQUIRE_MESSAGE(tree.ok(), tree.message());
+  CHECK(tree->translated == 3);
+  CHECK(tree->with_issues == 0);
+  for (const TreeFileReport& file : tree->files) {
+    CAPTURE(file.path);
+    CHECK(file.ok);
+    CHECK(file.untranslated.empty());
+  }
+  // The compatibility header the timer needs is in the output and included by relative path.
+  CHECK(fs::exists(out / kCompatSubdir / "tailforge_samples_helpers.h"));
+  CHECK(read(out / "scale/scale.cu").find("#include \"../tailforge_compat/tailforge_samples_helpers.h\"") !=
+        std::string::npos);
+  if (!have_hipcc()) {
+    MESSAGE("skipped: compiling for gfx1100: hipcc not found");
+    return;
+  }
+  for (const char* program : {"add/add.cu", "scale/scale.cu"}) {
+    CAPTURE(program);
+    // The tree's own include root, as its build has it (-I src for <common/check_helpers.h>); nothing of tailforge's.
+    ProcessResult compiled = compile_for_gfx1100(out / program, {out.string()});
+    CHECK_MESSAGE(compiled.exit_code == 0, compiled.stderr_text.substr(0, 4000));
+  }
+}
+
+TEST_CASE("translate writes a file with one unsupported construct, everything else translated, and exits 1") {
+  TempDir dir;
+  std::string file = dir.file("lane.cu");
+  write_tree_file(file,
+                  "#include <cuda_runtime.h>\n"
+                  "__device__ int lane() { int r; asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(r)); return r; }\n"
+                  "__global__ void k(int* out) { out[threadIdx.x] = lane(); }\n"
+                  "int main() { int* d; cudaMalloc(&d, 128); k<<<1, 32>>>(d); cudaDeviceSynchronize(); cudaFree(d); }\n");
+  ProcessResult run = run_tailforge({"translate", file});
+  CHECK(run.exit_code == 1);
+  CHECK(run.stdout_text.find("#include <hip/hip_runtime.h>") != std::string::npos);
+  CHECK(run.stdout_text.find("hipMalloc(&d, 128)") != std::string::npos);
+  CHECK(run.stdout_text.find("hipDeviceSynchronize()") != std::string::npos);
+  CHECK(run.stdout_text.find("asm volatile(\"mov.u32 %0, %%laneid;\"") != std::string::npos);  // kept as it was
+  CHECK(run.stderr_text.find(file + ":2: translate.unsupported.inline_ptx") != std::string::npos);
+
+  // A CUDA identifier with no HIP counterpart is left and named: exit 1 as well.
+  std::string left = dir.file("left.cu");
+  write_tree_file(left, "#include <cuda_runtime.h>\nint main() { cudaFrobnicateWidgets(0); return 0; }\n");
+  run = run_tailforge({"translate", left});
+  CHECK(run.exit_code == 1);
+  CHECK(run.stdout_text.find("cudaFrobnicateWidgets(0)") != std::string::npos);
+  CHECK(run.stderr_text.find("untranslated CUDA identifier, line 2: cudaFrobnicateWidgets") != std::string::npos);
+
+  // Nothing left: exit 0, nothing on stderr but warnings.
+  std::string clean = dir.file("clean.cu");
+  write_tree_file(clean, "#include <cuda_runtime.h>\nint main() { float* d; cudaMalloc(&d, 4); cudaFree(d); return 0; }\n");
+  run = run_tailforge({"translate", clean});
+  CHECK(run.exit_code == 0);
+  CHECK(run.stdout_text.find("hipFree(d)") != std::string::npos);
+}
+
+TEST_CASE("a library this ROCm lacks is named in the category; cuSPARSE becomes hipSPARSE") {
+  TranslationResult blas = translate_cuda_to_hip(
+      rules(), "#include <cublas_v2.h>\nint main() { cublasHandle_t h; cublasCreate(&h);\n"
+               "  double a = 1; cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,\n"
+               "    CUBLAS_DIAG_UNIT, 1, 1, &a, nullptr, 1, nullptr, 1); return 0; }\n");
+  CHECK_FALSE(blas.ok);
+  CHECK(blas.category == "translate.unsupported.library.cublas");
+  CHECK(blas.message.find("cublasDtrsm") != std::string::npos);
+  CHECK(blas.issues.size() == 1);  // one issue per library, however many of its names are left
+
+  std::string cusparse =
+      "#include <cusparse.h>\n#include <cstdio>\n"
+      "int main() {\n  cusparseHandle_t handle; cusparseMatDescr_t descr;\n"
+      "  if (cusparseCreate(&handle) != CUSPARSE_STATUS_SUCCESS) return 1;\n"
+      "  cusparseCreateMatDescr(&descr); cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO);\n"
+      "  cusparseDestroyMatDescr(descr); cusparseDestroy(handle); printf(\"ok\\n\"); return 0;\n}\n";
+  TranslationResult sparse = translate_cuda_to_hip(rules(), cusparse);
+  INFO(sparse.message);
+  REQUIRE(sparse.ok);
+  CHECK(sparse.untranslated.empty());
+  CHECK(sparse.hip_source.find("#include <hipsparse/hipsparse.h>") != std::string::npos);
+  CHECK(sparse.hip_source.find("hipsparseSetMatIndexBase(descr, HIPSPARSE_INDEX_BASE_ZERO)") != std::string::npos);
+  if (!have_hipcc() || !fs::exists("/usr/include/hipsparse/hipsparse.h")) {
+    MESSAGE("skipped: compiling for gfx1100: hipcc or hipSPARSE's headers not found");
+    return;
+  }
+  TempDir dir;
+  write_tree_file(dir.file("sparse.hip"), sparse.hip_source);
+  ProcessResult compiled = compile_for_gfx1100(dir.file("sparse.hip"), {});
+  CHECK_MESSAGE(compiled.exit_code == 0, compiled.stderr_text.substr(0, 4000));
+}
