@@ -37,20 +37,6 @@ std::function<std::string(const json&, LlmOptions&)> field(T LlmOptions::*member
   };
 }
 
-struct Endpoint {
-  std::string scheme_host_port;  // what httplib::Client takes
-  std::string path;              // {prefix}/v1/chat/completions
-};
-
-Result<Endpoint> parse_endpoint(const std::string& base_url) {
-  static const text::Regex pattern(R"(^(http://[^/]+)(/.*)?$)");
-  text::Match match;
-  if (!text::regex_match(base_url, match, pattern))
-    return make_error("llm.base_url '" + base_url + "': expected http://host:port[/prefix] (https needs a TLS-enabled build)");
-  std::string prefix = match[2].str();
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  return Endpoint{match[1].str(), prefix + "/v1/chat/completions"};
-}
 
 bool retryable(const std::string& category) {
   return category != "agent.llm.http_error" && category != "agent.llm.budget_exhausted" &&
@@ -94,6 +80,29 @@ std::optional<ChatResponse> from_cached_value(const std::string& text) {
 
 }  // namespace
 
+Result<LlmEndpoint> parse_llm_endpoint(const std::string& base_url) {
+  std::string_view url = base_url;
+  size_t scheme_end = url.rfind("https://", 0) == 0 ? 8 : url.rfind("http://", 0) == 0 ? 7 : 0;
+  size_t host_end = scheme_end == 0 ? std::string_view::npos : url.find('/', scheme_end);
+  std::string_view host = url.substr(scheme_end, host_end == std::string_view::npos ? url.npos : host_end - scheme_end);
+  bool host_ok = !host.empty() && std::all_of(host.begin(), host.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' || c == '[' || c == ']' || c == '_';
+  });
+  if (scheme_end == 0 || !host_ok)
+    return make_error("llm.base_url '" + base_url + "': expected http(s)://host[:port][/prefix][/v1]");
+  LlmEndpoint endpoint;
+  endpoint.scheme_host_port = std::string(url.substr(0, scheme_end)) + std::string(host);
+  std::string prefix = host_end == std::string_view::npos ? "" : std::string(url.substr(host_end));
+  if (prefix.find_first_of("?#") != std::string::npos)
+    return make_error("llm.base_url '" + base_url + "': a base URL has no query or fragment");
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  // The OpenAI way to write it ends in /v1 (vLLM, llama.cpp's server, hosted APIs): the client adds
+  // /v1/... itself, so a trailing /v1 is the same endpoint.
+  if (prefix.size() >= 3 && prefix.compare(prefix.size() - 3, 3, "/v1") == 0) prefix.resize(prefix.size() - 3);
+  endpoint.prefix = prefix;
+  return endpoint;
+}
+
 bool endpoint_unavailable(const std::string& category) {
   for (const char* reason : {"timeout", "connection", "rate_limited", "server_error", "budget_exhausted",
                              "circuit_open"}) {
@@ -123,6 +132,12 @@ Result<LlmOptions> llm_options_from_json(const json& section) {
       {"requests_per_hour", field(&LlmOptions::requests_per_hour)},
       {"cache", field(&LlmOptions::use_cache)},
       {"prompts", field(&LlmOptions::prompts_path)},
+      {"ca_file", field(&LlmOptions::ca_file)},
+      {"request_fields", [](const json& value, LlmOptions& options) -> std::string {
+         if (!value.is_object()) return "expected a JSON object";
+         options.request_fields = value.dump();
+         return "";
+       }},
   };
   if (!section.is_object()) return make_error("llm: expected an object");
   LlmOptions options;
@@ -134,7 +149,7 @@ Result<LlmOptions> llm_options_from_json(const json& section) {
   }
   if (options.max_attempts < 1) return make_error("llm.max_attempts: must be at least 1");
   if (options.backoff_jitter < 0 || options.backoff_jitter > 1) return make_error("llm.backoff_jitter: must be in [0, 1]");
-  if (auto endpoint = parse_endpoint(options.base_url); !endpoint) return endpoint.error();
+  if (auto endpoint = parse_llm_endpoint(options.base_url); !endpoint) return endpoint.error();
   return options;
 }
 
@@ -146,9 +161,15 @@ LlmClient::LlmClient(LlmOptions options) : options_(std::move(options)) {
 json LlmClient::request_body(const ChatRequest& request) const {
   json messages = json::array();
   for (const ChatMessage& m : request.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
-  return {{"model", options_.model},           {"messages", messages},
-          {"temperature", options_.temperature}, {"max_tokens", options_.max_tokens},
-          {"seed", options_.seed},             {"stream", false}};
+  json body = {{"model", options_.model},           {"messages", messages},
+               {"temperature", options_.temperature}, {"max_tokens", options_.max_tokens},
+               {"seed", options_.seed},             {"stream", false}};
+  json extra = json::parse(options_.request_fields, nullptr, false);
+  if (extra.is_object()) {
+    for (const auto& [key, value] : extra.items())
+      if (key != "messages" && key != "stream") body[key] = value;  // the exchange itself stays ours
+  }
+  return body;
 }
 
 std::string LlmClient::cache_key(const ChatRequest& request) const {
@@ -225,31 +246,36 @@ int LlmClient::backoff_ms(int retry_number, int retry_after_ms) {
 
 LlmClient::Attempt LlmClient::send_once(const ChatRequest& request) {
   Attempt attempt;
-  auto endpoint = parse_endpoint(options_.base_url);
+  auto endpoint = parse_llm_endpoint(options_.base_url);
   if (!endpoint) {
     attempt.response = failure("connection", endpoint.message());
     attempt.endpoint_failure = true;
     return attempt;
   }
   httplib::Client client(endpoint->scheme_host_port);
+  if (!options_.ca_file.empty()) client.set_ca_cert_path(options_.ca_file.c_str());
+  client.enable_server_certificate_verification(true);
   auto set_ms = [](int ms) { return std::chrono::milliseconds(ms); };
   client.set_connection_timeout(set_ms(options_.connect_timeout_ms));
   client.set_read_timeout(set_ms(options_.timeout_ms));
   client.set_write_timeout(set_ms(options_.timeout_ms));
   httplib::Headers headers;
   if (!api_key_.empty()) headers.emplace("Authorization", "Bearer " + api_key_);
-  std::string where = "POST " + options_.base_url + endpoint->path;
+  std::string path = endpoint->chat_path();
+  std::string where = "POST " + endpoint->scheme_host_port + path;
 
   Clock::time_point start = Clock::now();
-  httplib::Result result = client.Post(endpoint->path.c_str(), headers, request_body(request).dump(), "application/json");
+  httplib::Result result = client.Post(path.c_str(), headers, request_body(request).dump(), "application/json");
   int64_t latency = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   attempt.latency_ms = latency;
   if (!result) {
     httplib::Error error = result.error();
     bool timed_out = error == httplib::Error::ConnectionTimeout ||
                      (error == httplib::Error::Read && latency >= options_.timeout_ms * 9 / 10);
+    std::string hint = error == httplib::Error::SSLServerVerification
+                           ? " (a private CA: give its certificate with --ca-file or llm.ca_file)" : "";
     attempt.response = failure(timed_out ? "timeout" : "connection", where + ": " + httplib::to_string(error) +
-                                                                         " after " + std::to_string(latency) + " ms");
+                                                                         " after " + std::to_string(latency) + " ms" + hint);
     attempt.endpoint_failure = true;
     return attempt;
   }

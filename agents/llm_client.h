@@ -1,4 +1,5 @@
-// A client for one OpenAI-compatible endpoint (POST {base_url}/v1/chat/completions): retries with
+// A client for one OpenAI-compatible endpoint (POST {base_url}/v1/chat/completions; the base URL
+// as users write it: http:// or https://, with or without a trailing /v1, behind a path prefix): retries with
 // backoff, a circuit breaker, hourly budgets and a response cache in the store. It knows no roles
 // or prompts (agents/llm_roles.h) and never throws; every failure is a categorized value.
 #pragma once
@@ -20,7 +21,8 @@ namespace tailforge {
 
 // The "llm" section of the configuration; every field has a default.
 struct LlmOptions {
-  std::string base_url = "http://127.0.0.1:8000";
+  std::string base_url = "http://127.0.0.1:8000";  // http(s)://host[:port][/prefix][/v1]
+  std::string ca_file;             // https: the CA bundle of a private CA; empty: the system's store
   std::string model = "default";
   std::string api_key_env = "OPENAI_API_KEY";  // the key is read from this variable; empty: no header
   double temperature = 0.2;
@@ -38,12 +40,26 @@ struct LlmOptions {
   int64_t tokens_per_hour = 0;     // 0: unlimited
   int64_t requests_per_hour = 0;   // 0: unlimited
   bool use_cache = true;           // --no-llm-cache turns it off
+  // A JSON object merged into every request body, for what a server needs beyond the standard
+  // fields: {"stop": ["</s>"], "chat_template_kwargs": {"enable_thinking": false}}.
+  std::string request_fields = "{}";
   std::string prompts_path = "config/llm_prompts.json";
 };
 
 // Reads the options from a JSON object (the "llm" section); unknown keys and wrong types are
 // errors naming "llm.<key>". Absent keys keep their defaults.
 Result<LlmOptions> llm_options_from_json(const nlohmann::json& section);
+
+// Where requests go: the scheme, host and port, and the path of the chat completions, from a base
+// URL as users write it. "https://h/v1", "https://h/v1/" and "https://h" all give
+// {"https://h", "/v1/chat/completions"}; "http://h:8080/proxy/v1" gives "/proxy/v1/chat/completions".
+struct LlmEndpoint {
+  std::string scheme_host_port;
+  std::string prefix;  // "" or "/proxy": what comes before /v1
+  std::string chat_path() const { return prefix + "/v1/chat/completions"; }
+  std::string models_path() const { return prefix + "/v1/models"; }
+};
+Result<LlmEndpoint> parse_llm_endpoint(const std::string& base_url);
 
 struct ChatMessage {
   std::string role;  // system, user, assistant

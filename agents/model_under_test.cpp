@@ -158,8 +158,12 @@ Status validate_model_definition(const ModelRecord& model) {
     if (endpoint.rfind("http://", 0) != 0 && endpoint.rfind("https://", 0) != 0) {
       return make_error(at + "an openai model needs --endpoint http(s)://HOST:PORT, got '" + endpoint + "'");
     }
-    if (parameters.contains("model_id") && !parameters["model_id"].is_string()) {
-      return make_error(at + "model_id must be a string");
+    if (Result<LlmEndpoint> parsed = parse_llm_endpoint(endpoint); !parsed) return make_error(at + parsed.message());
+    for (const char* key : {"model_id", "api_key_env", "ca_file"}) {
+      if (parameters.contains(key) && !parameters[key].is_string()) return make_error(at + key + " must be a string");
+    }
+    if (parameters.contains("request_fields") && !parameters["request_fields"].is_object()) {
+      return make_error(at + "request_fields must be a JSON object");
     }
     return {};
   }
@@ -195,6 +199,9 @@ Result<std::unique_ptr<ModelUnderTest>> make_model_under_test(const ModelRecord&
   LlmOptions options = runtime.llm;
   options.base_url = *model.endpoint;
   options.model = parameters.value("model_id", model.name);
+  options.api_key_env = parameters.value("api_key_env", options.api_key_env);
+  options.ca_file = parameters.value("ca_file", options.ca_file);
+  if (parameters.contains("request_fields")) options.request_fields = parameters["request_fields"].dump();
   if (parameters.contains("timeout_seconds")) {
     options.timeout_ms = static_cast<int>(parameters["timeout_seconds"].get<double>() * 1000);
   }

@@ -18,7 +18,6 @@ struct FlagSpec {
   std::string name;
   bool takes_value;
   std::string help;
-  bool takes_rest = false;  // every later word is its value (an argv); it must come last
 };
 
 struct CommandSpec {
@@ -28,6 +27,7 @@ struct CommandSpec {
   std::vector<FlagSpec> flags;
   int max_positionals;
   std::function<int(const CommandLine&)> run;
+  bool takes_words_after_dashes = false;  // `-- ARGV...`: the command's own argv (model add)
 };
 
 const FlagSpec kDb{"--db", true, "SQLite database file (default: store.path, ./tailforge.db)"};
@@ -61,7 +61,7 @@ void print_command_help(const CommandSpec& command, std::ostream& out) {
       << " [options]\n\n"
       << command.summary << "\n\noptions:\n";
   for (const FlagSpec& flag : command.flags) {
-    std::string head = flag.name + (flag.takes_rest ? " ARGV..." : flag.takes_value ? " VALUE" : "");
+    std::string head = flag.name + (flag.takes_value ? " VALUE" : "");
     out << "  " << head << std::string(head.size() < 22 ? 22 - head.size() : 1, ' ') << flag.help << "\n";
   }
 }
@@ -173,15 +173,21 @@ const std::vector<CommandSpec>& commands() {
       {"model", "add|retire|activate", "register a model version under test, or stop or resume evaluating one",
        {kDb, kConfig, kLogLevel, {"--name", true, "model name (a version: baseline-v2, cass-7b-r3)"},
         {"--kind", true, "openai (an endpoint), command (a program) or builtin (the rule translator); default openai"},
-        {"--endpoint", true, "openai: the OpenAI-compatible base URL, e.g. http://127.0.0.1:8000"},
+        {"--endpoint", true, "openai: the OpenAI-compatible base URL as servers print it: http(s)://HOST:PORT[/PREFIX][/v1]"},
         {"--model-id", true, "openai: the model name the endpoint serves (default: --name)"},
+        {"--api-key-env", true, "openai: the environment variable holding its API key (default: llm.api_key_env, "
+                                "OPENAI_API_KEY); the key itself is never stored"},
+        {"--ca-file", true, "openai: the CA certificate of an https endpoint with a private CA"},
+        {"--request-fields", true, "openai: a JSON object added to every request, e.g. "
+                                   "'{\"stop\": [\"</s>\"], \"chat_template_kwargs\": {\"enable_thinking\": false}}'"},
         {"--track", true, "the track it translates (default cuda2hip)"},
         {"--parent", true, "the version it was trained from"},
         {"--retrain-event", true, "the retrain event that produced it ($TAILFORGE_RETRAIN_EVENT)"},
         {"--timeout", true, "seconds it may take per item (command, openai)"},
-        {"--command", false, "command: the program and its arguments; the source comes on stdin, the "
-                             "translation goes to stdout (must be the last option)", true}},
-       2, command_model},
+        {"--command", true, "command: the program and its arguments as one string, split as a shell would "
+                            "(quotes, backslashes; nothing expanded), or the words after `--`; the source comes "
+                            "on stdin, the translation goes to stdout"}},
+       2, command_model, true},
       {"models", "", "model versions with accuracy on the evaluation set, on their retraining tails, and vs parent",
        {kDb, kConfig, kLogLevel, kJson, {"--track", true, "track (default cuda2hip)"}}, 0, command_models},
       {"eval", "", "evaluate a model on the evaluation set items it has no result for",
@@ -295,7 +301,11 @@ int run_cli(int argc, char** argv) {
       print_command_help(*spec, std::cout);
       return 0;
     }
-    if (word.rfind("--", 0) != 0 || word == "--") {
+    if (word == "--") {  // what follows is taken as it is
+      line.rest.assign(words.begin() + static_cast<long>(i) + 1, words.end());
+      break;
+    }
+    if (word.rfind("--", 0) != 0) {
       line.positionals.push_back(word);
       continue;
     }
@@ -310,13 +320,6 @@ int run_cli(int argc, char** argv) {
       if (candidate.name == name) flag = &candidate;
     }
     if (!flag) return usage_error("unknown option '" + name + "' for '" + spec->name + "'");
-    if (flag->takes_rest) {
-      if (inline_value) line.rest.push_back(*inline_value);
-      line.rest.insert(line.rest.end(), words.begin() + static_cast<long>(i) + 1, words.end());
-      if (line.rest.empty()) return usage_error("option '" + name + "' needs a command and its arguments");
-      line.options[name] = "";
-      break;
-    }
     if (flag->takes_value) {
       if (inline_value) {
         line.options[name] = *inline_value;
@@ -331,11 +334,56 @@ int run_cli(int argc, char** argv) {
       line.options[name] = "";
     }
   }
+  if (!line.rest.empty() && !spec->takes_words_after_dashes) {
+    return usage_error("unexpected '-- " + line.rest.front() + "' for '" + spec->name + "'");
+  }
   if (static_cast<int>(line.positionals.size()) > spec->max_positionals) {
     return usage_error("unexpected argument '" + line.positionals[spec->max_positionals] + "' for '" + spec->name + "'");
   }
   if (int missing = check_store_exists(line); missing != 0) return missing;
   return spec->run(line);
+}
+
+Result<std::vector<std::string>> split_command_words(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;  // ' or " while inside one
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote == '\'') {
+      if (c == '\'') {
+        quote = 0;
+      } else {
+        word += c;
+      }
+    } else if (quote == '"') {
+      if (c == '"') {
+        quote = 0;
+      } else if (c == '\\' && i + 1 < text.size() && std::string_view("\"\\$`").find(text[i + 1]) != std::string_view::npos) {
+        word += text[++i];
+      } else {
+        word += c;
+      }
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\') {
+      if (i + 1 == text.size()) return make_error("command '" + text + "': a backslash at the end");
+      word += text[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quote) return make_error(std::string("command '") + text + "': an unterminated " + (quote == '"' ? "double" : "single") + " quote");
+  if (in_word) words.push_back(std::move(word));
+  return words;
 }
 
 }  // namespace tailforge

@@ -7,13 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "store/result.h"
+
 namespace tailforge {
 
 int run_cli(int argc, char** argv);
 
 // What the parser made of argv: the command, its options (flag -> value, "" for switches),
-// positional arguments, and the words after a flag that takes the rest of the line (such as
-// `model add --command ARGV...`), which is then also in `options` (as "").
+// positional arguments, and the words after `--`, taken as they are (`model add ... -- perl x.pl`).
 struct CommandLine {
   std::string command;
   std::map<std::string, std::string> options;
@@ -32,5 +33,10 @@ struct CommandLine {
     return it == options.end() ? fallback : it->second;
   }
 };
+
+// Splits a command written as one string into its words the way a shell does with quotes and
+// backslashes ('a b', "a \"b\"", a\ b); nothing is expanded and no shell runs. An unterminated
+// quote or a trailing backslash is an error.
+Result<std::vector<std::string>> split_command_words(const std::string& text);
 
 }  // namespace tailforge

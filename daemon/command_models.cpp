@@ -39,8 +39,25 @@ Result<json> definition_from_flags(const CommandLine& args) {
                      {"track", args.get("--track", "cuda2hip")}};
   if (args.has("--endpoint")) definition["endpoint"] = args.get("--endpoint");
   if (args.has("--model-id")) definition["model_id"] = args.get("--model-id");
+  if (args.has("--api-key-env")) definition["api_key_env"] = args.get("--api-key-env");
+  if (args.has("--ca-file")) definition["ca_file"] = args.get("--ca-file");
+  if (args.has("--request-fields")) {
+    json fields = json::parse(args.get("--request-fields"), nullptr, false);
+    if (!fields.is_object()) return make_error("--request-fields needs a JSON object, got '" + args.get("--request-fields") + "'");
+    definition["request_fields"] = fields;
+  }
   if (args.has("--parent")) definition["parent"] = args.get("--parent");
-  if (args.has("--command")) definition["command"] = args.rest;
+  if (args.has("--command") && !args.rest.empty()) {
+    return make_error("--command takes one string or the words after --, not both");
+  }
+  if (args.has("--command")) {
+    Result<std::vector<std::string>> words = split_command_words(args.get("--command"));
+    if (!words) return words.error();
+    if (words->empty()) return make_error("--command is empty");
+    definition["command"] = *words;
+  } else if (!args.rest.empty()) {
+    definition["command"] = args.rest;
+  }
   if (args.has("--retrain-event")) {
     Result<int64_t> event = whole_number("--retrain-event", args.get("--retrain-event"));
     if (!event) return event.error();

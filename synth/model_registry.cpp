@@ -10,7 +10,8 @@ using nlohmann::json;
 Result<ModelRecord> register_model(Database& db, const json& definition) {
   if (!definition.is_object()) return make_error("a model definition must be a JSON object");
   static const char* const known[] = {"name",    "kind",    "track",  "endpoint",      "model_id",
-                                      "command", "timeout_seconds", "parent", "retrain_event", "active"};
+                                      "command", "timeout_seconds", "parent", "retrain_event", "active",
+                                      "api_key_env", "ca_file", "request_fields"};
   for (const auto& item : definition.items()) {
     if (std::none_of(std::begin(known), std::end(known), [&](const char* key) { return item.key() == key; })) {
       return make_error("model definition: '" + item.key() + "' is not a known field");
@@ -32,6 +33,16 @@ Result<ModelRecord> register_model(Database& db, const json& definition) {
     if (definition.contains(field)) parameters[field] = definition[field].get<std::vector<std::string>>();
     field = "timeout_seconds";
     if (definition.contains(field)) parameters[field] = definition[field].get<double>();
+    // The name of the variable holding the key, never the key: nothing secret is stored.
+    for (const char* text_field : {"api_key_env", "ca_file"}) {
+      field = text_field;
+      if (definition.contains(field)) parameters[field] = definition[field].get<std::string>();
+    }
+    field = "request_fields";
+    if (definition.contains(field)) {
+      if (!definition[field].is_object()) return make_error("model definition: 'request_fields' must be a JSON object");
+      parameters[field] = definition[field];
+    }
     field = "parent";
     if (definition.contains(field) && !definition[field].is_null()) parent = definition[field].get<std::string>();
     field = "retrain_event";

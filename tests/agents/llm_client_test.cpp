@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "test_support/fake_openai_server.h"
+#include "test_support/temp_dir.h"
 #include "store/cache.h"
+#include "verifier/process.h"
 
 using namespace tailforge;
 
@@ -330,4 +332,103 @@ TEST_CASE("llm options parse from JSON with defaults, and bad values name the ke
   CHECK(unknown.message().find("llm.modle") == 0);
   auto bad_url = llm_options_from_json(nlohmann::json::parse(R"({"base_url":"ftp://x"})"));
   CHECK(bad_url.message().find("llm.base_url") == 0);
+}
+
+TEST_CASE("a base URL as users write it: http or https, with or without /v1, behind a prefix") {
+  struct Case {
+    const char* url;
+    const char* scheme_host_port;
+    const char* chat_path;
+  };
+  for (const Case& c : {Case{"http://127.0.0.1:8000", "http://127.0.0.1:8000", "/v1/chat/completions"},
+                        Case{"http://127.0.0.1:8000/v1", "http://127.0.0.1:8000", "/v1/chat/completions"},
+                        Case{"http://127.0.0.1:8000/v1/", "http://127.0.0.1:8000", "/v1/chat/completions"},
+                        Case{"https://api.example.com/v1", "https://api.example.com", "/v1/chat/completions"},
+                        Case{"http://gpu-box:8080/proxy/llm/v1", "http://gpu-box:8080", "/proxy/llm/v1/chat/completions"},
+                        Case{"http://gpu-box:8080/proxy", "http://gpu-box:8080", "/proxy/v1/chat/completions"}}) {
+    CAPTURE(c.url);
+    Result<LlmEndpoint> endpoint = parse_llm_endpoint(c.url);
+    REQUIRE_MESSAGE(endpoint.ok(), endpoint.message());
+    CHECK(endpoint->scheme_host_port == c.scheme_host_port);
+    CHECK(endpoint->chat_path() == c.chat_path);
+  }
+  for (const char* bad : {"ftp://x", "127.0.0.1:8000", "http://", "http:// x/v1", "http://h/v1?key=1"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_llm_endpoint(bad).ok());
+  }
+}
+
+TEST_CASE("requests reach the server at the path it serves, with /v1 or a proxy prefix in the base URL") {
+  FakeOpenAiServer server;
+  server.set_responder([](const ReceivedRequest&) { return CannedResponse{200, {}, FakeOpenAiServer::completion(kProgram)}; });
+  for (const char* suffix : {"", "/v1", "/v1/"}) {
+    CAPTURE(suffix);
+    LlmClient client(fast_options(server.base_url() + suffix));
+    ChatResponse r = client.complete(simple_request(), nullptr);
+    CHECK_MESSAGE(r.ok, r.message);
+  }
+  for (const ReceivedRequest& request : server.requests()) CHECK(request.path == "/v1/chat/completions");
+
+  FakeOpenAiServer proxied;
+  proxied.set_prefix("/proxy");
+  proxied.set_responder([](const ReceivedRequest&) { return CannedResponse{200, {}, FakeOpenAiServer::completion(kProgram)}; });
+  LlmClient behind(fast_options(proxied.base_url() + "/proxy/v1"));
+  ChatResponse r = behind.complete(simple_request(), nullptr);
+  CHECK_MESSAGE(r.ok, r.message);
+  // Without the prefix the server answers 404, as a real one would: an HTTP error naming the URL.
+  LlmClient wrong(fast_options(proxied.base_url()));
+  ChatResponse missed = wrong.complete(simple_request(), nullptr);
+  CHECK_FALSE(missed.ok);
+  CHECK(missed.category == "agent.llm.http_error");
+  CHECK(missed.message.find("POST " + proxied.base_url() + "/v1/chat/completions: HTTP 404") != std::string::npos);
+}
+
+TEST_CASE("extra request fields are sent as configured; the key comes from the variable the options name") {
+  setenv("TAILFORGE_TEST_OTHER_KEY", "sk-other", 1);
+  FakeOpenAiServer server;
+  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
+  LlmOptions options = fast_options(server.base_url() + "/v1");
+  options.api_key_env = "TAILFORGE_TEST_OTHER_KEY";
+  options.request_fields = R"({"stop": ["</s>"], "chat_template_kwargs": {"enable_thinking": false}, "messages": []})";
+  LlmClient client(options);
+  ChatResponse r = client.complete(simple_request(), nullptr);
+  REQUIRE_MESSAGE(r.ok, r.message);
+  auto requests = server.requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].authorization == "Bearer sk-other");
+  auto body = nlohmann::json::parse(requests[0].body);
+  CHECK(body["stop"] == nlohmann::json::array({"</s>"}));
+  CHECK(body["chat_template_kwargs"]["enable_thinking"] == false);
+  CHECK(body["messages"].size() == 2);  // the exchange itself is never replaced
+  unsetenv("TAILFORGE_TEST_OTHER_KEY");
+  auto parsed = llm_options_from_json(nlohmann::json::parse(R"({"request_fields": {"top_p": 0.9}, "ca_file": "/x.pem"})"));
+  REQUIRE(parsed.ok());
+  CHECK(nlohmann::json::parse(parsed->request_fields)["top_p"] == 0.9);
+  CHECK(parsed->ca_file == "/x.pem");
+  CHECK_FALSE(llm_options_from_json(nlohmann::json::parse(R"({"request_fields": [1]})")).ok());
+}
+
+TEST_CASE("an https endpoint with a private CA: refused without its certificate, answered with it") {
+  TempDir dir;
+  ProcessSpec openssl;
+  openssl.argv = {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                  "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", dir.file("key.pem"), "-out", dir.file("cert.pem")};
+  openssl.timeout_seconds = 60;
+  ProcessResult made = run_process(openssl);
+  if (!made.succeeded()) {
+    MESSAGE("skipped: openssl could not make a test certificate: " << made.spawn_error << made.stderr_text);
+    return;
+  }
+  FakeOpenAiServer server(dir.file("cert.pem"), dir.file("key.pem"));
+  server.set_responder([](const ReceivedRequest&) { return CannedResponse{200, {}, FakeOpenAiServer::completion(kProgram)}; });
+  REQUIRE(server.base_url().rfind("https://", 0) == 0);
+  LlmOptions options = fast_options(server.base_url() + "/v1");
+  options.max_attempts = 1;
+  ChatResponse refused = LlmClient(options).complete(simple_request(), nullptr);
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.category == "agent.llm.connection");
+  CHECK(refused.message.find("--ca-file") != std::string::npos);
+  options.ca_file = dir.file("cert.pem");
+  ChatResponse answered = LlmClient(options).complete(simple_request(), nullptr);
+  CHECK_MESSAGE(answered.ok, answered.message);
 }

@@ -209,7 +209,7 @@ TEST_CASE("c2x86 daemon: 3 cycles with a model under test: evaluation, tails, sy
   std::string db_path = dir.file("c2x86.db");
   // The model under test compiles with gcc -O1: right outputs, but its switches are jump tables.
   ProcessResult added = run_tailforge({"model", "add", "--db", db_path, "--name", "gcc-o1", "--kind", "command",
-                                       "--track", "c2x86", "--command", "gcc", "-O1", "-S", "-x", "c", "-", "-o", "-"});
+                                       "--track", "c2x86", "--command", "gcc -O1 -S -x c - -o -"});
   REQUIRE_MESSAGE(added.exit_code == 0, added.stderr_text);
   std::string config = dir.file("c2x86.json");
   std::ofstream(config) << R"({"daemon": {"samples_per_cycle": 12},

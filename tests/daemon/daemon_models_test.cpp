@@ -175,8 +175,10 @@ TEST_CASE("an openai model is judged once per evaluation item, outages are retri
               {"backoff_base_ms", 10},    {"backoff_max_ms", 20},    {"breaker_failures", 0}};
   std::string config = write_config(dir, "eval.json", {{"daemon", {{"samples_per_cycle", 6}}}, {"llm", llm}});
 
+  // The base URL as vLLM and OpenAI's docs write it, ending in /v1 (the fake, like a real server,
+  // answers 404 anywhere but /v1/chat/completions).
   ProcessResult added = run_tailforge({"model", "add", "--name", "fake-model-v1", "--kind", "openai", "--endpoint",
-                                       server.base_url(), "--model-id", "m", "--db", db_path, "--config", config});
+                                       server.base_url() + "/v1", "--model-id", "m", "--db", db_path, "--config", config});
   INFO(added.stderr_text);
   REQUIRE(added.exit_code == 0);
   CHECK(added.stdout_text.find("model fake-model-v1 (openai, cuda2hip) registered as #1") != std::string::npos);
@@ -274,7 +276,7 @@ TEST_CASE("an openai model is judged once per evaluation item, outages are retri
   // Every request is an llm_call row of the model under test, with its outcome.
   auto calls = [&](const std::string& status) {
     return query_int(*db, "SELECT count(*) FROM llm_call WHERE role = 'model_under_test' AND model = 'm'"
-                          " AND endpoint = " + quote(server.base_url()) + " AND status = " + quote(status));
+                          " AND endpoint = " + quote(server.base_url() + "/v1") + " AND status = " + quote(status));
   };
   CHECK(query_int(*db, "SELECT count(*) FROM llm_call") == static_cast<int64_t>(server.requests().size()));
   CHECK(query_int(*db, "SELECT count(*) FROM llm_call WHERE role = 'model_under_test'") ==
@@ -317,7 +319,7 @@ TEST_CASE("a daemon killed while evaluating resumes and stores every evaluation 
   std::string db_path = dir.file("killed.db");
   std::string config = write_config(dir, "killed.json", {{"daemon", {{"samples_per_cycle", 5}}}});
   ProcessResult added = run_tailforge({"model", "add", "--name", "slow-cat", "--kind", "command", "--db", db_path,
-                                       "--config", config, "--command", "/bin/sh", "-c", "sleep 2; cat"});
+                                       "--config", config, "--", "/bin/sh", "-c", "sleep 2; cat"});
   INFO(added.stderr_text);
   REQUIRE(added.exit_code == 0);
 

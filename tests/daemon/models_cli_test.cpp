@@ -95,7 +95,7 @@ TEST_CASE("model add registers openai, command and builtin models, and models li
   REQUIRE(openai.exit_code == 0);
   CHECK(contains(openai.stdout_text, "model gpt-a (openai, cuda2hip) registered as #1"));
   ProcessResult command = model_add(db, {"--name", "dict-b", "--kind", "command", "--parent", "gpt-a", "--command",
-                                         "/bin/cat", "-u"});
+                                         "/bin/cat -u"});
   INFO(command.stderr_text);
   REQUIRE(command.exit_code == 0);
   ProcessResult builtin = model_add(db, {"--name", "rules-c", "--kind", "builtin", "--track", "cuda2hip"});
@@ -190,16 +190,17 @@ TEST_CASE("a bad model definition exits non-zero naming the field, and stores no
 
 // Guards the parser's rest-of-line option: after --command every word is the model's argv, even
 // words that look like tailforge options (--name, --help) or use the --command=WORD form.
-TEST_CASE("--command takes the rest of the line, arguments with dashes included") {
+TEST_CASE("a command model's argv: one --command string split as a shell would, or every word after --") {
   TempDir dir;
   std::string db = dir.file("argv.db");
-  ProcessResult added = model_add(db, {"--name", "dict", "--kind", "command", "--timeout", "20", "--command",
+  // After `--`, every word is the command's, options of tailforge's own included.
+  ProcessResult added = model_add(db, {"--name", "dict", "--kind", "command", "--timeout", "20", "--",
                                        TAILFORGE_BINARY, "baseline", "translate", "--dictionary", "/data/d.json",
                                        "--name", "not-a-name", "--help", "-x", "two words"});
   INFO(added.stderr_text);
   REQUIRE(added.exit_code == 0);
   CHECK(contains(added.stdout_text, "model dict (command, cuda2hip) registered"));
-  ProcessResult inline_form = model_add(db, {"--name", "cat", "--kind", "command", "--command=/bin/cat", "-n"});
+  ProcessResult inline_form = model_add(db, {"--name", "cat", "--kind", "command", "--command=/bin/cat -n"});
   INFO(inline_form.stderr_text);
   REQUIRE(inline_form.exit_code == 0);
 
@@ -213,6 +214,55 @@ TEST_CASE("--command takes the rest of the line, arguments with dashes included"
   CHECK(query_text(*store, "SELECT json_extract(parameters, '$.command') FROM model WHERE name = 'cat'") ==
         "[\"/bin/cat\",\"-n\"]\n");
   CHECK(query_int(*store, "SELECT count(*) FROM model") == 2);
+
+  // Options after --command are tailforge's: --db names the store, and nothing is swallowed.
+  std::string other = dir.file("other.db");
+  ProcessResult split = run_tailforge({"model", "add", "--name", "perl", "--kind", "command", "--command",
+                                       "perl 'my script.pl' \"a \\\"b\\\"\" c\\ d /dev/stdin", "--db", other});
+  INFO(split.stderr_text);
+  REQUIRE(split.exit_code == 0);
+  Result<Database> second = Database::open(other);
+  REQUIRE(second.ok());
+  CHECK(query_text(*second, "SELECT json_extract(parameters, '$.command') FROM model WHERE name = 'perl'") ==
+        "[\"perl\",\"my script.pl\",\"a \\\"b\\\"\",\"c d\",\"/dev/stdin\"]\n");
+  CHECK(query_int(*store, "SELECT count(*) FROM model WHERE name = 'perl'") == 0);
+
+  ProcessResult unterminated = model_add(db, {"--name", "q", "--kind", "command", "--command", "perl 'x.pl"});
+  CHECK(unterminated.exit_code != 0);
+  CHECK(contains(unterminated.stderr_text, "unterminated single quote"));
+  ProcessResult both = model_add(db, {"--name", "b", "--kind", "command", "--command", "cat", "--", "cat"});
+  CHECK(both.exit_code != 0);
+  CHECK(contains(both.stderr_text, "not both"));
+  ProcessResult stray = run_tailforge({"status", "--db", db, "--", "x"});
+  CHECK(stray.exit_code == 2);
+  CHECK(contains(stray.stderr_text, "unexpected '-- x'"));
+}
+
+TEST_CASE("model add keeps an endpoint's key variable, CA file and request fields, never a key") {
+  TempDir dir;
+  std::string db = dir.file("endpoint.db");
+  setenv("TAILFORGE_TEST_SECRET", "sk-never-stored", 1);
+  ProcessResult added = model_add(db, {"--name", "hosted", "--endpoint", "https://api.example.com/v1", "--model-id", "m",
+                                       "--api-key-env", "TAILFORGE_TEST_SECRET", "--ca-file", "/etc/my-ca.pem",
+                                       "--request-fields", R"({"stop": ["</s>"], "top_p": 0.9})"});
+  INFO(added.stderr_text);
+  REQUIRE(added.exit_code == 0);
+  Result<Database> store = Database::open(db);
+  REQUIRE(store.ok());
+  json parameters = json::parse(query_text(*store, "SELECT parameters FROM model WHERE name = 'hosted'"));
+  CHECK(parameters["api_key_env"] == "TAILFORGE_TEST_SECRET");
+  CHECK(parameters["ca_file"] == "/etc/my-ca.pem");
+  CHECK(parameters["request_fields"] == json{{"stop", {"</s>"}}, {"top_p", 0.9}});
+  CHECK(query_int(*store, "SELECT count(*) FROM model WHERE parameters LIKE '%sk-never-stored%'") == 0);
+  CHECK(added.stdout_text.find("sk-never-stored") == std::string::npos);
+  unsetenv("TAILFORGE_TEST_SECRET");
+
+  ProcessResult bad_fields = model_add(db, {"--name", "b", "--endpoint", "http://h:1", "--request-fields", "[1]"});
+  CHECK(bad_fields.exit_code != 0);
+  CHECK(contains(bad_fields.stderr_text, "--request-fields needs a JSON object"));
+  ProcessResult bad_url = model_add(db, {"--name", "c", "--endpoint", "http://h:1/v1?x=1"});
+  CHECK(bad_url.exit_code != 0);
+  CHECK(contains(bad_url.stderr_text, "no query"));
 }
 
 // Guards retire/activate: the active flag changes, results stay, and `models` marks a retired one.
@@ -341,7 +391,7 @@ TEST_CASE("eval judges the items a model has no result for and prints its accura
   if (!std::filesystem::exists(hipify_perl) || !std::filesystem::exists("/usr/bin/perl")) {
     MESSAGE("skipped: hipify-perl as a command model (no perl or no " << hipify_perl.string() << ")");
   } else {
-    REQUIRE(model_add(db, {"--name", "hipify-perl", "--kind", "command", "--command", "perl",
+    REQUIRE(model_add(db, {"--name", "hipify-perl", "--kind", "command", "--", "perl",
                            std::filesystem::canonical(hipify_perl).string(), "-quiet-warnings", "/dev/stdin"})
                 .exit_code == 0);
     ProcessResult hipify = run_tailforge({"eval", "--model", "hipify-perl", "--json", "--db", db, "--config", config});

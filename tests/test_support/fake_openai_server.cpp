@@ -5,8 +5,20 @@
 
 namespace tailforge {
 
-FakeOpenAiServer::FakeOpenAiServer() {
-  server_.Post(R"(/.*)", [this](const httplib::Request& request, httplib::Response& response) {
+FakeOpenAiServer::FakeOpenAiServer() : server_(std::make_unique<httplib::Server>()) { start(); }
+
+FakeOpenAiServer::FakeOpenAiServer(const std::string& cert_file, const std::string& key_file)
+    : server_(std::make_unique<httplib::SSLServer>(cert_file.c_str(), key_file.c_str())), tls_(true) {
+  start();
+}
+
+void FakeOpenAiServer::set_prefix(const std::string& prefix) {
+  std::lock_guard lock(mutex_);
+  prefix_ = prefix;
+}
+
+void FakeOpenAiServer::start() {
+  server_->Post(R"(/.*)", [this](const httplib::Request& request, httplib::Response& response) {
     CannedResponse canned;
     bool scripted = false;
     ReceivedRequest received{request.path, request.get_header_value("Authorization"), request.body};
@@ -14,6 +26,11 @@ FakeOpenAiServer::FakeOpenAiServer() {
     {
       std::lock_guard lock(mutex_);
       received_.push_back(received);
+      if (request.path != prefix_ + "/v1/chat/completions") {
+        response.status = 404;
+        response.set_content(R"({"error": {"message": "not found"}})", "application/json");
+        return;
+      }
       if (!script_.empty()) {
         canned = script_.front();
         script_.pop_front();
@@ -29,13 +46,13 @@ FakeOpenAiServer::FakeOpenAiServer() {
     for (const auto& [name, value] : canned.headers) response.set_header(name, value);
     response.set_content(canned.body, "application/json");
   });
-  port_ = server_.bind_to_any_port("127.0.0.1");
-  thread_ = std::thread([this] { server_.listen_after_bind(); });
-  for (int i = 0; i < 2000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  port_ = server_->bind_to_any_port("127.0.0.1");
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  for (int i = 0; i < 2000 && !server_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 FakeOpenAiServer::~FakeOpenAiServer() {
-  server_.stop();
+  server_->stop();
   if (thread_.joinable()) thread_.join();
 }
 

@@ -1,6 +1,8 @@
-// A small in-process OpenAI-compatible server for LLM tests, on 127.0.0.1 and a random port.
-// Each test scripts a queue of canned replies, or a responder that answers from the request;
-// the server records every request it receives. Used by the agents and daemon tests.
+// A small in-process OpenAI-compatible server for LLM tests, on 127.0.0.1 and a random port,
+// over HTTP or HTTPS (a certificate the test made). Like a real server it answers chat
+// completions at {prefix}/v1/chat/completions only (404 elsewhere). Each test scripts a queue of
+// canned replies, or a responder that answers from the request; the server records every request
+// it receives. Used by the agents and daemon tests.
 #pragma once
 
 #include <httplib.h>
@@ -9,6 +11,7 @@
 
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,11 +35,15 @@ struct ReceivedRequest {
 class FakeOpenAiServer {
  public:
   FakeOpenAiServer();
+  // HTTPS with this certificate and key (PEM files).
+  FakeOpenAiServer(const std::string& cert_file, const std::string& key_file);
   ~FakeOpenAiServer();
   FakeOpenAiServer(const FakeOpenAiServer&) = delete;
   FakeOpenAiServer& operator=(const FakeOpenAiServer&) = delete;
 
-  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string base_url() const { return (tls_ ? "https" : "http") + std::string("://127.0.0.1:") + std::to_string(port_); }
+  // Serves at {prefix}/v1/chat/completions, as behind a reverse proxy ("/proxy").
+  void set_prefix(const std::string& prefix);
   int port() const { return port_; }
   // The configuration's "llm" section for this server: model "fake-coder", no API key, two
   // attempts `backoff_ms` apart, no circuit breaker.
@@ -57,7 +64,11 @@ class FakeOpenAiServer {
                                 int completion_tokens = 20, int reasoning_tokens = -1);
 
  private:
-  httplib::Server server_;
+  void start();
+
+  std::unique_ptr<httplib::Server> server_;
+  bool tls_ = false;
+  std::string prefix_;
   int port_ = -1;
   std::thread thread_;
   std::mutex mutex_;
