@@ -628,15 +628,19 @@ void check_unsupported_in(Translation& t, const std::string& code, bool in_inact
   }
 }
 
+// hipcc's macro environment for an AMD GPU, made once.
+const MacroEnvironment& hip_environment() {
+  static const MacroEnvironment environment = hip_compile_environment();
+  return environment;
+}
+
 // Finds the branches of `translated` that hipcc leaves out, in its macro environment plus the
 // names the tree defines (each of which may be a macro).
 void mark_inactive_lines(Translation& t, const std::string& translated) {
   std::string code = code_view(translated);
   if (code.find('#') == std::string::npos) return;
-  MacroEnvironment environment = hip_compile_environment();
-  if (t.context.tree_names)
-    for (const std::string& name : *t.context.tree_names)
-      environment.macros.emplace(name, MacroState{MacroState::kMaybe, std::nullopt});
+  MacroEnvironment environment = hip_environment();
+  environment.maybe_names = t.context.tree_names;
   t.inactive_regions = inactive_regions(code, environment);
   if (t.inactive_regions.empty()) return;
   t.inactive = inactive_lines(t.inactive_regions, line_of(code, code.size()));
@@ -746,9 +750,8 @@ void note_untranslated(Translation& t, const std::string& source, const std::str
     // does not define, which is what leaves its branch out; nothing is left to translate there.
     // A test of __CUDA_ARCH__ is another matter: CUDA defines it in the device pass only, and HIP's
     // way to say that (__HIP_DEVICE_COMPILE__) is no rename of it.
-    static const MacroEnvironment hip = hip_compile_environment();
-    auto undecided = hip.macros.find(token);
-    bool decided = undecided == hip.macros.end() || undecided->second.kind != MacroState::kMaybe;
+    auto undecided = hip_environment().macros.find(token);
+    bool decided = undecided == hip_environment().macros.end() || undecided->second.kind != MacroState::kMaybe;
     if (static_cast<size_t>(line) <= tests.size() && tests[static_cast<size_t>(line - 1)] && decided) continue;
     bool inactive = t.is_inactive(line);
     if (inactive && reported_inactive.count(token)) continue;

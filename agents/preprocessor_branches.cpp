@@ -41,7 +41,16 @@ class Macros {
     }
     for (const std::string& prefix : environment_.maybe_prefixes)
       if (name.compare(0, prefix.size(), prefix) == 0) return MacroLookup::kMaybe;
+    if (environment_.maybe_names && environment_.maybe_names->count(name)) return MacroLookup::kMaybe;
     return MacroLookup::kUndefined;
+  }
+
+  // #ifdef NAME (wanted defined) or #ifndef NAME, in three values.
+  Tri test(const std::string& name, bool want_defined) const {
+    const MacroState* found = nullptr;
+    MacroLookup lookup = this->lookup(name, &found);
+    if (lookup == MacroLookup::kMaybe) return Tri::kUnknown;
+    return (lookup == MacroLookup::kDefined) == want_defined ? Tri::kTrue : Tri::kFalse;
   }
   void define(const std::string& name, MacroState state) { local_[name] = state; }
   void undefine(const std::string& name) { local_[name] = std::nullopt; }
@@ -414,11 +423,7 @@ std::vector<InactiveRegion> inactive_regions(const std::string& code, const Macr
         if (name == "if") {
           condition = to_tri(Condition(rest, macros).evaluate());
         } else {
-          const MacroState* found = nullptr;
-          MacroLookup lookup = macros.lookup(first_identifier(rest), &found);
-          condition = lookup == MacroLookup::kMaybe ? Tri::kUnknown
-                      : (lookup == MacroLookup::kDefined) == (name == "ifdef") ? Tri::kTrue
-                                                                                : Tri::kFalse;
+          condition = macros.test(first_identifier(rest), name == "ifdef");
         }
         group.branch = next_branch(group, condition);
       }
@@ -429,11 +434,7 @@ std::vector<InactiveRegion> inactive_regions(const std::string& code, const Macr
       if (state != Tri::kFalse && name == "elif") {
         condition = to_tri(Condition(rest, macros).evaluate());
       } else if (state != Tri::kFalse && name != "else") {
-        const MacroState* found = nullptr;
-        MacroLookup lookup = macros.lookup(first_identifier(rest), &found);
-        condition = lookup == MacroLookup::kMaybe ? Tri::kUnknown
-                    : (lookup == MacroLookup::kDefined) == (name == "elifdef") ? Tri::kTrue
-                                                                                : Tri::kFalse;
+        condition = macros.test(first_identifier(rest), name == "elifdef");
       }
       group.branch = state == Tri::kFalse ? Tri::kFalse : next_branch(group, condition);
     } else if (name == "endif" && !groups.empty()) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace tailforge {
@@ -28,6 +29,8 @@ struct MacroEnvironment {
   // Names starting with one of these are `maybe` (defined by headers whose contents vary:
   // HIP_VERSION, __HIP_ARCH_HAS_...).
   std::vector<std::string> maybe_prefixes;
+  // More names that are `maybe` (a tree's own names, any of which may be a macro); not owned.
+  const std::unordered_set<std::string>* maybe_names = nullptr;
 };
 
 // The environment of hipcc compiling for an AMD GPU on Linux x86-64 (both passes).
