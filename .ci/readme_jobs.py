@@ -10,11 +10,14 @@ link to the binary's folder) and the demo's store as ./tailforge.db, with only t
     folder); `sudo ` is dropped;
   - install-service writes its unit into the scratch folder (--out), not /etc/systemd/system;
   - `serve` runs in the background until its dashboard answers;
-  - the OpenAI-compatible endpoint on 127.0.0.1:8000 is a small server started here.
-Two kinds of line cannot run on a CI machine and are named, not run: `systemctl` (no systemd as
+  - the OpenAI-compatible endpoints on 127.0.0.1:8000 (as vLLM serves a model) and :8080 (as
+    llama.cpp's server does) are small servers started here, listing their model at /v1/models;
+  - comment lines (`# ...`) are skipped.
+Three kinds of line cannot run on a CI machine and are named, not run: `systemctl` (no systemd as
 PID 1; tests/daemon/service_test.cpp checks the unit with systemd-analyze and the daemon under a
-service manager; a copy of the demo's store then stands for the service's) and the unbounded
-`daemon` (README command 1 runs it, bounded by --demo).
+service manager; a copy of the demo's store then stands for the service's), the unbounded
+`daemon` (README command 1 runs it, bounded by --demo) and a hosted API over https (no internet
+here; tests/daemon/model_check_test.cpp checks https with a private CA).
 A line fails when it exits non-zero (doctor: above 1, its report of what the machine lacks) or
 prints nothing. Exit status 1 when any line fails.
 """
@@ -32,7 +35,7 @@ import time
 import urllib.request
 
 JOB_HEADINGS = ["### Grow a dataset", "### Run a weekend unattended",
-                "### Evaluate and retrain your own model", "### Query the taxonomy on Monday"]
+                "### Evaluate your own model", "### Query the taxonomy on Monday"]
 
 
 def job_lines(readme):
@@ -49,7 +52,20 @@ def job_lines(readme):
 
 class ChatHandler(http.server.BaseHTTPRequestHandler):
     """Answers chat completions the way an OpenAI-compatible server does: the last code block of
-    the request, with cuda names rewritten to hip."""
+    the request, with cuda names rewritten to hip. Lists its one model at /v1/models."""
+
+    served = "model"
+
+    def do_GET(self):
+        if self.path != "/v1/models":
+            self.send_error(404)
+            return
+        data = json.dumps({"object": "list", "data": [{"id": self.served, "object": "model"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
@@ -93,8 +109,11 @@ def main():
     sample = sqlite3.connect(os.path.join(scratch, "tailforge.db")).execute(
         "SELECT id FROM sample WHERE status = 'verified' ORDER BY id LIMIT 1").fetchone()[0]
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 8000), ChatHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    servers = []
+    for port, served in ((8000, "Qwen/Qwen2.5-Coder-7B-Instruct"), (8080, "coder.gguf")):
+        handler = type("Handler%d" % port, (ChatHandler,), {"served": served})
+        servers.append(http.server.ThreadingHTTPServer(("127.0.0.1", port), handler))
+        threading.Thread(target=servers[-1].serve_forever, daemon=True).start()
 
     failed = 0
     for heading, line in job_lines(readme):
@@ -106,6 +125,11 @@ def main():
             # The service would now grow its store; the demo's store stands for it below.
             subprocess.run([binary, "backup", "--db", os.path.join(scratch, "tailforge.db"), "--out",
                             os.path.join(scratch, "srv", "grow.db")], check=True, stdout=subprocess.DEVNULL)
+            continue
+        if line.lstrip().startswith("#"):
+            continue
+        if "https://" in command and " model add " in command:
+            print("named, not run (a hosted API: no internet here; model_check_test.cpp checks https): " + line)
             continue
         if re.search(r"tailforge daemon\s+#", command):
             print("named, not run (unbounded; README command 1 runs it with --demo): " + line)
@@ -137,7 +161,8 @@ def main():
         if not ok:
             failed += 1
             print("  exit %d; output:\n  %s" % (rc, output[-3000:].replace("\n", "\n  ")))
-    server.shutdown()
+    for server in servers:
+        server.shutdown()
     shutil.rmtree(scratch, ignore_errors=True)
     print("README job commands: %d failed" % failed)
     return 1 if failed else 0

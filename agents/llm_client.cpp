@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -38,9 +39,64 @@ std::function<std::string(const json&, LlmOptions&)> field(T LlmOptions::*member
 }
 
 
+// What may pass within one call's backoff: a passing fault, or an answer without usable code
+// (sampling may give another). The other faults (a key, a URL, a model id, request fields, a
+// certificate) need the user, and a budget or an open breaker needs time.
 bool retryable(const std::string& category) {
-  return category != "agent.llm.http_error" && category != "agent.llm.budget_exhausted" &&
-         category != "agent.llm.circuit_open";
+  for (const char* reason : {"timeout", "connection", "rate_limited", "server_error", "malformed_response",
+                             "no_code_block", "truncated"}) {
+    if (category == std::string("agent.llm.") + reason) return true;
+  }
+  return false;
+}
+
+std::string lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// A 400 or 404 that says the model id is not served (vLLM: "The model `x` does not exist.";
+// OpenAI: code model_not_found; others: "model 'x' not found").
+bool names_unknown_model(const std::string& body) {
+  std::string text = lowercase(body.substr(0, 4096));
+  if (text.find("model_not_found") != std::string::npos) return true;
+  if (text.find("model") == std::string::npos) return false;
+  for (const char* phrase : {"does not exist", "not found", "unknown model", "no such model", "not served",
+                             "is not available"}) {
+    if (text.find(phrase) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Keeps a limit of requests in flight per endpoint for the whole process.
+class EndpointSlots {
+ public:
+  void acquire(int limit) {
+    std::unique_lock lock(mutex_);
+    freed_.wait(lock, [&] { return limit <= 0 || in_flight_ < limit; });
+    ++in_flight_;
+  }
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      --in_flight_;
+    }
+    freed_.notify_one();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  int in_flight_ = 0;
+};
+
+EndpointSlots& endpoint_slots(const LlmEndpoint& endpoint) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<EndpointSlots>> slots;
+  std::lock_guard lock(mutex);
+  std::unique_ptr<EndpointSlots>& entry = slots[endpoint.scheme_host_port + endpoint.prefix];
+  if (!entry) entry = std::make_unique<EndpointSlots>();
+  return *entry;
 }
 
 ChatResponse failure(const std::string& reason, const std::string& message) {
@@ -103,12 +159,43 @@ Result<LlmEndpoint> parse_llm_endpoint(const std::string& base_url) {
   return endpoint;
 }
 
-bool endpoint_unavailable(const std::string& category) {
-  for (const char* reason : {"timeout", "connection", "rate_limited", "server_error", "budget_exhausted",
+bool endpoint_fault(const std::string& category) {
+  for (const char* reason : {"timeout", "connection", "tls", "auth", "not_found", "unknown_model", "bad_request",
+                             "rate_limited", "server_error", "malformed_response", "budget_exhausted",
                              "circuit_open"}) {
     if (category == std::string("agent.llm.") + reason) return true;
   }
   return false;
+}
+
+bool fault_may_pass(const std::string& category) {
+  for (const char* reason : {"timeout", "connection", "rate_limited", "server_error", "budget_exhausted", "circuit_open"}) {
+    if (category == std::string("agent.llm.") + reason) return true;
+  }
+  return false;
+}
+
+std::string server_message(const std::string& body) {
+  std::string message;
+  json parsed = json::parse(body.substr(0, 1 << 20), nullptr, false);
+  if (parsed.is_object()) {
+    const json* error = parsed.contains("error") ? &parsed["error"] : nullptr;
+    if (error && error->is_object() && error->contains("message") && (*error)["message"].is_string()) {
+      message = (*error)["message"].get<std::string>();
+    } else if (error && error->is_string()) {
+      message = error->get<std::string>();
+    } else if (parsed.contains("message") && parsed["message"].is_string()) {
+      message = parsed["message"].get<std::string>();
+    } else if (parsed.contains("detail") && parsed["detail"].is_string()) {
+      message = parsed["detail"].get<std::string>();
+    }
+  }
+  if (message.empty()) message = body.substr(0, body.find('\n'));
+  if (message.size() > 300) message = message.substr(0, 300) + "...";
+  for (char& c : message) {
+    if (c == '\r' || c == '\n' || c == '\t') c = ' ';
+  }
+  return message.empty() ? "(empty body)" : message;
 }
 
 Result<LlmOptions> llm_options_from_json(const json& section) {
@@ -130,6 +217,7 @@ Result<LlmOptions> llm_options_from_json(const json& section) {
       {"breaker_open_ms", field(&LlmOptions::breaker_open_ms)},
       {"tokens_per_hour", field(&LlmOptions::tokens_per_hour)},
       {"requests_per_hour", field(&LlmOptions::requests_per_hour)},
+      {"max_concurrent_requests", field(&LlmOptions::max_concurrent_requests)},
       {"cache", field(&LlmOptions::use_cache)},
       {"prompts", field(&LlmOptions::prompts_path)},
       {"ca_file", field(&LlmOptions::ca_file)},
@@ -148,6 +236,7 @@ Result<LlmOptions> llm_options_from_json(const json& section) {
     if (!problem.empty()) return make_error("llm." + key + ": " + problem + " (got " + value.dump() + ")");
   }
   if (options.max_attempts < 1) return make_error("llm.max_attempts: must be at least 1");
+  if (options.max_concurrent_requests < 1) return make_error("llm.max_concurrent_requests: must be at least 1");
   if (options.backoff_jitter < 0 || options.backoff_jitter > 1) return make_error("llm.backoff_jitter: must be in [0, 1]");
   if (auto endpoint = parse_llm_endpoint(options.base_url); !endpoint) return endpoint.error();
   return options;
@@ -244,6 +333,55 @@ int LlmClient::backoff_ms(int retry_number, int retry_after_ms) {
   return static_cast<int>(delay);
 }
 
+std::unique_ptr<httplib::Client> LlmClient::http_client(const LlmEndpoint& endpoint) const {
+  auto client = std::make_unique<httplib::Client>(endpoint.scheme_host_port);
+  if (!options_.ca_file.empty()) client->set_ca_cert_path(options_.ca_file.c_str());
+  client->enable_server_certificate_verification(true);
+  client->set_connection_timeout(std::chrono::milliseconds(options_.connect_timeout_ms));
+  client->set_read_timeout(std::chrono::milliseconds(options_.timeout_ms));
+  client->set_write_timeout(std::chrono::milliseconds(options_.timeout_ms));
+  return client;
+}
+
+namespace {
+
+// A request that got no HTTP answer: timeout, TLS or connection, naming the URL.
+ChatResponse transport_failure(httplib::Error error, int64_t latency_ms, int timeout_ms, const std::string& where) {
+  bool timed_out = error == httplib::Error::ConnectionTimeout ||
+                   (error == httplib::Error::Read && latency_ms >= timeout_ms * 9 / 10);
+  bool tls = error == httplib::Error::SSLConnection || error == httplib::Error::SSLLoadingCerts ||
+             error == httplib::Error::SSLServerVerification;
+  std::string hint = error == httplib::Error::SSLServerVerification
+                         ? " (a private CA: give its certificate with --ca-file or llm.ca_file)" : "";
+  return failure(timed_out ? "timeout" : tls ? "tls" : "connection",
+                 where + ": " + httplib::to_string(error) + " after " + std::to_string(latency_ms) + " ms" + hint);
+}
+
+// An HTTP answer other than 2xx, as its category: what the status and the server's message say.
+ChatResponse status_failure(int status, const std::string& body, const std::string& where, const std::string& key_hint) {
+  std::string said = where + ": HTTP " + std::to_string(status) + ": " + server_message(body);
+  ChatResponse response;
+  if (status == 429) {
+    response = failure("rate_limited", said);
+  } else if (status == 408) {
+    response = failure("timeout", said);
+  } else if (status >= 500) {
+    response = failure("server_error", said);
+  } else if (status == 401 || status == 403) {
+    response = failure("auth", said + key_hint);
+  } else if ((status == 404 || status == 400 || status == 422) && names_unknown_model(body)) {
+    response = failure("unknown_model", said + " (tailforge model check NAME lists the ids the server serves)");
+  } else if (status == 404 || status == 405) {
+    response = failure("not_found", said + " (no chat completions at this URL: check the base URL and its prefix)");
+  } else {
+    response = failure("bad_request", said);
+  }
+  response.http_status = status;
+  return response;
+}
+
+}  // namespace
+
 LlmClient::Attempt LlmClient::send_once(const ChatRequest& request) {
   Attempt attempt;
   auto endpoint = parse_llm_endpoint(options_.base_url);
@@ -252,62 +390,48 @@ LlmClient::Attempt LlmClient::send_once(const ChatRequest& request) {
     attempt.endpoint_failure = true;
     return attempt;
   }
-  httplib::Client client(endpoint->scheme_host_port);
-  if (!options_.ca_file.empty()) client.set_ca_cert_path(options_.ca_file.c_str());
-  client.enable_server_certificate_verification(true);
-  auto set_ms = [](int ms) { return std::chrono::milliseconds(ms); };
-  client.set_connection_timeout(set_ms(options_.connect_timeout_ms));
-  client.set_read_timeout(set_ms(options_.timeout_ms));
-  client.set_write_timeout(set_ms(options_.timeout_ms));
+  std::unique_ptr<httplib::Client> client = http_client(*endpoint);
   httplib::Headers headers;
   if (!api_key_.empty()) headers.emplace("Authorization", "Bearer " + api_key_);
   std::string path = endpoint->chat_path();
   std::string where = "POST " + endpoint->scheme_host_port + path;
 
+  EndpointSlots& slots = endpoint_slots(*endpoint);
+  slots.acquire(options_.max_concurrent_requests);
   Clock::time_point start = Clock::now();
-  httplib::Result result = client.Post(path.c_str(), headers, request_body(request).dump(), "application/json");
+  httplib::Result result = client->Post(path.c_str(), headers, request_body(request).dump(), "application/json");
   int64_t latency = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  slots.release();
   attempt.latency_ms = latency;
   if (!result) {
-    httplib::Error error = result.error();
-    bool timed_out = error == httplib::Error::ConnectionTimeout ||
-                     (error == httplib::Error::Read && latency >= options_.timeout_ms * 9 / 10);
-    std::string hint = error == httplib::Error::SSLServerVerification
-                           ? " (a private CA: give its certificate with --ca-file or llm.ca_file)" : "";
-    attempt.response = failure(timed_out ? "timeout" : "connection", where + ": " + httplib::to_string(error) +
-                                                                         " after " + std::to_string(latency) + " ms" + hint);
+    attempt.response = transport_failure(result.error(), latency, options_.timeout_ms, where);
     attempt.endpoint_failure = true;
     return attempt;
   }
   int status = result->status;
-  std::string snippet = result->body.substr(0, 200);
-  if (status == 429) {
-    attempt.response = failure("rate_limited", where + ": HTTP 429: " + snippet);
+  if (status < 200 || status >= 300) {
+    std::string key_hint = options_.api_key_env.empty() ? " (no API key is sent: llm.api_key_env is empty)"
+                           : api_key_.empty() ? " (no API key is sent: $" + options_.api_key_env + " is not set)"
+                                              : " (the key is read from $" + options_.api_key_env + ")";
+    attempt.response = status_failure(status, result->body, where, key_hint);
     attempt.endpoint_failure = true;
-    if (result->has_header("Retry-After")) {
+    if (status == 429 && result->has_header("Retry-After")) {
       std::string value = result->get_header_value("Retry-After");
       char* end = nullptr;
       double seconds = std::strtod(value.c_str(), &end);
-      if (end != value.c_str() && seconds >= 0) attempt.retry_after_ms = static_cast<int>(seconds * 1000);
+      if (end != value.c_str() && seconds >= 0 && seconds < 1e6) attempt.response.retry_after_ms = static_cast<int>(seconds * 1000);
     }
-    return attempt;
-  }
-  if (status >= 500) {
-    attempt.response = failure("server_error", where + ": HTTP " + std::to_string(status) + ": " + snippet);
-    attempt.endpoint_failure = true;
-    return attempt;
-  }
-  if (status < 200 || status >= 300) {
-    attempt.response = failure("http_error", where + ": HTTP " + std::to_string(status) + ": " + snippet);
     return attempt;
   }
   auto parsed = parse_chat_completion(result->body);
   if (!parsed) {
-    attempt.response = failure("malformed_response", where + ": " + parsed.message());
+    attempt.response = failure("malformed_response", where + ": HTTP " + std::to_string(status) + ": " + parsed.message());
+    attempt.response.http_status = status;
     attempt.endpoint_failure = true;
     return attempt;
   }
   ChatResponse& r = attempt.response;
+  r.http_status = status;
   r.content = parsed->content;
   r.reasoning = parsed->reasoning;
   r.reasoning_tokens = parsed->reasoning_tokens;
@@ -328,6 +452,52 @@ LlmClient::Attempt LlmClient::send_once(const ChatRequest& request) {
     r.ok = true;
   }
   return attempt;
+}
+
+ServedModels LlmClient::served_models() {
+  ServedModels served;
+  auto endpoint = parse_llm_endpoint(options_.base_url);
+  if (!endpoint) {
+    served.message = endpoint.message();
+    return served;
+  }
+  served.url = endpoint->scheme_host_port + endpoint->models_path();
+  std::unique_ptr<httplib::Client> client = http_client(*endpoint);
+  httplib::Headers headers;
+  if (!api_key_.empty()) headers.emplace("Authorization", "Bearer " + api_key_);
+  Clock::time_point start = Clock::now();
+  httplib::Result result = client->Get(endpoint->models_path().c_str(), headers);
+  int64_t latency = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  std::string where = "GET " + served.url;
+  if (!result) {
+    served.message = transport_failure(result.error(), latency, options_.timeout_ms, where).message;
+    return served;
+  }
+  served.http_status = result->status;
+  if (result->status < 200 || result->status >= 300) {
+    served.message = where + ": HTTP " + std::to_string(result->status) + ": " + server_message(result->body);
+    return served;
+  }
+  Result<std::vector<std::string>> ids = parse_model_list(result->body);
+  if (!ids) {
+    served.message = where + ": HTTP " + std::to_string(result->status) + ": " + ids.message();
+    return served;
+  }
+  served.ids = std::move(*ids);
+  served.ok = true;
+  return served;
+}
+
+Result<std::vector<std::string>> parse_model_list(const std::string& body) {
+  json parsed = json::parse(body, nullptr, false);
+  const json* data = parsed.is_object() && parsed.contains("data") && parsed["data"].is_array() ? &parsed["data"]
+                     : parsed.is_array() ? &parsed : nullptr;  // some servers answer the bare list
+  if (!data) return make_error("not a model list: " + server_message(body));
+  std::vector<std::string> ids;
+  for (const json& entry : *data) {
+    if (entry.is_object() && entry.contains("id") && entry["id"].is_string()) ids.push_back(entry["id"].get<std::string>());
+  }
+  return ids;
 }
 
 ChatResponse LlmClient::complete(const ChatRequest& request, Database* cache) {
@@ -363,6 +533,7 @@ ChatResponse LlmClient::complete(const ChatRequest& request, Database* cache) {
     const ChatResponse& answer = attempt.response;
     sent.push_back({answer.ok ? "ok" : answer.category, answer.prompt_tokens, answer.completion_tokens,
                     answer.reasoning_tokens, attempt.latency_ms, answer.finish_reason});
+    int retry_after_ms = answer.retry_after_ms;
     attempt.response.attempts = attempts;
     attempt.response.cache_key = key;
     if (attempt.response.ok) {
@@ -373,9 +544,9 @@ ChatResponse LlmClient::complete(const ChatRequest& request, Database* cache) {
     last = attempt.response;
     if (!retryable(last.category)) break;
     if (attempt_number < options_.max_attempts)
-      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms(attempt_number, attempt.retry_after_ms)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms(attempt_number, retry_after_ms)));
   }
-  last.message = "after " + std::to_string(attempts) + " attempt(s): " + last.message;
+  if (attempts > 1) last.message = "after " + std::to_string(attempts) + " attempt(s): " + last.message;
   last.sent = std::move(sent);
   return last;
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <random>
@@ -16,6 +17,10 @@
 #include "agents/llm_response.h"
 #include "store/database.h"
 #include "store/result.h"
+
+namespace httplib {
+class Client;
+}
 
 namespace tailforge {
 
@@ -39,6 +44,9 @@ struct LlmOptions {
   int breaker_open_ms = 60000;     // how long it stays open before one half-open probe
   int64_t tokens_per_hour = 0;     // 0: unlimited
   int64_t requests_per_hour = 0;   // 0: unlimited
+  // Requests in flight at once to one endpoint (scheme, host, port and prefix), across every
+  // client of this process: enough for a vLLM-style server to batch, few enough not to flood it.
+  int max_concurrent_requests = 16;
   bool use_cache = true;           // --no-llm-cache turns it off
   // A JSON object merged into every request body, for what a server needs beyond the standard
   // fields: {"stop": ["</s>"], "chat_template_kwargs": {"enable_thinking": false}}.
@@ -81,9 +89,15 @@ struct SentRequest {
 
 struct ChatResponse {
   bool ok = false;
-  std::string category;  // on failure: agent.llm.<timeout|connection|rate_limited|server_error|
-                         // http_error|malformed_response|no_code_block|truncated|budget_exhausted|circuit_open>
-  std::string message;
+  // On failure: agent.llm.<reason>. The endpoint's faults (endpoint_fault below): timeout,
+  // connection, tls, auth (401/403), not_found (404/405: no chat completions at that URL),
+  // unknown_model, bad_request (another 4xx), rate_limited (429), server_error (5xx),
+  // malformed_response (an empty or non-JSON body), budget_exhausted, circuit_open. An answer
+  // the model gave: no_code_block, truncated.
+  std::string category;
+  std::string message;   // names the URL, the HTTP status and the server's own message
+  int http_status = 0;   // of the last request; 0 when none came back
+  int retry_after_ms = -1;  // from a 429's Retry-After header
   std::string content;   // the answer text (reasoning removed)
   std::vector<CodeBlock> code_blocks;
   std::string reasoning;
@@ -98,10 +112,32 @@ struct ChatResponse {
   std::vector<SentRequest> sent;  // every HTTP request of this call, in order; none when from cache
 };
 
-// Whether a failure category says the endpoint could not answer now (timeout, connection,
-// rate_limited, server_error, budget_exhausted, circuit_open): asking again later may succeed,
-// so it says nothing about the prompt or the code.
-bool endpoint_unavailable(const std::string& category);
+// Whether a failure category is the endpoint's fault rather than an answer of the model: the
+// server could not be reached, refused the request (key, URL, model id, request fields), was
+// busy or broken, or sent no readable completion. Such a failure says nothing about the prompt
+// or the model; the caller asks again later and never judges it.
+bool endpoint_fault(const std::string& category);
+
+// Whether a fault may pass by itself (timeout, connection, 429, 5xx, the hourly budget, the open
+// breaker): the same request may succeed later, unlike a refused key, URL or request.
+bool fault_may_pass(const std::string& category);
+
+// The server's own message in an error body: error.message, message, error or detail of a JSON
+// body, else the body's first line; at most 300 characters, one line.
+std::string server_message(const std::string& body);
+
+// The model ids of a GET /v1/models body: {"data": [{"id": ...}, ...]} or a bare list; an error
+// when the body is no such list.
+Result<std::vector<std::string>> parse_model_list(const std::string& body);
+
+// What GET {base}/v1/models answered: the ids the server serves.
+struct ServedModels {
+  bool ok = false;
+  std::string url;
+  int http_status = 0;  // 0: no answer
+  std::string message;  // when !ok: what failed, naming the URL, the status and the server's message
+  std::vector<std::string> ids;
+};
 
 // Thread-safe: several workers may call complete() at once. The cache Database is the caller's
 // own connection (one per thread); pass nullptr to skip the cache for that call.
@@ -110,6 +146,8 @@ class LlmClient {
   explicit LlmClient(LlmOptions options);
 
   ChatResponse complete(const ChatRequest& request, Database* cache);
+  // GET {base}/v1/models, once, without retries.
+  ServedModels served_models();
   // Counts `requests` requests and `tokens` tokens spent at wall-clock time `at` (by an earlier
   // run, as the store recorded them) against the hourly budgets; usage older than an hour is ignored.
   void record_past_usage(int64_t tokens, int64_t requests, std::chrono::system_clock::time_point at);
@@ -123,11 +161,11 @@ class LlmClient {
   struct Attempt {
     ChatResponse response;
     bool endpoint_failure = false;  // counts toward the breaker
-    int retry_after_ms = -1;        // from a 429's Retry-After header
     int64_t latency_ms = 0;         // of the HTTP request, whatever its outcome
   };
 
   Attempt send_once(const ChatRequest& request);
+  std::unique_ptr<httplib::Client> http_client(const LlmEndpoint& endpoint) const;
   std::string admit();  // empty when a request may go out now; else the failure category
   void record_outcome(bool endpoint_failure, int tokens);
   int backoff_ms(int retry_number, int retry_after_ms);

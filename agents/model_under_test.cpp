@@ -95,22 +95,23 @@ class CommandModel : public ModelUnderTest {
 
 class OpenAiModel : public ModelUnderTest {
  public:
-  OpenAiModel(LlmOptions options, const LlmPrompts& prompts, std::string track, ResourceGate* gate)
-      : client_(std::move(options)), prompts_(prompts), track_(std::move(track)), gate_(gate) {}
+  OpenAiModel(LlmOptions options, const LlmPrompts& prompts, std::string track)
+      : client_(std::move(options)), prompts_(prompts), track_(std::move(track)) {}
 
   ModelAnswer answer(Database& db, const std::string& source) override {
     auto start = std::chrono::steady_clock::now();
-    AgentOutput output;
-    {
-      ResourceSlot slot(gate_, ResourceKind::llm);
-      output = llm_translate(client_, prompts_, track_, source, &db);
-    }
+    // Requests in flight are limited per endpoint by the client (llm.max_concurrent_requests),
+    // not by the daemon's llm slots, so that evaluation keeps a batching server busy.
+    AgentOutput output = llm_translate(client_, prompts_, track_, source, &db);
     record_llm_requests(db, client_.options(), "model_under_test", output);
     const ChatResponse& response = output.response;
     ModelAnswer answer;
     if (!response.ok) {
-      answer = failed(response.category, response.category + ": " + response.message);
-      answer.unavailable = endpoint_unavailable(response.category);
+      answer.unavailable = endpoint_fault(response.category);
+      // A fault is reported with its category beside it; a judged failure carries it in its text.
+      answer = failed(response.category, answer.unavailable ? response.message : response.category + ": " + response.message);
+      answer.unavailable = endpoint_fault(response.category);
+      answer.retry_after_ms = response.retry_after_ms;
     } else {
       answer.output = preferred_code_block(response, {"hip", "cpp", "c++", "cuda"});
       answer.ok = answer.output.find_first_not_of(" \t\r\n") != std::string::npos;
@@ -125,7 +126,6 @@ class OpenAiModel : public ModelUnderTest {
   LlmClient client_;
   const LlmPrompts& prompts_;
   std::string track_;
-  ResourceGate* gate_;
 };
 
 }  // namespace
@@ -181,6 +181,20 @@ Status validate_model_definition(const ModelRecord& model) {
   return make_error(at + "kind '" + model.kind + "' is not openai, command or builtin");
 }
 
+LlmOptions model_llm_options(const ModelRecord& model, const LlmOptions& base) {
+  json parameters = parameters_of(model);
+  LlmOptions options = base;
+  options.base_url = model.endpoint.value_or("");
+  options.model = parameters.value("model_id", model.name);
+  options.api_key_env = parameters.value("api_key_env", options.api_key_env);
+  options.ca_file = parameters.value("ca_file", options.ca_file);
+  if (parameters.contains("request_fields")) options.request_fields = parameters["request_fields"].dump();
+  if (parameters.contains("timeout_seconds") && parameters["timeout_seconds"].is_number()) {
+    options.timeout_ms = static_cast<int>(parameters["timeout_seconds"].get<double>() * 1000);
+  }
+  return options;
+}
+
 Result<std::unique_ptr<ModelUnderTest>> make_model_under_test(const ModelRecord& model, const ModelRuntime& runtime) {
   if (Status valid = validate_model_definition(model); !valid) return valid.error();
   json parameters = parameters_of(model);
@@ -196,16 +210,8 @@ Result<std::unique_ptr<ModelUnderTest>> make_model_under_test(const ModelRecord&
   if (!runtime.prompts || !runtime.prompts->translators.count(model.track)) {
     return make_error("model '" + model.name + "': no translators." + model.track + " prompt in the LLM prompt file");
   }
-  LlmOptions options = runtime.llm;
-  options.base_url = *model.endpoint;
-  options.model = parameters.value("model_id", model.name);
-  options.api_key_env = parameters.value("api_key_env", options.api_key_env);
-  options.ca_file = parameters.value("ca_file", options.ca_file);
-  if (parameters.contains("request_fields")) options.request_fields = parameters["request_fields"].dump();
-  if (parameters.contains("timeout_seconds")) {
-    options.timeout_ms = static_cast<int>(parameters["timeout_seconds"].get<double>() * 1000);
-  }
-  return std::unique_ptr<ModelUnderTest>(new OpenAiModel(options, *runtime.prompts, model.track, runtime.gate));
+  LlmOptions options = model_llm_options(model, runtime.llm);
+  return std::unique_ptr<ModelUnderTest>(new OpenAiModel(options, *runtime.prompts, model.track));
 }
 
 }  // namespace tailforge

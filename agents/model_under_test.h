@@ -21,9 +21,11 @@ struct ModelAnswer {
   std::string output;    // the translation
   std::string category;  // when !ok: model.command.*, agent.llm.*, translate.unsupported.*
   std::string message;   // when !ok: what happened, one line or a little more
-  // The model could not answer now (endpoint down, rate limited, budget spent): asking again
-  // later may succeed, so the answer says nothing about the item.
+  // The endpoint failed, not the model (llm_client.h's endpoint_fault: down, rate limited, a
+  // wrong key, URL or model id, a body that is no completion): the answer says nothing about
+  // the item, which stays unjudged and is asked again later.
   bool unavailable = false;
+  int retry_after_ms = -1;  // a 429's Retry-After
   std::string prompt_hash;  // openai: the messages sent
   double seconds = 0;
 };
@@ -34,7 +36,7 @@ struct ModelRuntime {
   LlmOptions llm;                             // openai: retries, timeouts, budgets (base_url/model replaced)
   const LlmPrompts* prompts = nullptr;        // openai: translators.<track>
   double command_timeout_seconds = 300;       // command, unless the model sets timeout_seconds
-  ResourceGate* gate = nullptr;               // command: a cpu slot; openai: an llm slot
+  ResourceGate* gate = nullptr;               // command: a cpu slot (openai: llm.max_concurrent_requests)
 };
 
 class ModelUnderTest {
@@ -47,6 +49,10 @@ class ModelUnderTest {
 // Builds the caller for a registered model; errors name the model and what is missing
 // (an openai model without an endpoint, a command model without argv, an unknown kind).
 Result<std::unique_ptr<ModelUnderTest>> make_model_under_test(const ModelRecord& model, const ModelRuntime& runtime);
+
+// The LLM options an openai model is asked with: `base` (retries, timeouts, budgets) with the
+// model's endpoint, model id, key variable, CA file, request fields and timeout.
+LlmOptions model_llm_options(const ModelRecord& model, const LlmOptions& base);
 
 // Checks a model definition before it is stored: kind, track, and the fields its kind needs.
 Status validate_model_definition(const ModelRecord& model);

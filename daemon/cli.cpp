@@ -170,7 +170,9 @@ const std::vector<CommandSpec>& commands() {
         {"--user", true, "the account it runs as (User=); default: root, which the sandbox's uid switch needs"},
         {"--watchdog-sec", true, "seconds without a ping before systemd restarts it (default 120; 0: none)"}},
        0, command_install_service},
-      {"model", "add|retire|activate", "register a model version under test, or stop or resume evaluating one",
+      {"model", "add|check|retire|activate",
+       "register a model version under test (after checking that it answers), check that one answers, or stop or "
+       "resume evaluating one",
        {kDb, kConfig, kLogLevel, {"--name", true, "model name (a version: baseline-v2, cass-7b-r3)"},
         {"--kind", true, "openai (an endpoint), command (a program) or builtin (the rule translator); default openai"},
         {"--endpoint", true, "openai: the OpenAI-compatible base URL as servers print it: http(s)://HOST:PORT[/PREFIX][/v1]"},
@@ -184,6 +186,8 @@ const std::vector<CommandSpec>& commands() {
         {"--parent", true, "the version it was trained from"},
         {"--retrain-event", true, "the retrain event that produced it ($TAILFORGE_RETRAIN_EVENT)"},
         {"--timeout", true, "seconds it may take per item (command, openai)"},
+        {"--no-check", false, "add: register without asking the model first (check lists the endpoint's models, "
+                              "sends one short request, and names the URL, status and message of a failure)"},
         {"--command", true, "command: the program and its arguments as one string, split as a shell would "
                             "(quotes, backslashes; nothing expanded), or the words after `--`; the source comes "
                             "on stdin, the translation goes to stdout"}},
@@ -253,7 +257,7 @@ bool reads_existing_store(const CommandLine& line) {
                                                 "curate", "backup", "gc", "models", "eval"};
   if (readers.count(line.command)) return true;
   std::string action = line.positionals.empty() ? "" : line.positionals.front();
-  if (line.command == "model") return action == "retire" || action == "activate";
+  if (line.command == "model") return action == "retire" || action == "activate" || action == "check";
   if (line.command == "kernelopt") return action == "report";
   return false;
 }

@@ -49,6 +49,9 @@ int command_daemon(const CommandLine& args) {
   std::cout << format_taxonomy_table(*taxonomy) << "\n";
   Result<ModelsReport> models = models_report(*db, context->config["retrain"]["track"].get<std::string>());
   if (!models) return report_failure(models.message());
+  std::string configured = context->config["synth"].value("model_under_test", std::string());
+  Status marked = mark_model_under_test(*db, *models, configured.empty() ? std::nullopt : std::optional(configured));
+  if (!marked) return report_failure(marked.message());
   std::cout << format_models_table(*models);
   return 0;
 }

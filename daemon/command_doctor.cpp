@@ -1,7 +1,7 @@
 // `tailforge doctor`: before a weekend run, checks what the daemon will need (the configuration,
 // the toolchains of the configured track, the sandbox and the GPU device nodes inside it, disk
-// space, the database's integrity and WAL size, the projected disk use per day) and says what is
-// wrong and how to fix it. The exit
+// space, the database's integrity and WAL size, the projected disk use per day), says what the
+// next retrain trigger will run for which model, and says what is wrong and how to fix it. The exit
 // status is 0 when the daemon can do its track's work here, 1 when it cannot.
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "store/growth.h"
 #include "store/maintenance.h"
 #include "synth/policy.h"
+#include "synth/retrain.h"
 #include "synth/snapshot_retention.h"
 #include "verifier/memory_cgroup.h"
 #include "verifier/nvidia.h"
@@ -221,6 +222,39 @@ void check_store(std::vector<Check>& checks, const std::string& db_path, int64_t
   }
 }
 
+// What the next retrain trigger will do: which command (or none, and why) or webhook, for which
+// model. A trigger that would train nothing is a warning.
+void check_retrain(std::vector<Check>& checks, const json& config, const SynthPolicy& synth,
+                   const std::string& db_path) {
+  Result<RetrainPolicy> policy = retrain_policy_from_json(config["retrain"], synth);
+  if (!policy) {
+    checks.push_back({"retrain", "fail", policy.message(), "fix the key named"});
+    return;
+  }
+  std::optional<Database> db;
+  if (fs::exists(db_path)) {
+    Result<Database> opened = Database::open(db_path);
+    if (!opened) return;  // check_store reported it
+    db.emplace(std::move(*opened));
+  }
+  Result<RetrainPlan> plan = next_retrain_plan(db ? &*db : nullptr, *policy);
+  if (!plan) {
+    checks.push_back({"retrain", "warn", plan.message(), ""});
+    return;
+  }
+  std::string detail = describe_retrain_plan(*plan);
+  if (plan->enabled && plan->expanded_argv.empty() && plan->webhook.empty()) {
+    checks.push_back({"retrain", "warn", detail,
+                      "set retrain.command to your trainer (it gets the snapshot in $TAILFORGE_SNAPSHOT_DIR and "
+                      "registers its version with tailforge model add --parent \"$TAILFORGE_PARENT_MODEL\" "
+                      "--retrain-event \"$TAILFORGE_RETRAIN_EVENT\"), or retrain.webhook"});
+    return;
+  }
+  bool unregistered = synth.model_under_test && !plan->under_test.model;
+  checks.push_back({"retrain", unregistered ? "warn" : "ok", detail,
+                    unregistered ? "register the model synth.model_under_test names, or change the name" : ""});
+}
+
 }  // namespace
 
 int command_doctor(const CommandLine& args) {
@@ -252,6 +286,7 @@ int command_doctor(const CommandLine& args) {
     }
     check_sandbox(checks, *verifier, toolchains);
     check_store(checks, context->db_path, config["daemon"]["min_free_disk_mb"].get<int64_t>());
+    if (policy) check_retrain(checks, config, *policy, context->db_path);
   }
   bool ready = std::none_of(checks.begin(), checks.end(), [](const Check& c) { return c.level == "fail"; });
   if (args.has("--json")) {

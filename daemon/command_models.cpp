@@ -1,18 +1,26 @@
 // Commands over the models under test: model add|retire|activate, models, eval.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "daemon/commands.h"
 #include "daemon/context.h"
 #include "daemon/evaluation_jobs.h"
+#include "agents/model_check.h"
 #include "daemon/progress.h"
+#include "policies/config.h"
+#include "daemon/resource_slots.h"
+#include "store/models.h"
+#include "verifier/toolchains.h"
 #include "synth/model_registry.h"
+#include "synth/tested_model.h"
 #include "synth/model_report.h"
 
 namespace tailforge {
@@ -71,15 +79,20 @@ Result<json> definition_from_flags(const CommandLine& args) {
   return definition;
 }
 
-// Evaluates `items` with `model` on `threads` threads, each with its own connection.
+// Evaluates `items` with `model` on `threads` threads, each with its own connection. The first
+// endpoint fault stops the run: nothing more is asked, the fault pauses the model's evaluation
+// in the store (as the daemon's would), and what was not judged stays unjudged.
 struct EvalCounts {
   std::atomic<int64_t> done{0}, ok{0}, failed{0}, unavailable{0};
+  std::atomic<bool> stop{false};
   std::mutex mutex;
   std::string last_error;
+  std::optional<EndpointFault> fault;
 };
 
 void evaluate_items(const std::string& db_path, const ModelRecord& model, ModelUnderTest& caller,
-                    const std::vector<EvalItem>& items, const EvaluationSetup& setup, int threads, EvalCounts& counts) {
+                    const std::vector<EvalItem>& items, const EvaluationSetup& setup, int threads,
+                    double pause_seconds, EvalCounts& counts) {
   std::atomic<size_t> next{0};
   auto work = [&] {
     Result<Database> db = Database::open(db_path);
@@ -88,19 +101,27 @@ void evaluate_items(const std::string& db_path, const ModelRecord& model, ModelU
       counts.last_error = db.message();
       return;
     }
-    for (size_t i = next++; i < items.size(); i = next++) {
+    for (size_t i = next++; i < items.size() && !counts.stop; i = next++) {
       Result<JudgedAnswer> judged = evaluate_item(*db, caller, model, items[i], setup);
       Status stored;
-      if (judged) {
+      if (judged && judged->fault) {
+        const EndpointFault& fault = *judged->fault;
+        int64_t pause_ms = std::max<int64_t>(static_cast<int64_t>(pause_seconds * 1000), fault.retry_after_ms);
+        stored = pause_model_evaluation(*db, model.id, fault.category, fault.message, now_ms() + pause_ms);
+        counts.stop = true;
+        std::lock_guard lock(counts.mutex);
+        if (!counts.fault) counts.fault = fault;
+      } else if (judged) {
         Transaction transaction(*db);
         Result<bool> inserted = transaction.begin_status() ? store_evaluation(*db, model, *judged)
                                                            : Result<bool>(transaction.begin_status().error());
-        stored = inserted ? transaction.commit() : Status(inserted.error());
+        Result<bool> resumed = inserted ? end_model_pause(*db, model.id) : Result<bool>(inserted.error());
+        stored = resumed ? transaction.commit() : Status(resumed.error());
       }
-      if (!judged || !stored) {
+      if (!judged || !stored || judged->fault) {
         ++counts.unavailable;
         std::lock_guard lock(counts.mutex);
-        counts.last_error = !judged ? judged.message() : stored.message();
+        counts.last_error = !judged ? judged.message() : !stored ? stored.message() : judged->fault->category + ": " + judged->fault->message;
       } else {
         ++(judged->evaluation.ok ? counts.ok : counts.failed);
       }
@@ -110,6 +131,24 @@ void evaluate_items(const std::string& db_path, const ModelRecord& model, ModelU
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(work);
   for (std::thread& thread : pool) thread.join();
+}
+
+}  // namespace
+
+namespace {
+
+// Prints a check's lines under a heading naming the model; true when it passed.
+bool print_check(const ModelRecord& model, const ModelCheck& check) {
+  std::cout << "model " << model.name << " (" << model.kind << ", " << model.track << ")"
+            << (model.endpoint ? " at " + *model.endpoint : "") << ":\n";
+  for (const std::string& line : check.lines) std::cout << "  " << line << "\n";
+  return check.ok;
+}
+
+Result<ModelCheck> check_with_config(const CommandContext& context, const ModelRecord& model) {
+  Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(context.config);
+  if (!resources) return resources.error();
+  return check_model(model, (*resources)->runtime(nullptr));
 }
 
 }  // namespace
@@ -130,13 +169,37 @@ int command_model(const CommandLine& args) {
                                      : " active: evaluated every cycle\n");
     return 0;
   }
+  if (action == "check") {
+    if (args.positionals.size() != 2) return usage("model check needs a model name");
+    Result<Database> db = Database::open(context->db_path);
+    if (!db) return report_failure(db.message());
+    Result<std::optional<ModelRecord>> model = find_model(*db, args.positionals[1]);
+    if (!model) return report_failure(model.message());
+    if (!*model) return report_failure("no model named '" + args.positionals[1] + "' (tailforge models lists them)");
+    Result<ModelCheck> check = check_with_config(*context, **model);
+    if (!check) return report_failure(check.message());
+    return print_check(**model, *check) ? 0 : 1;
+  }
   if (action != "add" || args.positionals.size() != 1) {
     return usage("model needs an action: add (tailforge model add --name N --kind openai|command|builtin ...), "
-                 "retire NAME or activate NAME");
+                 "check NAME, retire NAME or activate NAME");
   }
   if (args.get("--name").empty()) return usage("model add needs --name");
   Result<json> definition = definition_from_flags(args);
   if (!definition) return usage(definition.message());
+  // The model answers before it is registered, so that a wrong URL, key or model id is found now
+  // rather than as a paused evaluation.
+  if (!args.has("--no-check")) {
+    Result<ModelRecord> defined = model_from_definition(*definition);
+    if (!defined) return report_failure(defined.message());
+    Result<ModelCheck> check = check_with_config(*context, *defined);
+    if (!check) return report_failure(check.message());
+    if (!print_check(*defined, *check)) {
+      std::cerr << "tailforge: model " << defined->name << " not registered: fix the above, or pass --no-check to "
+                << "register it anyway (its evaluation pauses while the endpoint fails)\n";
+      return 1;
+    }
+  }
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
   Result<ModelRecord> model = register_model(*db, *definition);
@@ -146,6 +209,12 @@ int command_model(const CommandLine& args) {
   if (model->retrain_event_id) std::cout << " for retrain event " << *model->retrain_event_id;
   std::cout << "; the daemon evaluates it from its next evaluation step, or run: tailforge eval --model "
             << model->name << "\n";
+  std::string configured = context->config["synth"].value("model_under_test", std::string());
+  Result<UnderTest> tested = model_under_test(*db, configured.empty() ? std::nullopt : std::optional(configured), model->track);
+  if (tested && tested->model && tested->model->id == model->id) {
+    std::cout << "it is the model under test of " << model->track << ": the tails follow its failures ("
+              << tested->why << ")\n";
+  }
   return 0;
 }
 
@@ -154,14 +223,15 @@ int command_models(const CommandLine& args) {
   if (!context) return report_failure(context.message());
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
-  Result<ModelsReport> report = models_report(*db, args.get("--track", "cuda2hip"));
-  if (!report) return report_failure(report.message());
-  Status marked = mark_superseded(*db, *report, context->config["eval"]["keep_versions"].get<int64_t>());
-  if (!marked) return report_failure(marked.message());
+  Result<ModelsListing> listing = models_listing_from_config(context->config, data_dir());
+  if (!listing) return report_failure(listing.message());
+  if (args.has("--track")) listing->track = args.get("--track");
+  Result<std::vector<ModelsReport>> reports = list_models_reports(*db, *listing);
+  if (!reports) return report_failure(reports.message());
   if (args.has("--json")) {
-    std::cout << models_report_to_json(*report).dump(2) << "\n";
+    std::cout << models_listing_to_json(*reports, listing->track.has_value()).dump(2) << "\n";
   } else {
-    std::cout << format_models_table(*report);
+    std::cout << format_models_listing(*reports);
   }
   return 0;
 }
@@ -199,23 +269,32 @@ int command_eval(const CommandLine& args) {
   std::error_code ec;
   std::filesystem::create_directories(work_dir, ec);
   if (ec) return report_failure("cannot create " + work_dir + ": " + ec.message());
-  ResourceGate unlimited;
-  Result<std::unique_ptr<ModelUnderTest>> caller = make_model_under_test(**model, (*resources)->runtime(&unlimited));
+  // Judging runs under the daemon's compile (and GPU) slots; asking an endpoint under
+  // llm.max_concurrent_requests. With a thread per request in flight plus one per compile slot,
+  // the server stays busy while earlier answers are verified.
+  ResourceSlots slots;
+  SlotSizes sizes = size_slots(context->config, detected_toolchains(), slots);
+  SlotGate gate(slots);
+  Result<std::unique_ptr<ModelUnderTest>> caller = make_model_under_test(**model, (*resources)->runtime(&gate));
   if (!caller) return report_failure(caller.message());
-  int threads = context->config["daemon"]["compile_slots"].get<int>();
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int asking = (*model)->kind == "openai" ? (*resources)->llm.max_concurrent_requests : sizes.compile;
+  int threads = std::clamp<int>(asking + sizes.compile, 1, 256);
   std::cerr << "evaluating " << (*model)->name << " on " << items.size() << " of " << refreshed->size
             << " items of evaluation set v" << refreshed->version << " (" << refreshed->size - missing->size()
-            << " judged before), " << threads << " at a time\n";
+            << " judged before): " << sizes.compile << " compile slots";
+  if ((*model)->kind == "openai") std::cerr << ", up to " << asking << " requests in flight";
+  std::cerr << "\n";
 
   EvalCounts counts;
   bool show = !args.has("--no-progress") && isatty(STDERR_FILENO);
   auto started = std::chrono::steady_clock::now();
+  std::atomic<bool> finished{false};
   std::thread evaluating([&] {
-    evaluate_items(context->db_path, **model, **caller, items, (*resources)->setup(&unlimited, work_dir), threads,
-                   counts);
+    evaluate_items(context->db_path, **model, **caller, items, (*resources)->setup(&gate, work_dir), threads,
+                   (*resources)->eval.endpoint_pause_seconds, counts);
+    finished = true;
   });
-  while (show && counts.done < static_cast<int64_t>(items.size())) {
+  while (show && !finished) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     int64_t done = counts.done;
     std::string eta = done > 0 ? format_duration(elapsed / static_cast<double>(done) *
@@ -235,14 +314,23 @@ int command_eval(const CommandLine& args) {
                 {"failed", counts.failed.load()}, {"not_judged", counts.unavailable.load()},
                 {"models", models_report_to_json(*report)}};
     if (!counts.last_error.empty()) out["last_error"] = counts.last_error;
+    if (counts.fault) out["paused"] = {{"category", counts.fault->category}, {"message", counts.fault->message}};
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << "judged " << counts.ok + counts.failed << " items: " << counts.ok << " ok, " << counts.failed
               << " failed\n\n"
               << format_models_table(*report);
   }
-  if (counts.unavailable > 0) {
-    std::cerr << "tailforge: " << counts.unavailable << " items not judged; last error: " << counts.last_error << "\n";
+  int64_t not_judged = static_cast<int64_t>(items.size()) - counts.ok - counts.failed;
+  if (counts.fault) {
+    std::cerr << "tailforge: evaluation of " << (*model)->name << " paused: " << counts.fault->category << ": "
+              << counts.fault->message << "\n"
+              << "tailforge: " << not_judged << " items not judged (an endpoint fault is never a model failure); "
+              << "tailforge model check " << (*model)->name << " tests the endpoint\n";
+    return 1;
+  }
+  if (not_judged > 0) {
+    std::cerr << "tailforge: " << not_judged << " items not judged; last error: " << counts.last_error << "\n";
     return 1;
   }
   return 0;

@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <malloc.h>
 #include <sys/file.h>
@@ -236,9 +237,13 @@ Status run_daemon(const DaemonOptions& options) {
   pool_options.db_path = options.db_path;
   pool_options.workers = (*pipeline)->worker_count();
   // One more worker for the cycle's serial steps: with every other worker on a verification (the
-  // planner fills idle workers), a step would otherwise wait for one to finish.
-  pool_options.step_workers = 1;
-  pool_options.step_kinds = {kSynthesizeJob, kRetrainJob, kEvaluateModelsJob};
+  // planner fills idle workers), a step would otherwise wait for one to finish. And workers for
+  // evaluations, as many as requests may be in flight to a model's endpoint
+  // (llm.max_concurrent_requests): each asks, then judges under the compile slots, so the server
+  // stays busy while earlier answers are verified. Idle, they ask the queue once a second.
+  pool_options.dedicated = {
+      {"step", 1, {kSynthesizeJob, kRetrainJob, kEvaluateModelsJob}},
+      {"eval", std::clamp(config["llm"]["max_concurrent_requests"].get<int>(), 1, 256), {kEvaluateJob}, 1000}};
   pool_options.owner_prefix = owner_prefix();
   pool_options.lease_ms = config["store"]["job_lease_ms"].get<int64_t>();
   pool_options.queue_policy = queue_policy(config);

@@ -1,5 +1,6 @@
 #include "daemon/evaluation_jobs.h"
 
+#include <algorithm>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -85,6 +86,15 @@ Status EvaluationJobs::plan(Database& db, JobQueue& queue, const Job& job, const
       ++skipped;
       continue;
     }
+    // A paused model's jobs wait in the queue for the pause's end; queueing more would pile up
+    // a copy per cycle while its endpoint is down.
+    Result<std::optional<ModelPause>> pause = find_model_pause(db, model.id);
+    if (!pause) return pause.error();
+    if (*pause && (*pause)->resume_ms > now_ms()) {
+      spdlog::info("cycle {}: evaluation of {} paused until its endpoint answers: {}", cycle, model.name,
+                   (*pause)->message);
+      continue;
+    }
     ++active;
     Result<std::vector<std::string>> missing = items_without_evaluation(db, model.id, model.track);
     if (!missing) return missing.error();
@@ -141,17 +151,40 @@ Status EvaluationJobs::evaluate(Database& db, JobQueue& queue, const Job& job, c
   // nothing to do.
   if (!*model || !(*model)->active || *done || !item) return queue.complete(job.id, owner);
 
+  // While the model's endpoint is paused, no request goes out; the job waits for the pause's end.
+  Result<std::optional<ModelPause>> pause = find_model_pause(db, model_id);
+  if (!pause) return pause.error();
+  if (*pause && (*pause)->resume_ms > now_ms()) {
+    return queue.defer(job.id, owner, (*pause)->resume_ms,
+                       "model " + (*model)->name + " paused: " + (*pause)->category + ": " + (*pause)->message);
+  }
+
   Result<std::shared_ptr<ModelUnderTest>> caller = model_for(**model);
   if (!caller) return caller.error();
   Result<JudgedAnswer> judged = evaluate_item(db, **caller, **model, *item, setup_);
   if (!judged) return judged.error();
+  if (judged->fault) {
+    // The endpoint failed, not the model: nothing is judged, the model's evaluation pauses and
+    // the item is asked again when the pause ends.
+    const EndpointFault& fault = *judged->fault;
+    int64_t pause_ms = std::max<int64_t>(static_cast<int64_t>(eval_.endpoint_pause_seconds * 1000), fault.retry_after_ms);
+    int64_t resume = now_ms() + pause_ms;
+    if (!*pause) spdlog::warn("evaluation of {} paused: {}: {}", (*model)->name, fault.category, fault.message);
+    if (Status s = pause_model_evaluation(db, model_id, fault.category, fault.message, resume); !s) return s;
+    return queue.defer(job.id, owner, resume, "model " + (*model)->name + " paused: " + fault.category + ": " + fault.message);
+  }
 
   Transaction transaction(db);
   if (!transaction.begin_status()) return transaction.begin_status();
   Result<bool> stored = store_evaluation(db, **model, *judged);
   if (!stored) return stored.error();
+  // The server answered: a pause (this job's or one another job began meanwhile) ends.
+  Result<bool> resumed = end_model_pause(db, model_id);
+  if (!resumed) return resumed.error();
   if (Status s = queue.complete(job.id, owner); !s) return s;
-  return transaction.commit();
+  if (Status s = transaction.commit(); !s) return s;
+  if (*resumed) spdlog::info("evaluation of {} resumed: its endpoint answered", (*model)->name);
+  return {};
 }
 
 }  // namespace tailforge

@@ -1,8 +1,10 @@
 // The daemon's evaluation work: a per-cycle "evaluate_models" step that refreshes the frozen
 // evaluation set and queues one "evaluate" job per active model and item it has no result for,
 // and the "evaluate" job that asks the model, judges the answer (synth/evaluate.h) and stores
-// the evaluation in the transaction that completes the job. A model that cannot answer now
-// (endpoint down, rate limited) fails the job, which retries with backoff; nothing is stored.
+// the evaluation in the transaction that completes the job. An endpoint fault (down, rate
+// limited, a wrong key, URL or model id) is never judged: the model's evaluation pauses
+// (store/models.h's ModelPause, shown by status, the dashboard and /metrics) and its jobs wait
+// in the queue, without using up attempts, for eval.endpoint_pause_seconds or a Retry-After.
 #pragma once
 
 #include <map>

@@ -246,15 +246,20 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     for (const Job& job : *jobs) body["jobs"].push_back(job_json(job));
     send_json(res, 200, body);
   });
-  const int64_t keep_versions = config.contains("eval") ? config["eval"].value("keep_versions", int64_t{3}) : 3;
-  server.Get("/v1/models", [db_path, keep_versions](const httplib::Request& req, httplib::Response& res) {
-    std::string track = req.has_param("track") ? req.get_param_value("track") : "cuda2hip";
+  // What `tailforge models --json` prints: one track with ?track=, else every track that has models.
+  Result<ModelsListing> configured_listing = models_listing_from_config(config, data_dir());
+  if (!configured_listing) {
+    spdlog::warn("GET /v1/models lists with the default settings: {}", configured_listing.message());
+  }
+  const ModelsListing listing = configured_listing ? *configured_listing : ModelsListing{};
+  server.Get("/v1/models", [db_path, listing](const httplib::Request& req, httplib::Response& res) {
+    ModelsListing asked = listing;
+    if (req.has_param("track")) asked.track = req.get_param_value("track");
     std::optional<Database> db = open_store(db_path, res);
     if (!db) return;
-    Result<ModelsReport> report = models_report(*db, track);
-    if (!report) return send_error(res, 500, report.message());
-    if (Status s = mark_superseded(*db, *report, keep_versions); !s) return send_error(res, 500, s.message());
-    send_json(res, 200, models_report_to_json(*report));
+    Result<std::vector<ModelsReport>> reports = list_models_reports(*db, asked);
+    if (!reports) return send_error(res, 500, reports.message());
+    send_json(res, 200, models_listing_to_json(*reports, asked.track.has_value()));
   });
   // Registers a model version: the definition `tailforge model add` takes, as JSON; a trainer
   // passes "retrain_event" (its $TAILFORGE_RETRAIN_EVENT) and "parent".

@@ -87,7 +87,7 @@ Result<LlmProgram> LlmAgents::generate(Database& db, const std::string& persona_
 Result<LlmSynthesis> LlmAgents::synthesize_similar(Database& db, const SimilarRequest& request) {
   AgentOutput output = run(db, "synthesizer", [&] { return llm_synthesize_similar(client_, prompts_, request, &db); });
   const ChatResponse& response = output.response;
-  if (!response.ok && endpoint_unavailable(response.category)) {
+  if (!response.ok && fault_may_pass(response.category)) {
     return make_error("LLM synthesizer: " + response.category + ": " + response.message);
   }
   LlmSynthesis synthesis;

@@ -44,7 +44,7 @@ class LlmAgents {
   // The verifier's CUDA->HIP translation; a failed call fails with its agent.llm.* category.
   TranslateOutcome translate_cuda_to_hip(Database& db, const std::string& cuda_source);
   // The synthesizer's programs like a failing sample. An endpoint that cannot answer now
-  // (endpoint_unavailable) is an error naming its agent.llm.* category; any other bad reply
+  // (fault_may_pass) is an error naming its agent.llm.* category; any other bad reply
   // (no or empty code blocks, malformed, refused) gives no programs, and a reply cut at
   // llm.max_tokens gives its complete blocks.
   Result<LlmSynthesis> synthesize_similar(Database& db, const SimilarRequest& request);

@@ -95,6 +95,12 @@ Result<std::string> prometheus_metrics(Database& db) {
   for (const auto& [category, n] : status->failures_by_category) {
     out << "tailforge_failures{category=\"" << escape_label(category) << "\"} " << n << "\n";
   }
+  header(out, "tailforge_model_evaluation_paused", "gauge",
+         "1 for each model whose evaluation waits for its endpoint, labelled with the fault.");
+  for (const ModelPause& p : status->paused_models) {
+    out << "tailforge_model_evaluation_paused{model=\"" << escape_label(p.model_name) << "\",track=\""
+        << escape_label(p.track) << "\",category=\"" << escape_label(p.category) << "\"} 1\n";
+  }
   header(out, "tailforge_cycles", "gauge", "Cycles recorded.");
   out << "tailforge_cycles " << status->cycles << "\n";
   header(out, "tailforge_retrain_events", "gauge", "Retrain triggers recorded.");

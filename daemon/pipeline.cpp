@@ -220,7 +220,7 @@ class DefaultPipeline : public Pipeline {
     if (llm_translator_) {
       translate = [this, &db, &llm_unavailable](const std::string& cuda) {
         TranslateOutcome outcome = llm_->translate_cuda_to_hip(db, cuda);
-        if (!outcome.ok && endpoint_unavailable(outcome.category)) llm_unavailable = outcome.message;
+        if (!outcome.ok && endpoint_fault(outcome.category)) llm_unavailable = outcome.message;
         return outcome;
       };
     }
@@ -335,7 +335,7 @@ class DefaultPipeline : public Pipeline {
     return queue.complete(job.id, owner);
   }
 
-  // The retrain trigger: a snapshot and the configured command when a threshold is crossed; an
+  // The retrain trigger: a snapshot and the retrain command when a threshold is crossed; an
   // event a crash interrupted is rerun or closed first.
   Status retrain(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
     Result<int64_t> cycle = cycle_of(job);
@@ -360,6 +360,7 @@ class DefaultPipeline : public Pipeline {
     spdlog::info("cycle {}: retrain event {} {} after {} attempt(s) ({:.1f} s) for {}: parent {}, new model {}", cycle,
                  event.event_id, event.status, event.attempts, event.seconds, conditions.empty() ? "?" : conditions,
                  event.parent_model.value_or("none"), event.model.value_or("none registered"));
+    if (!event.note.empty()) spdlog::warn("cycle {}: retrain event {}: {}", cycle, event.event_id, event.note);
     spdlog::debug("cycle {}: retrain event {}: snapshot {}, reason {}, output:\n{}", cycle, event.event_id,
                   event.snapshot_dir, event.reason, event.output);
   }

@@ -20,7 +20,8 @@ WorkerPool::~WorkerPool() { stop(); }
 
 Status WorkerPool::start() {
   std::vector<Database> connections;
-  int threads = options_.workers + options_.step_workers;
+  int threads = options_.workers;
+  for (const WorkerPoolOptions::Dedicated& group : options_.dedicated) threads += group.count;
   for (int i = 0; i < threads; ++i) {
     Result<Database> db = Database::open(options_.db_path);
     if (!db) return db.error();
@@ -44,14 +45,23 @@ void WorkerPool::set_blocked_kinds(std::set<std::string> kinds) {
 
 void WorkerPool::wake() { wake_.notify_all(); }
 
+const WorkerPoolOptions::Dedicated* WorkerPool::group_of(int index) const {
+  int first = options_.workers;
+  for (const WorkerPoolOptions::Dedicated& group : options_.dedicated) {
+    if (index >= first && index < first + group.count) return &group;
+    first += group.count;
+  }
+  return nullptr;
+}
+
 std::optional<std::vector<std::string>> WorkerPool::leasable_kinds(int index) {
+  const WorkerPoolOptions::Dedicated* group = group_of(index);
   std::lock_guard lock(mutex_);
-  bool step_worker = index >= options_.workers;
-  if (blocked_kinds_.empty() && options_.excluded_kinds.empty() && !step_worker) return std::nullopt;
+  if (blocked_kinds_.empty() && options_.excluded_kinds.empty() && !group) return std::nullopt;
   std::vector<std::string> kinds;
   for (const auto& [kind, handler] : handlers_) {
     if (blocked_kinds_.count(kind) || options_.excluded_kinds.count(kind)) continue;
-    if (step_worker && !options_.step_kinds.count(kind)) continue;
+    if (group && !group->kinds.count(kind)) continue;
     kinds.push_back(kind);
   }
   return kinds;
@@ -79,7 +89,9 @@ void WorkerPool::stop() {
 void WorkerPool::work(int index, Database db) {
   ensure_alternate_signal_stack();  // so that a stack overflow still reaches the crash recorder
   JobQueue queue(db, options_.queue_policy);
-  std::string role = (index < options_.workers ? "w" : "step") + std::to_string(index);
+  const WorkerPoolOptions::Dedicated* group = group_of(index);
+  std::string role = (group ? group->role : "w") + std::to_string(index);
+  const int idle_ms = group ? group->idle_ms : 200;
   std::string owner = options_.owner_prefix + ":" + role;
   // `top -H` and /proc/PID/task/TID/comm name the worker as its leases do ("tf-w3").
   pthread_setname_np(pthread_self(), ("tf-" + role).substr(0, 15).c_str());
@@ -104,7 +116,7 @@ void WorkerPool::work(int index, Database db) {
       continue;
     }
     if (!leased->has_value()) {
-      idle_wait(200);
+      idle_wait(idle_ms);
       continue;
     }
     const Job& job = **leased;

@@ -1,5 +1,5 @@
 // Worker threads that lease jobs from the durable queue and run the handler for each job's kind,
-// plus optional step workers that take only the cycle's serial steps.
+// plus dedicated workers that take only some kinds (the cycle's serial steps, evaluations).
 // Each worker owns its own SQLite connection. A handler completes its job itself, inside the
 // transaction that stores its results; a handler error puts the job back with backoff.
 #pragma once
@@ -24,10 +24,16 @@ using JobHandler = std::function<Status(Database& db, JobQueue& queue, const Job
 struct WorkerPoolOptions {
   std::string db_path;
   int workers = 2;
-  // Extra workers that lease only these kinds (the cycle's serial steps), so that a step never
-  // waits for a busy worker to finish a long verification.
-  int step_workers = 0;
-  std::set<std::string> step_kinds;
+  // Extra workers that lease only some kinds: one for the cycle's serial steps, so that a step
+  // never waits for a busy worker to finish a long verification; several for evaluations, so
+  // that requests to a model's server are in flight while earlier answers are verified.
+  struct Dedicated {
+    std::string role;  // names the threads and their leases: "step", "eval"
+    int count = 0;
+    std::set<std::string> kinds;
+    int idle_ms = 200;  // how often an idle one asks the queue (a wake() asks at once)
+  };
+  std::vector<Dedicated> dedicated;
   // Kinds these workers never lease (verify, when only remote workers may run it).
   std::set<std::string> excluded_kinds;
   std::string owner_prefix = "worker";
@@ -61,6 +67,8 @@ class WorkerPool {
   void work(int index, Database db);
   // The kinds worker `index` may lease now; nullopt: any kind.
   std::optional<std::vector<std::string>> leasable_kinds(int index);
+  // The dedicated group of worker `index`; nullptr for a general worker.
+  const WorkerPoolOptions::Dedicated* group_of(int index) const;
 
   WorkerPoolOptions options_;
   std::map<std::string, JobHandler> handlers_;

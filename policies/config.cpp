@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -81,6 +82,16 @@ const std::map<std::string, int64_t> kMinimumValues = {
     {"/retrain/keep_snapshots", 0},
 };
 
+// Keys whose null default means "chosen when needed" (retrain.command: by the model under test)
+// and that otherwise take an argv, by JSON path.
+const std::set<std::string> kNullOrArgv = {"/retrain/command"};
+
+bool is_argv_or_null(const nlohmann::json& value) {
+  if (value.is_null()) return true;
+  if (!value.is_array()) return false;
+  return std::all_of(value.begin(), value.end(), [](const nlohmann::json& word) { return word.is_string(); });
+}
+
 Status check_allowed_value(const std::string& key_path, const nlohmann::json& value, const std::string& file) {
   auto minimum = kMinimumValues.find(key_path);
   if (minimum != kMinimumValues.end() && value.is_number_integer() && value.get<int64_t>() < minimum->second) {
@@ -114,6 +125,14 @@ Status merge_into(nlohmann::json& target, const nlohmann::json& overrides, const
       continue;
     }
     nlohmann::json& slot = target[it.key()];
+    if (kNullOrArgv.count(key_path)) {
+      if (!is_argv_or_null(it.value())) {
+        return make_error(file + ": key " + key_path + " has value " + value_text(it.value()) +
+                          ", expected an array of strings or null");
+      }
+      slot = it.value();
+      continue;
+    }
     if (!same_kind(slot, it.value())) {
       return make_error(file + ": key " + key_path + " has value " + value_text(it.value()) + ", expected " +
                         type_name(slot));

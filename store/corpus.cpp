@@ -188,14 +188,12 @@ Result<std::vector<FailureCategoryCoverage>> failure_category_coverage(Database&
   return out;
 }
 
-Result<std::optional<int64_t>> model_under_test(Database& db, const std::optional<std::string>& name,
-                                                const std::string& track) {
-  Statement& select =
-      name ? db.cached("SELECT id FROM model WHERE name = ?1 AND ?2 = ?2")
-           : db.cached("SELECT m.id FROM model m WHERE m.track = ?2 AND m.active = 1"
-                       " AND EXISTS (SELECT 1 FROM evaluation e WHERE e.model_id = m.id)"
-                       " ORDER BY m.created_ms DESC, m.id DESC LIMIT 1");
-  select.bind(1, name.value_or("")).bind(2, track);
+Result<std::optional<int64_t>> newest_evaluated_model(Database& db, const std::string& track) {
+  Statement& select = db.cached(
+      "SELECT m.id FROM model m WHERE m.track = ?1 AND m.active = 1"
+      " AND EXISTS (SELECT 1 FROM evaluation e WHERE e.model_id = m.id)"
+      " ORDER BY m.created_ms DESC, m.id DESC LIMIT 1");
+  select.bind(1, track);
   std::optional<int64_t> id;
   if (select.step()) id = select.int64(0);
   if (Status s = finish(select); !s) return s.error();

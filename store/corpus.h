@@ -52,9 +52,9 @@ struct EvaluationCounts {
   int64_t evaluated = 0;
   int64_t failed = 0;
 };
-// The model by name, or else the track's newest active model with evaluations.
-Result<std::optional<int64_t>> model_under_test(Database& db, const std::optional<std::string>& name,
-                                                const std::string& track);
+// The track's newest active model that has evaluations (whose model is under test is decided
+// in synth/tested_model.h).
+Result<std::optional<int64_t>> newest_evaluated_model(Database& db, const std::string& track);
 // The model's evaluations of the track's items, by "feature:<tag>", "domain:<name>" and
 // "category:<category>" (for categories, `evaluated` counts every evaluation of the model).
 Result<std::map<std::string, EvaluationCounts>> evaluation_counts(Database& db, int64_t model_id);

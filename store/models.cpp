@@ -122,4 +122,57 @@ Result<int64_t> count_models_named(Database& db, const std::string& prefix) {
   return n;
 }
 
+Status pause_model_evaluation(Database& db, int64_t model_id, const std::string& category,
+                              const std::string& message, int64_t resume_ms) {
+  Statement& upsert = db.cached(
+      "INSERT INTO model_pause (model_id, category, message, since_ms, resume_ms, faults) VALUES (?1, ?2, ?3, ?4, ?5, 1)"
+      " ON CONFLICT (model_id) DO UPDATE SET category = ?2, message = ?3, resume_ms = max(resume_ms, ?5),"
+      " faults = faults + 1");
+  return upsert.bind(1, model_id).bind(2, category).bind(3, message).bind(4, now_ms()).bind(5, resume_ms).run();
+}
+
+Result<bool> end_model_pause(Database& db, int64_t model_id) {
+  Statement& remove = db.cached("DELETE FROM model_pause WHERE model_id = ?1");
+  if (Status s = remove.bind(1, model_id).run(); !s) return s.error();
+  return db.changes() > 0;
+}
+
+namespace {
+
+constexpr const char* kPauseColumns =
+    "p.model_id, m.name, m.track, p.category, p.message, p.since_ms, p.resume_ms, p.faults"
+    " FROM model_pause p JOIN model m ON m.id = p.model_id";
+
+Result<std::vector<ModelPause>> select_pauses(Statement& select) {
+  std::vector<ModelPause> pauses;
+  while (select.step()) {
+    pauses.push_back({select.int64(0), select.text(1), select.text(2), select.text(3), select.text(4), select.int64(5),
+                      select.int64(6), select.int64(7)});
+  }
+  if (Status s = select.status(); !s) {
+    select.reset();
+    return s.error();
+  }
+  select.reset();
+  return pauses;
+}
+
+}  // namespace
+
+Result<std::optional<ModelPause>> find_model_pause(Database& db, int64_t model_id) {
+  static const std::string sql = std::string("SELECT ") + kPauseColumns + " WHERE p.model_id = ?1";
+  Statement& select = db.cached(sql.c_str());
+  select.bind(1, model_id);
+  Result<std::vector<ModelPause>> pauses = select_pauses(select);
+  if (!pauses) return pauses.error();
+  if (pauses->empty()) return std::optional<ModelPause>();
+  return std::optional<ModelPause>(pauses->front());
+}
+
+Result<std::vector<ModelPause>> list_model_pauses(Database& db) {
+  static const std::string sql = std::string("SELECT ") + kPauseColumns + " ORDER BY m.name";
+  Statement& select = db.cached(sql.c_str());
+  return select_pauses(select);
+}
+
 }  // namespace tailforge

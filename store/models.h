@@ -42,4 +42,26 @@ Result<bool> set_model_active(Database& db, const std::string& name, bool active
 // How many models have a name starting with `prefix` (for naming the next version).
 Result<int64_t> count_models_named(Database& db, const std::string& prefix);
 
+// A model whose evaluation waits because its endpoint failed (a wrong key, URL or model id, a
+// server down or rate limiting): no request is sent before resume_ms; the next answer the server
+// gives ends the pause.
+struct ModelPause {
+  int64_t model_id = 0;
+  std::string model_name, track;
+  std::string category;  // agent.llm.<reason>
+  std::string message;   // the last fault: URL, HTTP status, the server's message
+  int64_t since_ms = 0;  // the first fault of this pause
+  int64_t resume_ms = 0;
+  int64_t faults = 0;    // faults since the pause began
+};
+
+// Records a fault: starts the pause or extends it to `resume_ms` with the newest fault.
+Status pause_model_evaluation(Database& db, int64_t model_id, const std::string& category,
+                              const std::string& message, int64_t resume_ms);
+// Ends the pause (the server answered); whether there was one.
+Result<bool> end_model_pause(Database& db, int64_t model_id);
+Result<std::optional<ModelPause>> find_model_pause(Database& db, int64_t model_id);
+// Every paused model, by name.
+Result<std::vector<ModelPause>> list_model_pauses(Database& db);
+
 }  // namespace tailforge

@@ -149,6 +149,15 @@ Status JobQueue::fail(int64_t id, const std::string& owner, const std::string& e
   return transaction.commit();
 }
 
+Status JobQueue::defer(int64_t id, const std::string& owner, int64_t due_ms, const std::string& reason) {
+  Statement& update = db_.cached(
+      "UPDATE job SET state = 'pending', attempts = max(attempts - 1, 0), lease_owner = NULL, lease_expires_ms = NULL,"
+      " next_attempt_ms = ?3, last_error = ?4, updated_ms = ?5 WHERE id = ?1 AND state = 'leased' AND lease_owner = ?2");
+  if (Status s = update.bind(1, id).bind(2, owner).bind(3, due_ms).bind(4, reason).bind(5, now_ms()).run(); !s) return s;
+  if (db_.changes() == 0) return make_error("job " + std::to_string(id) + " is not leased by " + owner);
+  return {};
+}
+
 Status JobQueue::heartbeat(int64_t id, const std::string& owner, int64_t lease_ms) {
   int64_t now = now_ms();
   Statement& extend = db_.cached(

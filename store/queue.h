@@ -63,6 +63,9 @@ class JobQueue {
   Status complete(int64_t id, const std::string& owner);
   // Records a failure: back to pending with exponential backoff, or dead after max_attempts.
   Status fail(int64_t id, const std::string& owner, const std::string& error);
+  // Puts a held job back to wait until `due_ms` without using up an attempt: the job could not
+  // run for a reason outside it (its model's endpoint is paused). `reason` becomes its last error.
+  Status defer(int64_t id, const std::string& owner, int64_t due_ms, const std::string& reason);
   // Extends a held lease.
   Status heartbeat(int64_t id, const std::string& owner, int64_t lease_ms);
   // Returns every lease held by owners other than `keep_owner` to pending (daemon start-up).

@@ -517,6 +517,24 @@ constexpr const char* kVersion13 = R"sql(
 ALTER TABLE job ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 14: endpoint faults are never model failures (agents/llm_client.h's endpoint_fault).
+// A model whose endpoint fails has its evaluation paused, with the reason. Earlier versions
+// stored a 4xx answer (agent.llm.http_error) or an unreadable body (malformed_response) as the
+// model's failure: those items are judged again.
+constexpr const char* kVersion14 = R"sql(
+CREATE TABLE model_pause (
+  model_id      INTEGER PRIMARY KEY REFERENCES model(id) ON DELETE CASCADE,
+  category      TEXT NOT NULL,                 -- agent.llm.<reason> of the newest fault
+  message       TEXT NOT NULL,
+  since_ms      INTEGER NOT NULL,
+  resume_ms     INTEGER NOT NULL,              -- no request before this
+  faults        INTEGER NOT NULL DEFAULT 1
+);
+DELETE FROM evaluation_stage WHERE evaluation_id IN
+  (SELECT id FROM evaluation WHERE category IN ('agent.llm.http_error', 'agent.llm.malformed_response'));
+DELETE FROM evaluation WHERE category IN ('agent.llm.http_error', 'agent.llm.malformed_response');
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -534,6 +552,7 @@ const std::vector<Migration>& schema_migrations() {
       {11, kVersion11},
       {12, kVersion12},
       {13, kVersion13},
+      {14, kVersion14},
   };
   return migrations;
 }

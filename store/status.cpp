@@ -122,6 +122,9 @@ Result<StatusSummary> query_status(Database& db) {
   Result<std::vector<WaitingJobs>> waiting = waiting_jobs(db, kWorkerLiveMs);
   if (!waiting) return waiting.error();
   s.waiting = std::move(*waiting);
+  Result<std::vector<ModelPause>> paused = list_model_pauses(db);
+  if (!paused) return paused.error();
+  s.paused_models = std::move(*paused);
   for (const auto& [origin, n] : s.samples_by_origin) s.samples += n;
   s.verified = s.samples_by_status.count("verified") ? s.samples_by_status["verified"] : 0;
   Result<int64_t> cycles = count_one(db, "SELECT count(*) FROM cycle");
@@ -164,6 +167,12 @@ nlohmann::json status_to_json(const StatusSummary& s) {
   for (const WorkerRecord& worker : s.workers) j["workers"].push_back(worker_to_json(worker, s.now_ms, kWorkerLiveMs));
   j["waiting"] = nlohmann::json::array();
   for (const WaitingJobs& w : s.waiting) j["waiting"].push_back({{"kind", w.kind}, {"count", w.count}, {"reason", w.reason}});
+  j["paused_models"] = nlohmann::json::array();
+  for (const ModelPause& p : s.paused_models) {
+    j["paused_models"].push_back({{"model", p.model_name}, {"track", p.track}, {"category", p.category},
+                                  {"message", p.message}, {"since_ms", p.since_ms}, {"resume_ms", p.resume_ms},
+                                  {"faults", p.faults}});
+  }
   j["growth"] = {{"bucket_ms", s.growth_bucket_ms}, {"buckets", nlohmann::json::array()}};
   for (const GrowthBucket& b : s.growth) {
     j["growth"]["buckets"].push_back(
@@ -213,6 +222,11 @@ std::string format_status_table(const StatusSummary& s) {
   }
   for (const WaitingJobs& w : s.waiting) {
     out << "waiting: " << w.count << " " << w.kind << " jobs: " << w.reason << "\n";
+  }
+  for (const ModelPause& p : s.paused_models) {
+    int64_t wait_s = std::max<int64_t>(0, (p.resume_ms - s.now_ms + 999) / 1000);
+    out << "evaluation paused: " << p.model_name << " (" << p.track << "): " << p.category << " x" << p.faults << ", next try in "
+        << wait_s << " s: " << p.message.substr(0, 240) << "\n";
   }
   if (!s.workers.empty()) out << "workers:\n";
   for (const WorkerRecord& worker : s.workers) {

@@ -15,6 +15,7 @@
 
 #include "store/cycles.h"
 #include "store/database.h"
+#include "store/models.h"
 #include "store/queue.h"
 #include "store/workers.h"
 
@@ -62,6 +63,8 @@ struct StatusSummary {
   // The workers that lease jobs (store/workers.h) and the jobs no live worker may lease.
   std::vector<WorkerRecord> workers;
   std::vector<WaitingJobs> waiting;
+  // Models whose evaluation waits for their endpoint (store/models.h), with the reason.
+  std::vector<ModelPause> paused_models;
   int64_t now_ms = 0;  // when the summary was taken: a worker's liveness is relative to it
 };
 

@@ -26,6 +26,8 @@ Result<EvalPolicy> eval_policy_from_json(const json& section) {
         policy.command_timeout_seconds = item.value().get<double>();
       } else if (key == "keep_versions") {
         policy.keep_versions = item.value().get<int64_t>();
+      } else if (key == "endpoint_pause_seconds") {
+        policy.endpoint_pause_seconds = item.value().get<double>();
       } else {
         return make_error("eval." + key + " is not a known key");
       }
@@ -35,6 +37,7 @@ Result<EvalPolicy> eval_policy_from_json(const json& section) {
   }
   if (policy.fraction < 0 || policy.fraction > 1) return make_error("eval.fraction must be between 0 and 1");
   if (policy.max_items < 0) return make_error("eval.max_items must not be negative");
+  if (policy.endpoint_pause_seconds < 0) return make_error("eval.endpoint_pause_seconds must not be negative");
   if (policy.command_timeout_seconds <= 0) return make_error("eval.command_timeout_seconds must be positive");
   if (policy.keep_versions < 0) return make_error("eval.keep_versions must not be negative (0 evaluates every version)");
   return policy;

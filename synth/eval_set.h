@@ -22,6 +22,8 @@ struct EvalPolicy {
   int64_t max_items = 400;             // per track; the set stops growing here
   double command_timeout_seconds = 300;  // a command model's time to answer one item
   int64_t keep_versions = 3;  // newest versions per lineage evaluated each cycle (synth/model_versions.h); 0: all
+  // After an endpoint fault, no request to that model for this long (or a 429's Retry-After).
+  double endpoint_pause_seconds = 60;
 };
 
 // Reads the "eval" section; errors name "eval.<key>".

@@ -74,9 +74,12 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
     question = *rolled;
   }
   ModelAnswer answer = model.answer(db, question);
-  if (answer.unavailable) return make_error("model " + record.name + " unavailable: " + answer.message);
-
   JudgedAnswer judged;
+  if (answer.unavailable) {
+    judged.fault = EndpointFault{answer.category, answer.message, answer.retry_after_ms};
+    return judged;
+  }
+
   EvaluationRecord& e = judged.evaluation;
   e.model_id = record.id;
   e.sample_id = item.sample_id;
@@ -166,6 +169,7 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
 }
 
 Result<bool> store_evaluation(Database& db, const ModelRecord& model, const JudgedAnswer& judged) {
+  if (judged.fault) return make_error("model " + model.name + ": not judged: " + judged.fault->message);
   EvaluationRecord evaluation = judged.evaluation;
   if (judged.answer) {
     ArtifactRecord artifact{.stage = "evaluate",

@@ -28,15 +28,22 @@ struct EvaluationSetup {
   const Toolchains* toolchains = nullptr;  // nullptr: detected_toolchains()
 };
 
-// A judged answer, ready to store.
+// Why the model's endpoint could not answer (llm_client.h's endpoint_fault): nothing is judged.
+struct EndpointFault {
+  std::string category;     // agent.llm.<reason>
+  std::string message;      // names the URL, the HTTP status and the server's message
+  int retry_after_ms = -1;  // a 429's Retry-After
+};
+
+// A judged answer, ready to store, or the endpoint's fault that kept the item from being judged.
 struct JudgedAnswer {
   EvaluationRecord evaluation;
   std::optional<std::string> answer;  // the model's output, stored as an artifact of the item
+  std::optional<EndpointFault> fault;  // set: not judged; nothing to store, ask again later
 };
 
-// Asks `model` and judges its answer. An error means the item was not judged and should be
-// tried again later: the model was unavailable (endpoint down, rate limited), or the item or the
-// work folder could not be read or written.
+// Asks `model` and judges its answer; an endpoint fault comes back as `fault`, never as a
+// judged failure. An error means the item or the work folder could not be read or written.
 Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const ModelRecord& record,
                                    const EvalItem& item, const EvaluationSetup& setup);
 

@@ -7,7 +7,7 @@ namespace tailforge {
 
 using nlohmann::json;
 
-Result<ModelRecord> register_model(Database& db, const json& definition) {
+Result<ModelRecord> model_from_definition(const json& definition, std::optional<std::string>* parent_name) {
   if (!definition.is_object()) return make_error("a model definition must be a JSON object");
   static const char* const known[] = {"name",    "kind",    "track",  "endpoint",      "model_id",
                                       "command", "timeout_seconds", "parent", "retrain_event", "active",
@@ -53,6 +53,15 @@ Result<ModelRecord> register_model(Database& db, const json& definition) {
   }
   model.parameters = parameters.dump();
   if (Status valid = validate_model_definition(model); !valid) return valid.error();
+  if (parent_name) *parent_name = parent;
+  return model;
+}
+
+Result<ModelRecord> register_model(Database& db, const json& definition) {
+  std::optional<std::string> parent;
+  Result<ModelRecord> defined = model_from_definition(definition, &parent);
+  if (!defined) return defined.error();
+  ModelRecord model = std::move(*defined);
   if (parent) {
     Result<std::optional<ModelRecord>> found = find_model(db, *parent);
     if (!found) return found.error();

@@ -8,6 +8,7 @@
 
 #include "store/corpus.h"
 #include "synth/model_versions.h"
+#include "synth/policy.h"
 
 namespace tailforge {
 namespace {
@@ -116,6 +117,9 @@ Result<ModelsReport> models_report(Database& db, const std::string& track) {
     summary.ok = score.ok_at(score.complete_version);
     summary.evaluated = static_cast<int64_t>(score.outcomes.size());
     for (const EvaluationOutcome& outcome : score.outcomes) ++summary.checked[outcome.checked];
+    Result<std::optional<ModelPause>> paused = find_model_pause(db, score.model.id);
+    if (!paused) return make_error("models: " + paused.message());
+    summary.paused = *paused;
     const ModelScore* parent = nullptr;
     for (const ModelScore& candidate : scores->models) {
       if (score.model.parent_id && candidate.model.id == *score.model.parent_id) parent = &candidate;
@@ -164,6 +168,13 @@ Status mark_superseded(Database& db, ModelsReport& report, int64_t keep_versions
   return {};
 }
 
+Status mark_model_under_test(Database& db, ModelsReport& report, const std::optional<std::string>& configured) {
+  Result<UnderTest> tested = model_under_test(db, configured, report.track);
+  if (!tested) return tested.error();
+  report.under_test = *tested;
+  return {};
+}
+
 json models_report_to_json(const ModelsReport& report) {
   json models = json::array();
   for (const ModelSummary& m : report.models) {
@@ -182,6 +193,10 @@ json models_report_to_json(const ModelsReport& report) {
                                  {"evaluated", m.evaluated},
                                  {"checked", m.checked}}}};
     if (m.superseded) item["superseded"] = *m.superseded;
+    if (m.paused) {
+      item["paused"] = {{"category", m.paused->category}, {"message", m.paused->message}, {"since_ms", m.paused->since_ms},
+                        {"resume_ms", m.paused->resume_ms}, {"faults", m.paused->faults}};
+    }
     if (m.compared_version) {
       item["parent_comparison"] = {{"version", *m.compared_version},
                                    {"items", m.compared_items},
@@ -205,9 +220,14 @@ json models_report_to_json(const ModelsReport& report) {
     item["retrained_for"] = tails;
     models.push_back(item);
   }
-  return {{"track", report.track},
-          {"evaluation_set", {{"version", report.eval_version}, {"items", report.eval_items}}},
-          {"models", models}};
+  json out = {{"track", report.track},
+              {"evaluation_set", {{"version", report.eval_version}, {"items", report.eval_items}}},
+              {"models", models}};
+  if (report.under_test) {
+    out["model_under_test"] = {{"name", report.under_test->model ? json(report.under_test->model->name) : json()},
+                               {"why", report.under_test->why}};
+  }
+  return out;
 }
 
 std::string format_models_table(const ModelsReport& report) {
@@ -262,7 +282,70 @@ std::string format_models_table(const ModelsReport& report) {
     out << "  superseded: older than the newest " << report.keep_versions
         << " versions of its lineage (eval.keep_versions); its results stay, the daemon queues it no new evaluations\n";
   }
+  for (const ModelSummary& m : report.models) {
+    if (!m.paused) continue;
+    out << "  evaluation paused: " << m.model.name << ": " << m.paused->category << " x" << m.paused->faults
+        << " (an endpoint fault: nothing judged): " << m.paused->message.substr(0, 240) << "\n";
+  }
+  if (report.under_test) {
+    out << "  under test: " << (report.under_test->model ? report.under_test->model->name : std::string("none")) << " ("
+        << report.under_test->why << ")\n";
+  }
   return out.str();
+}
+
+Result<ModelsListing> models_listing_from_config(const json& config, const std::string& source_dir) {
+  ModelsListing listing;
+  if (config.contains("synth") && config["synth"].is_object()) {
+    Result<SynthPolicy> synth = synth_policy_from_config(config["synth"], source_dir);
+    if (!synth) return synth.error();
+    listing.configured_track = synth->track;
+    listing.configured_model = synth->model_under_test;
+  }
+  if (config.contains("eval") && config["eval"].is_object()) {
+    json keep = config["eval"].value("keep_versions", json(listing.keep_versions));
+    if (!keep.is_number_integer()) return make_error("eval.keep_versions must be a whole number");
+    listing.keep_versions = keep.get<int64_t>();
+  }
+  return listing;
+}
+
+Result<std::vector<ModelsReport>> list_models_reports(Database& db, const ModelsListing& listing) {
+  std::vector<std::string> tracks;
+  if (listing.track) {
+    tracks.push_back(*listing.track);
+  } else {
+    Result<std::vector<ModelRecord>> models = list_models(db);
+    if (!models) return models.error();
+    std::set<std::string> others;
+    for (const ModelRecord& model : *models) {
+      if (model.track != listing.configured_track) others.insert(model.track);
+    }
+    tracks.push_back(listing.configured_track);
+    tracks.insert(tracks.end(), others.begin(), others.end());
+  }
+  std::vector<ModelsReport> reports;
+  for (const std::string& track : tracks) {
+    Result<ModelsReport> report = models_report(db, track);
+    if (!report) return report.error();
+    if (Status s = mark_superseded(db, *report, listing.keep_versions); !s) return s.error();
+    if (Status s = mark_model_under_test(db, *report, listing.configured_model); !s) return s.error();
+    reports.push_back(std::move(*report));
+  }
+  return reports;
+}
+
+json models_listing_to_json(const std::vector<ModelsReport>& reports, bool one_track) {
+  if (one_track && reports.size() == 1) return models_report_to_json(reports.front());
+  json tracks = json::array();
+  for (const ModelsReport& report : reports) tracks.push_back(models_report_to_json(report));
+  return {{"tracks", tracks}};
+}
+
+std::string format_models_listing(const std::vector<ModelsReport>& reports) {
+  std::string out;
+  for (const ModelsReport& report : reports) out += (out.empty() ? "" : "\n") + format_models_table(report);
+  return out;
 }
 
 }  // namespace tailforge

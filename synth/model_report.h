@@ -1,7 +1,8 @@
 // What `tailforge models` and GET /v1/models report: each model version of a track with its
 // accuracy on the frozen evaluation set, its accuracy on the tails that caused its retraining,
-// and the difference to its parent. Two models are only compared on the same evaluation set
-// version: the newest version both have evaluated completely. Reads only.
+// and the difference to its parent, and which model is under test; one track, or every track
+// that has models. Two models are only compared on the same evaluation set version: the newest
+// version both have evaluated completely. Reads only.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "store/evaluations.h"
 #include "store/models.h"
+#include "synth/tested_model.h"
 
 namespace tailforge {
 
@@ -49,6 +51,8 @@ struct ModelSummary {
   // Older than the newest eval.keep_versions of its lineage (synth/model_versions.h): no longer
   // evaluated each cycle. Unset until mark_superseded ran; the JSON leaves it out then.
   std::optional<bool> superseded;
+  // Its evaluation waits for its endpoint (store/models.h): the fault and the server's message.
+  std::optional<ModelPause> paused;
   std::optional<std::string> parent;
   int64_t version = 0;  // the set version its accuracy is on (its complete version)
   int64_t items = 0;
@@ -70,12 +74,36 @@ struct ModelsReport {
   int64_t eval_items = 0;
   std::vector<ModelSummary> models;
   int64_t keep_versions = 0;  // what mark_superseded used
+  // The track's model under test and why (synth/tested_model.h). Unset until
+  // mark_model_under_test ran; the JSON leaves it out then.
+  std::optional<UnderTest> under_test;
 };
 
 Result<ModelsReport> models_report(Database& db, const std::string& track);
 // Sets each summary's `superseded` under `keep_versions` (lineages span every track's models).
 Status mark_superseded(Database& db, ModelsReport& report, int64_t keep_versions);
+// Sets the report's model under test, synth.model_under_test being `configured`.
+Status mark_model_under_test(Database& db, ModelsReport& report, const std::optional<std::string>& configured);
 nlohmann::json models_report_to_json(const ModelsReport& report);
 std::string format_models_table(const ModelsReport& report);
+
+// What `tailforge models` and GET /v1/models list, from the configuration and the request.
+struct ModelsListing {
+  std::optional<std::string> track;             // one track; unset: every track that has models
+  std::string configured_track = "cuda2hip";    // synth's track: listed first, models or not
+  std::optional<std::string> configured_model;  // synth.model_under_test
+  int64_t keep_versions = 3;                    // eval.keep_versions
+};
+// The listing's tracks and keep_versions from a configuration ("synth", "eval"); `source_dir`
+// holds the synth policy files. Sections it lacks keep the defaults.
+Result<ModelsListing> models_listing_from_config(const nlohmann::json& config, const std::string& source_dir);
+// The report of each listed track (the configured track, then the others by name), superseded
+// versions and the model under test marked.
+Result<std::vector<ModelsReport>> list_models_reports(Database& db, const ModelsListing& listing);
+// A single track asked for: its report's object, as models_report_to_json; every track:
+// {"tracks": [report, ...]}.
+nlohmann::json models_listing_to_json(const std::vector<ModelsReport>& reports, bool one_track);
+// One table per report, a blank line between them.
+std::string format_models_listing(const std::vector<ModelsReport>& reports);
 
 }  // namespace tailforge

@@ -96,7 +96,7 @@ struct SynthPolicy {
   ResamplingSettings resampling;
   double eval_fraction = 0.1;
   std::map<std::string, ExportPair> export_pairs;  // by track
-  std::optional<std::string> model_under_test;     // model name; empty: newest with evaluations
+  std::optional<std::string> model_under_test;     // model name; unset: synth/tested_model.h decides
 };
 
 // Reads the policy object; unknown keys and wrong types are errors naming "<source>: <key>".

@@ -103,8 +103,9 @@ Result<json> accuracy_drop_condition(Database& db, const RetrainPolicy& policy) 
 }
 
 // The conditions that hold now, each with its figures; empty when none does.
+// `trains`: a command or webhook would run (a first version is only due when something trains it).
 Result<json> fired_conditions(Database& db, const RetrainPolicy& policy, int64_t cycle_id,
-                              const std::optional<ModelRecord>& model_under_test, json& state) {
+                              const std::optional<ModelRecord>& model_under_test, bool trains, json& state) {
   Result<int64_t> total = verified_count(db, policy.track);
   Result<std::map<std::string, int64_t>> counts = category_counts(db, policy.track);
   Result<std::optional<RetrainEventRecord>> last = last_retrain_event(db);
@@ -121,7 +122,6 @@ Result<json> fired_conditions(Database& db, const RetrainPolicy& policy, int64_t
     if (reason.is_object() && reason.contains("state") && reason["state"].is_object()) previous = reason["state"];
   }
   json conditions = json::array();
-  bool trains = !policy.command.empty() || !policy.webhook.empty();
   if (trains && policy.min_initial_verified > 0 && models->empty() && *total >= policy.min_initial_verified) {
     conditions.push_back({{"condition", "initial_model"}, {"verified", *total},
                           {"threshold", policy.min_initial_verified}});
@@ -193,12 +193,20 @@ std::string snapshot_retention_note(Database& db, const RetrainPolicy& policy) {
          " older snapshots, " + std::to_string(pruned->bytes_to_free() / 1024) + " KiB freed\n";
 }
 
-// Runs the command and the webhook for a recorded event and records how it ended.
-Status run_and_finish(Database& db, const RetrainPolicy& policy, RetrainOutcome& outcome) {
+// Runs the command and the webhook for a recorded event and records how it ended. With neither,
+// the event is closed ok with a note saying why nothing ran and where its snapshot is.
+Status run_and_finish(Database& db, const RetrainPolicy& policy, const RetrainCommand& command,
+                      RetrainOutcome& outcome) {
   bool ok = true;
-  if (!policy.command.empty()) {
+  if (command.argv.empty() && policy.webhook.empty()) {
+    outcome.note = command.why + "; no retrain.webhook either: nothing ran, the snapshot is in " + outcome.snapshot_dir;
+    outcome.output += outcome.note + "\n";
+  } else if (command.argv.empty()) {
+    outcome.output += command.why + "\n";
+  }
+  if (!command.argv.empty()) {
     ProcessSpec spec;
-    spec.argv = expanded_command(policy.command);
+    spec.argv = expanded_command(command.argv);
     spec.timeout_seconds = policy.timeout_seconds;
     spec.extra_env = {{"TAILFORGE_SNAPSHOT_DIR", outcome.snapshot_dir},
                       {"TAILFORGE_MANIFEST", outcome.manifest_path},
@@ -239,6 +247,16 @@ Status run_and_finish(Database& db, const RetrainPolicy& policy, RetrainOutcome&
   return {};
 }
 
+// The version a retraining starts from: the model under test, else the track's newest version.
+Result<std::optional<ModelRecord>> version_to_retrain(Database& db, const RetrainPolicy& policy,
+                                                      const std::optional<ModelRecord>& under_test) {
+  if (under_test) return under_test;
+  Result<std::vector<ModelRecord>> models = list_models(db, policy.track);
+  if (!models) return models.error();
+  if (models->empty()) return std::optional<ModelRecord>();
+  return std::optional<ModelRecord>(models->back());
+}
+
 Result<std::optional<std::string>> model_name(Database& db, std::optional<int64_t> id) {
   if (!id) return std::optional<std::string>();
   Result<std::optional<ModelRecord>> model = find_model_by_id(db, *id);
@@ -254,9 +272,10 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
   policy.track = policy.synth.track;
   if (!section.is_object()) return make_error("retrain: the section must be an object");
   static const std::vector<std::string> known = {
-      "enabled",       "track",   "min_initial_verified", "min_model_tail_samples", "min_new_verified",
-      "min_tail_gain", "accuracy_drop", "command",        "webhook",                "timeout_seconds",
-      "on_interrupted", "max_attempts", "export_format",  "snapshot_dir",           "keep_snapshots"};
+      "enabled",          "track",         "min_initial_verified", "min_model_tail_samples",
+      "min_new_verified", "min_tail_gain", "accuracy_drop",        "command",
+      "baseline_command", "webhook",       "timeout_seconds",      "on_interrupted",
+      "max_attempts",     "export_format", "snapshot_dir",         "keep_snapshots"};
   for (const auto& item : section.items()) {
     if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
       return make_error("retrain." + item.key() + " is not a known key");
@@ -271,7 +290,9 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
     key = "min_new_verified", policy.min_new_verified = section.value(key, policy.min_new_verified);
     key = "min_tail_gain", policy.min_tail_gain = section.value(key, policy.min_tail_gain);
     key = "accuracy_drop", policy.accuracy_drop = section.value(key, policy.accuracy_drop);
-    key = "command", policy.command = section.value(key, policy.command);
+    key = "command";
+    if (section.contains(key) && !section[key].is_null()) policy.command = section[key].get<std::vector<std::string>>();
+    key = "baseline_command", policy.baseline_command = section.value(key, policy.baseline_command);
     key = "webhook", policy.webhook = section.value(key, policy.webhook);
     key = "timeout_seconds", policy.timeout_seconds = section.value(key, policy.timeout_seconds);
     key = "on_interrupted", policy.on_interrupted = section.value(key, policy.on_interrupted);
@@ -294,28 +315,83 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
   return policy;
 }
 
+RetrainCommand retrain_command_for(const RetrainPolicy& policy, const std::optional<ModelRecord>& parent) {
+  if (policy.command) {
+    return {*policy.command, policy.command->empty() ? "retrain.command is []" : "retrain.command"};
+  }
+  if (!parent) {
+    return {policy.baseline_command,
+            "retrain.command is unset and the track has no model yet: the baseline learner "
+            "(retrain.baseline_command) trains a first version"};
+  }
+  if (!is_users_model(*parent)) {
+    std::string whose = is_baseline_learner_version(*parent) ? "a baseline learner version" : "the built-in translator";
+    return {policy.baseline_command, "retrain.command is unset and " + parent->name + " is " + whose +
+                                         ": the baseline learner (retrain.baseline_command) trains the next version"};
+  }
+  return {{},
+          "no retrain command: the model under test " + parent->name +
+              " is not the baseline learner; set retrain.command to your trainer"};
+}
+
+Result<RetrainPlan> next_retrain_plan(Database* db, const RetrainPolicy& policy) {
+  RetrainPlan plan;
+  plan.enabled = policy.enabled;
+  plan.track = policy.track;
+  plan.webhook = policy.webhook;
+  plan.under_test.why = "no database yet";
+  if (db) {
+    Result<UnderTest> tested = model_under_test(*db, policy.synth.model_under_test, policy.track);
+    if (!tested) return tested.error();
+    plan.under_test = *tested;
+    Result<std::optional<ModelRecord>> parent = version_to_retrain(*db, policy, tested->model);
+    if (!parent) return parent.error();
+    plan.parent = *parent;
+  }
+  plan.command = retrain_command_for(policy, plan.parent);
+  if (!plan.command.argv.empty()) plan.expanded_argv = expanded_command(plan.command.argv);
+  return plan;
+}
+
+std::string describe_retrain_plan(const RetrainPlan& plan) {
+  if (!plan.enabled) return "retrain.enabled is false: no retrain trigger";
+  std::string text = "at the next retrain trigger of " + plan.track + ": ";
+  if (!plan.expanded_argv.empty()) {
+    text += "`" + command_line(plan.expanded_argv) + "` (" + plan.command.why + ")";
+  } else {
+    text += "no command (" + plan.command.why + ")";
+  }
+  if (!plan.webhook.empty()) {
+    text += ", then POST " + plan.webhook;
+  } else if (plan.expanded_argv.empty()) {
+    text += ", no webhook: only a snapshot is exported";
+  }
+  text += ", for ";
+  if (plan.under_test.model) {
+    text += plan.under_test.model->name + ", the model under test (" + plan.under_test.why + ")";
+  } else if (plan.parent) {
+    text += plan.parent->name + ", the track's newest version (no model under test: " + plan.under_test.why + ")";
+  } else {
+    text += "a first version (no model under test: " + plan.under_test.why + ")";
+  }
+  return text;
+}
+
 Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const RetrainPolicy& policy,
                                                             int64_t cycle_id) {
   if (!policy.enabled) return std::optional<RetrainOutcome>();
-  Result<std::optional<int64_t>> tested = model_under_test(db, policy.synth.model_under_test, policy.track);
+  Result<UnderTest> tested = model_under_test(db, policy.synth.model_under_test, policy.track);
   if (!tested) return tested.error();
-  std::optional<ModelRecord> model;
-  if (*tested) {
-    Result<std::optional<ModelRecord>> found = find_model_by_id(db, **tested);
-    if (!found) return found.error();
-    model = *found;
-  }
+  Result<std::optional<ModelRecord>> parent = version_to_retrain(db, policy, tested->model);
+  if (!parent) return parent.error();
+  const RetrainCommand command = retrain_command_for(policy, *parent);
   json state;
-  Result<json> conditions = fired_conditions(db, policy, cycle_id, model, state);
+  Result<json> conditions =
+      fired_conditions(db, policy, cycle_id, tested->model, !command.argv.empty() || !policy.webhook.empty(), state);
   if (!conditions) return conditions.error();
   if (conditions->empty()) return std::optional<RetrainOutcome>();
+  const std::optional<ModelRecord>& model = *parent;
 
-  // The parent: the model under test, else the track's newest version.
-  if (!model) {
-    Result<std::vector<ModelRecord>> models = list_models(db, policy.track);
-    if (!models) return models.error();
-    if (!models->empty()) model = models->back();
-  }
   // Newly verified samples may become evaluation items before the snapshot could train on them.
   EvalSetRefresh refreshed;
   if (policy.eval.enabled) {
@@ -362,14 +438,14 @@ Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const 
   event.snapshot_hash = outcome.snapshot_hash;
   event.snapshot_dir = outcome.snapshot_dir;
   event.manifest = outcome.manifest_path;
-  if (!policy.command.empty()) event.command = json(policy.command).dump();
+  if (!command.argv.empty()) event.command = json(command.argv).dump();
   event.status = "running";
   if (model) event.parent_model_id = model->id;
   Result<std::optional<int64_t>> id = insert_retrain_event_if_new(db, event);
   if (!id) return id.error();
   if (!*id) return std::optional<RetrainOutcome>();  // another run recorded this snapshot first
   outcome.event_id = **id;
-  if (Status s = run_and_finish(db, policy, outcome); !s) return s.error();
+  if (Status s = run_and_finish(db, policy, command, outcome); !s) return s.error();
   return std::optional<RetrainOutcome>(std::move(outcome));
 }
 
@@ -408,7 +484,13 @@ Result<std::vector<RetrainOutcome>> resume_interrupted_retrains(Database& db, co
     if (!*restarted) continue;
     outcome.attempts = event.attempts + 1;
     outcome.output = "attempt " + std::to_string(outcome.attempts) + " after an interruption by a crash\n";
-    if (Status s = run_and_finish(db, policy, outcome); !s) return s.error();
+    std::optional<ModelRecord> retrained;
+    if (event.parent_model_id) {
+      Result<std::optional<ModelRecord>> found = find_model_by_id(db, *event.parent_model_id);
+      if (!found) return found.error();
+      retrained = *found;
+    }
+    if (Status s = run_and_finish(db, policy, retrain_command_for(policy, retrained), outcome); !s) return s.error();
     outcomes.push_back(std::move(outcome));
   }
   return outcomes;

@@ -1,10 +1,11 @@
 // The retrain trigger: when a condition holds (a first model is due, the model under test fails
 // a tail that synthesis has since filled, enough new verified data, a tail's growth, an accuracy
 // drop), it refreshes the evaluation set, exports a training snapshot that holds none of it,
-// records a retrain_event (once per snapshot, restarts included) and runs the configured command
-// and/or webhook. The command learns from the snapshot and registers the version it produced
-// (`tailforge model add --parent ... --retrain-event ...`); the event then names that version.
-// An event a crash left running is rerun or failed by policy. It trains nothing itself.
+// records a retrain_event (once per snapshot, restarts included) and runs the command
+// (retrain_command_for) and/or webhook. The command learns from the snapshot and registers the
+// version it produced (`tailforge model add --parent ... --retrain-event ...`); the event then
+// names that version. An event a crash left running is rerun or failed by policy. It trains
+// nothing itself.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "store/database.h"
 #include "synth/eval_set.h"
 #include "synth/policy.h"
+#include "synth/tested_model.h"
 
 namespace tailforge {
 
@@ -29,8 +31,12 @@ struct RetrainPolicy {
   int64_t min_new_verified = 500;       // verified samples of the track since the last event
   int64_t min_tail_gain = 50;           // verified samples gained by one tracked feature/domain
   double accuracy_drop = 0.05;          // newest model's accuracy below the best earlier one by this
-  // argv; the word {tailforge} stands for this tailforge executable. Empty: no command.
-  std::vector<std::string> command;
+  // argv; the word {tailforge} stands for this tailforge executable. Empty: no command. Unset
+  // (null or absent in the config): chosen at each trigger by retrain_command_for.
+  std::optional<std::vector<std::string>> command;
+  // The offline baseline learner's trainer: what an unset command runs while the version to
+  // retrain is not the user's own model (synth/tested_model.h).
+  std::vector<std::string> baseline_command = {"{tailforge}", "baseline", "train", "--min-support", "8"};
   std::string webhook;               // http://127.0.0.1:PORT/path; empty: none
   double timeout_seconds = 3600;
   std::string on_interrupted = "rerun";  // an event a crash left running: rerun or fail
@@ -57,7 +63,33 @@ struct RetrainOutcome {
   int64_t attempts = 1;
   std::optional<std::string> parent_model;  // the version it retrains
   std::optional<std::string> model;         // the version the command registered
+  std::string note;  // set when neither a command nor a webhook ran: why, and where the snapshot is
 };
+
+// The command the trigger runs to retrain `parent` (the model under test, else the track's newest
+// version; none: a first version): retrain.command when it is set; unset, the baseline learner
+// (retrain.baseline_command) unless `parent` is the user's own model, which no command here can
+// retrain. `why` says which, for the event's output, the log and doctor.
+struct RetrainCommand {
+  std::vector<std::string> argv;  // as configured ({tailforge} not expanded); empty: none
+  std::string why;
+};
+RetrainCommand retrain_command_for(const RetrainPolicy& policy, const std::optional<ModelRecord>& parent);
+
+// What the next trigger would do, without firing it (for `tailforge doctor`): the model under test
+// of retrain.track, the version it retrains, the command, the webhook. `db` null: no database yet.
+struct RetrainPlan {
+  bool enabled = true;
+  std::string track;
+  UnderTest under_test;
+  std::optional<ModelRecord> parent;
+  RetrainCommand command;
+  std::vector<std::string> expanded_argv;  // {tailforge} replaced by this executable
+  std::string webhook;
+};
+Result<RetrainPlan> next_retrain_plan(Database* db, const RetrainPolicy& policy);
+// One sentence: which command (or none, and why) or webhook, for which model.
+std::string describe_retrain_plan(const RetrainPlan& plan);
 
 // Fires when a condition holds and the current snapshot was never recorded; nothing otherwise.
 Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const RetrainPolicy& policy,

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "store/corpus.h"
+#include "synth/tested_model.h"
 
 namespace tailforge {
 namespace {
@@ -80,10 +81,11 @@ void add_yield_tails(const SynthPolicy& policy, const std::string& dimension,
 // Signal (c): what the model under test fails. A feature or domain counts when its items fail
 // well above the model's overall rate; a category always stands for itself.
 Status add_model_tails(Database& db, const SynthPolicy& policy, std::vector<TailEntry>& out) {
-  Result<std::optional<int64_t>> model = model_under_test(db, policy.model_under_test, policy.track);
-  if (!model) return model.error();
-  if (!*model) return {};
-  Result<std::map<std::string, EvaluationCounts>> counts = evaluation_counts(db, **model);
+  Result<UnderTest> tested = model_under_test(db, policy.model_under_test, policy.track);
+  if (!tested) return tested.error();
+  if (!tested->model) return {};
+  const int64_t model_id = tested->model->id;
+  Result<std::map<std::string, EvaluationCounts>> counts = evaluation_counts(db, model_id);
   if (!counts) return counts.error();
   int64_t evaluated = 0, failed = 0;
   for (const auto& [key, c] : *counts) {
@@ -100,7 +102,7 @@ Status add_model_tails(Database& db, const SynthPolicy& policy, std::vector<Tail
     std::string dimension = key.substr(0, colon);
     if (dimension != "category" && rate < overall * policy.tails.model_excess_ratio) continue;
     out.push_back(make_entry(policy, dimension, key.substr(colon + 1), "model_failure", rate,
-                             {{"model_id", **model}, {"evaluated", c.evaluated}, {"failed", c.failed},
+                             {{"model_id", model_id}, {"evaluated", c.evaluated}, {"failed", c.failed},
                               {"failure_rate", rate}, {"model_failure_rate", overall}}));
   }
   return {};

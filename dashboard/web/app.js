@@ -286,6 +286,13 @@
             fmtInt(w.jobs_done), fmtInt(w.jobs_failed), (w.capabilities.stages || []).join(' ') || 'nothing',
             (w.capabilities.gpus || []).map((g) => g.name).join(', ') || '–']), {'data-table': 'workers'})));
     }
+    if ((status.paused_models || []).length) {
+      main.append(el('section', {'aria-labelledby': 'paused-h'}, el('h2', {id: 'paused-h'}, 'Paused evaluations'),
+        table('Models whose endpoint failed: their items wait unjudged, never counted as failures',
+          ['model', 'track', 'fault', 'faults', 'next try', 'what the server said'],
+          status.paused_models.map((p) => [p.model, p.track, p.category, fmtInt(p.faults),
+            new Date(p.resume_ms).toLocaleTimeString(), p.message]), {'data-table': 'paused'})));
+    }
     if (status.dead_jobs.length) {
       main.append(el('section', {'aria-labelledby': 'dead-h'}, el('h2', {id: 'dead-h'}, 'Dead jobs'),
         table('Jobs that used up their attempts', ['job', 'kind', 'attempts', 'last error'],

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -116,14 +117,130 @@ TEST_CASE("every failure kind becomes its category after the retry limit") {
   }
 }
 
-TEST_CASE("a 4xx other than 429 is not retried") {
+TEST_CASE("a 4xx other than 408 and 429 is not retried, and each is an endpoint fault naming URL, status and message") {
+  struct Case {
+    CannedResponse reply;
+    std::string category;
+    std::string said;  // the server's message as the failure quotes it
+  };
+  std::vector<Case> cases = {
+      {{401, {}, R"({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})"},
+       "agent.llm.auth", "HTTP 401: Incorrect API key provided"},
+      {{403, {}, R"({"error": "forbidden for this project"})"}, "agent.llm.auth", "HTTP 403: forbidden for this project"},
+      {{404, {}, R"({"object": "error", "message": "The model `qwen` does not exist.", "code": 404})"},
+       "agent.llm.unknown_model", "HTTP 404: The model `qwen` does not exist."},
+      {{400, {}, R"({"error": {"message": "m", "code": "model_not_found"}})"}, "agent.llm.unknown_model", "HTTP 400: m"},
+      {{404, {}, "<html><body>Not Found</body></html>"}, "agent.llm.not_found", "HTTP 404: <html><body>Not Found</body></html>"},
+      {{405, {}, R"({"detail": "Method Not Allowed"})"}, "agent.llm.not_found", "HTTP 405: Method Not Allowed"},
+      {{400, {}, R"({"error": {"message": "temperature must be at most 2"}})"}, "agent.llm.bad_request",
+       "HTTP 400: temperature must be at most 2"},
+      {{422, {}, ""}, "agent.llm.bad_request", "HTTP 422: (empty body)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.category);
+    FakeOpenAiServer server;
+    server.enqueue(c.reply);
+    LlmClient client(fast_options(server.base_url()));
+    ChatResponse r = client.complete(simple_request(), nullptr);
+    CHECK_FALSE(r.ok);
+    CHECK(r.category == c.category);
+    CHECK(endpoint_fault(r.category));
+    CHECK(r.http_status == c.reply.status);
+    CHECK_MESSAGE(r.message.find("POST " + server.base_url() + "/v1/chat/completions: " + c.said) != std::string::npos,
+                  r.message);
+    CHECK(server.requests().size() == 1);
+  }
+}
+
+TEST_CASE("a 401 says where the key came from, never the key") {
+  setenv("TAILFORGE_TEST_WRONG_KEY", "sk-wrong-secret", 1);
   FakeOpenAiServer server;
-  server.enqueue({401, {}, R"({"error":"bad key"})"});
-  LlmClient client(fast_options(server.base_url()));
-  ChatResponse r = client.complete(simple_request(), nullptr);
-  CHECK(r.category == "agent.llm.http_error");
-  CHECK(r.message.find("401") != std::string::npos);
-  CHECK(server.requests().size() == 1);
+  server.enqueue({401, {}, R"({"error": {"message": "invalid key"}})"});
+  LlmOptions options = fast_options(server.base_url());
+  options.api_key_env = "TAILFORGE_TEST_WRONG_KEY";
+  ChatResponse r = LlmClient(options).complete(simple_request(), nullptr);
+  CHECK(r.category == "agent.llm.auth");
+  CHECK(r.message.find("$TAILFORGE_TEST_WRONG_KEY") != std::string::npos);
+  CHECK(r.message.find("sk-wrong-secret") == std::string::npos);
+  options.api_key_env = "TAILFORGE_TEST_UNSET_KEY";
+  unsetenv("TAILFORGE_TEST_UNSET_KEY");
+  server.enqueue({401, {}, "{}"});
+  ChatResponse unset = LlmClient(options).complete(simple_request(), nullptr);
+  CHECK(unset.message.find("$TAILFORGE_TEST_UNSET_KEY is not set") != std::string::npos);
+}
+
+TEST_CASE("a 408 and a non-JSON body are retried endpoint faults; a 429's Retry-After is kept") {
+  FakeOpenAiServer server;
+  server.enqueue({408, {}, "request timeout"});
+  server.enqueue({200, {}, ""});
+  server.enqueue({429, {{"Retry-After", "7"}}, R"({"error": {"message": "slow down"}})"});
+  LlmOptions options = fast_options(server.base_url());
+  options.max_attempts = 3;
+  options.retry_after_max_ms = 1;  // the wait itself is capped; the value is still reported
+  ChatResponse r = LlmClient(options).complete(simple_request(), nullptr);
+  CHECK(r.category == "agent.llm.rate_limited");
+  CHECK(r.retry_after_ms == 7000);
+  REQUIRE(r.sent.size() == 3);
+  CHECK(r.sent[0].status == "agent.llm.timeout");
+  CHECK(r.sent[1].status == "agent.llm.malformed_response");
+  for (const char* category : {"agent.llm.timeout", "agent.llm.malformed_response", "agent.llm.rate_limited",
+                               "agent.llm.server_error", "agent.llm.connection", "agent.llm.tls"}) {
+    CHECK(endpoint_fault(category));
+  }
+  CHECK_FALSE(endpoint_fault("agent.llm.no_code_block"));
+  CHECK_FALSE(endpoint_fault("agent.llm.truncated"));
+}
+
+TEST_CASE("server_message reads the error shapes servers use and keeps one short line") {
+  CHECK(server_message(R"({"error": {"message": "a"}})") == "a");
+  CHECK(server_message(R"({"error": "b"})") == "b");
+  CHECK(server_message(R"({"message": "c", "object": "error"})") == "c");
+  CHECK(server_message(R"({"detail": "d"})") == "d");
+  CHECK(server_message("plain\nsecond line") == "plain");
+  CHECK(server_message("") == "(empty body)");
+  std::string huge(5'000'000, 'x');
+  CHECK(server_message(huge).size() == 303);
+  CHECK(server_message(R"({"error": {"message": "x\ty"}})") == "x y");  // a JSON tab escape
+}
+
+TEST_CASE("GET /v1/models lists what the server serves, naming the URL when it fails") {
+  FakeOpenAiServer server;
+  server.set_served_models({"qwen2.5-coder", "llama-3"}, false);
+  ServedModels served = LlmClient(fast_options(server.base_url() + "/v1")).served_models();
+  REQUIRE_MESSAGE(served.ok, served.message);
+  CHECK(served.ids == std::vector<std::string>{"qwen2.5-coder", "llama-3"});
+  CHECK(served.url == server.base_url() + "/v1/models");
+  server.set_prefix("/proxy");
+  ServedModels missing = LlmClient(fast_options(server.base_url())).served_models();
+  CHECK_FALSE(missing.ok);
+  CHECK(missing.http_status == 404);
+  CHECK(missing.message.find("GET " + server.base_url() + "/v1/models: HTTP 404: not found") != std::string::npos);
+}
+
+TEST_CASE("requests in flight to one endpoint stay within llm.max_concurrent_requests, across clients") {
+  FakeOpenAiServer server;
+  server.set_responder([](const ReceivedRequest&) { return CannedResponse{200, {}, FakeOpenAiServer::completion(kProgram), 100}; });
+  for (int limit : {2, 6}) {
+    CAPTURE(limit);
+    LlmOptions options = fast_options(server.base_url() + (limit == 2 ? "" : "/v1/"));  // the same endpoint either way
+    options.max_concurrent_requests = limit;
+    options.use_cache = false;
+    LlmClient first(options), second(options);
+    std::vector<std::thread> threads;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < 12; ++i) {
+      threads.emplace_back([&, i] {
+        ChatRequest request = simple_request();
+        request.messages.back().content += std::to_string(i);
+        ok += (i % 2 ? first : second).complete(request, nullptr).ok;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    CHECK(ok == 12);
+    CHECK(server.max_in_flight() <= limit);
+    CHECK(server.max_in_flight() >= 2);
+  }
+  CHECK(server.max_in_flight() > 2);
 }
 
 TEST_CASE("a slow server is a timeout") {
@@ -379,7 +496,7 @@ TEST_CASE("requests reach the server at the path it serves, with /v1 or a proxy 
   LlmClient wrong(fast_options(proxied.base_url()));
   ChatResponse missed = wrong.complete(simple_request(), nullptr);
   CHECK_FALSE(missed.ok);
-  CHECK(missed.category == "agent.llm.http_error");
+  CHECK(missed.category == "agent.llm.not_found");
   CHECK(missed.message.find("POST " + proxied.base_url() + "/v1/chat/completions: HTTP 404") != std::string::npos);
 }
 
@@ -426,7 +543,7 @@ TEST_CASE("an https endpoint with a private CA: refused without its certificate,
   options.max_attempts = 1;
   ChatResponse refused = LlmClient(options).complete(simple_request(), nullptr);
   CHECK_FALSE(refused.ok);
-  CHECK(refused.category == "agent.llm.connection");
+  CHECK(refused.category == "agent.llm.tls");
   CHECK(refused.message.find("--ca-file") != std::string::npos);
   options.ca_file = dir.file("cert.pem");
   ChatResponse answered = LlmClient(options).complete(simple_request(), nullptr);

@@ -164,6 +164,11 @@ Fixture build_store(Database& db) {
   worker.missing["verify"] = {"nvidia.run"};
   REQUIRE(upsert_worker(db, worker).ok());
   REQUIRE(JobQueue(db).enqueue({.kind = "verify", .idempotency_key = "dashboard-waiting"}).ok());
+  // A model whose endpoint refused its key: paused, with what the server said.
+  ModelRecord remote = register_model(db, {{"name", "remote-coder"}, {"kind", "openai"}, {"track", "ptx2cuda"}, {"endpoint", "http://127.0.0.1:9/v1"}}).value();
+  REQUIRE(pause_model_evaluation(db, remote.id, "agent.llm.auth",
+                                 "POST http://127.0.0.1:9/v1/chat/completions: HTTP 401: Incorrect API key provided",
+                                 now_ms() + 3600 * 1000).ok());
   return f;
 }
 
@@ -322,6 +327,12 @@ TEST_CASE("the dashboard's pages render in headless Chromium with the numbers th
     CHECK(page.dom.find("<td>" + status["waiting"][0]["reason"].get<std::string>() + "</td>") != std::string::npos);
     CHECK(page.dom.find("<th scope=\"row\">node7:slurm-41_0</th><td>node7</td>") != std::string::npos);
     CHECK(page.dom.find("<td>amd.asm x86.run</td>") != std::string::npos);
+    // Paused evaluations, with the fault and what the server said.
+    REQUIRE(status["paused_models"].size() == 1);
+    CHECK(status["paused_models"][0]["model"] == "remote-coder");
+    CHECK(page.dom.find("<th scope=\"row\">remote-coder</th><td>ptx2cuda</td><td>agent.llm.auth</td>") != std::string::npos);
+    CHECK(page.dom.find("<td>POST http://127.0.0.1:9/v1/chat/completions: HTTP 401: Incorrect API key provided</td>") !=
+          std::string::npos);
   }
 
   SUBCASE("taxonomy: every category of taxonomy --json, its evidence and a window comparison") {
@@ -378,7 +389,7 @@ TEST_CASE("the dashboard's pages render in headless Chromium with the numbers th
   }
 
   SUBCASE("models: accuracy per version and the delta to the parent are models --json") {
-    json models = cli_json({"models", "--db", db_path, "--json"});
+    json models = cli_json({"models", "--db", db_path, "--json", "--track", "cuda2hip"});  // the page's default track
     Page page = load("models", "#/models", true);
     REQUIRE(models["models"].size() == 2);
     for (const json& m : models["models"]) {

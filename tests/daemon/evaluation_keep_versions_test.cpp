@@ -82,7 +82,9 @@ TEST_CASE("tailforge models shows superseded versions as such, in text and JSON"
   ProcessResult listed = run_tailforge({"models", "--json", "--db", db_path});
   INFO(listed.stderr_text);
   REQUIRE(listed.exit_code == 0);
-  json report = json::parse(listed.stdout_text);
+  json listing = json::parse(listed.stdout_text);  // every track with models: cuda2hip alone here
+  REQUIRE(listing["tracks"].size() == 1);
+  json report = listing["tracks"][0];
   std::string superseded;
   for (const json& model : report["models"]) {
     REQUIRE(model.contains("superseded"));

@@ -67,8 +67,11 @@ void seed_models(const std::string& db_path) {
   REQUIRE(insert_evaluation(*db, evaluation).ok());
 }
 
+// `models --json` for one track, or for every track that has models when `track` is empty.
 json cli_models(const std::string& db_path, const std::string& track) {
-  ProcessResult models = run_tailforge({"models", "--json", "--track", track, "--db", db_path});
+  std::vector<std::string> argv = {"models", "--json", "--db", db_path};
+  if (!track.empty()) argv.insert(argv.end(), {"--track", track});
+  ProcessResult models = run_tailforge(argv);
   INFO(models.stderr_text);
   REQUIRE(models.exit_code == 0);
   return json::parse(models.stdout_text);
@@ -85,12 +88,16 @@ TEST_CASE("GET /v1/models answers the same JSON as models --json") {
   auto plain = client.Get("/v1/models");
   REQUIRE(plain);
   CHECK(plain->status == 200);
-  json body = json::parse(plain->body);
+  json listing = json::parse(plain->body);
+  CHECK(listing == cli_models(server.db_path, ""));
+  REQUIRE(listing["tracks"].size() == 1);  // only cuda2hip has models
   json printed = cli_models(server.db_path, "cuda2hip");
+  json body = listing["tracks"][0];
   CHECK(body == printed);
   REQUIRE(body["models"].size() == 2);
   CHECK(body["models"][0]["evaluation"]["accuracy"] == 1.0);
   CHECK(body["models"][1]["parent"] == "rules");
+  CHECK(body["model_under_test"]["name"] == "dict-v2");  // the user's command model, not the built-in
 
   auto tracked = client.Get("/v1/models?track=cuda2hip");
   REQUIRE(tracked);

@@ -110,7 +110,7 @@ TEST_CASE("ptx2cuda eval: a model reads Rolled-PTX; its kernels are compiled and
   }
   // The model: reads the question, keeps it for the test, answers by the .entry it names.
   ProcessResult added = run_tailforge(
-      {"model", "add", "--db", db_path, "--name", "decompiler-v1", "--kind", "command", "--track", "ptx2cuda",
+      {"model", "add", "--no-check", "--db", db_path, "--name", "decompiler-v1", "--kind", "command", "--track", "ptx2cuda",
        "--", "sh", "-c",
        "q=$(cat); k=$(printf '%s\\n' \"$q\" | grep -o '\\.entry [A-Za-z0-9_]*' | head -n1 | cut -d' ' -f2); "
        "printf '%s\\n' \"$q\" > DIR/$k.question; cat DIR/$k.cu"});

@@ -22,6 +22,7 @@
 #include "agents/header_names.h"
 #include "agents/hipify.h"
 #include "agents/importer.h"
+#include "agents/llm_client.h"
 #include "agents/llm_response.h"
 #include "daemon/http_api.h"
 #include "daemon/verify_wire.h"
@@ -240,6 +241,14 @@ class UntrustedParsers {
       (void)parse_chat_completion(s);
       nlohmann::json answer = {{"choices", {{{"message", {{"content", s}}}, {"finish_reason", s}}}}};
       (void)parse_chat_completion(answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    });
+    add("llm.server_message", kAll, [](const std::string& s) {
+      (void)server_message(s);
+      (void)server_message(nlohmann::json{{"error", {{"message", s}}}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    });
+    add("llm.parse_model_list", kAll, [](const std::string& s) {
+      (void)parse_model_list(s);
+      (void)parse_model_list(nlohmann::json{{"data", {{{"id", s}}}}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     });
     add("exebench.python_literal_to_json", kAll, [](const std::string& s) { (void)python_literal_to_json(s); });
     add("exebench.c_function_from_exebench", kAll, [](const std::string& s) {

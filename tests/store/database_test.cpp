@@ -134,3 +134,27 @@ TEST_CASE("a bad statement is an error value naming the SQL") {
   CHECK_FALSE(exec.ok());
   CHECK(exec.message().find("nowhere") != std::string::npos);
 }
+
+TEST_CASE("version 14: an endpoint's 4xx or unreadable body stored as a model failure is judged again") {
+  TempDir dir;
+  std::string path = dir.file("v13.db");
+  write_database_at_version(path, 13);
+  exec_raw(path, R"sql(
+    INSERT INTO sample (id, track, origin, language, text, created_ms) VALUES
+      ('s1', 'cuda2hip', 'template', 'cuda', 'a', 1), ('s2', 'cuda2hip', 'template', 'cuda', 'b', 1),
+      ('s3', 'cuda2hip', 'template', 'cuda', 'c', 1);
+    INSERT INTO model (id, name, created_ms) VALUES (1, 'remote', 1);
+    INSERT INTO evaluation (id, model_id, sample_id, track, ok, status, stage, category, created_ms) VALUES
+      (1, 1, 's1', 'cuda2hip', 0, 'fail', 'answer', 'agent.llm.http_error', 1),
+      (2, 1, 's2', 'cuda2hip', 0, 'fail', 'answer', 'agent.llm.malformed_response', 1),
+      (3, 1, 's3', 'cuda2hip', 0, 'fail', 'amd.compile', 'amd.compile.undeclared_identifier', 1);
+    INSERT INTO evaluation_stage (evaluation_id, position, stage, status) VALUES
+      (1, 0, 'answer', 'fail'), (3, 0, 'answer', 'ok'), (3, 1, 'amd.compile', 'fail');
+  )sql");
+  Result<Database> db = Database::open(path);
+  REQUIRE_MESSAGE(db.ok(), db.message());
+  CHECK(query_int(*db, "SELECT count(*) FROM evaluation") == 1);
+  CHECK(query_int(*db, "SELECT id FROM evaluation") == 3);
+  CHECK(query_int(*db, "SELECT count(*) FROM evaluation_stage") == 2);
+  CHECK(query_int(*db, "SELECT count(*) FROM model_pause") == 0);
+}

@@ -215,3 +215,23 @@ TEST_CASE("a restart releases local leases and keeps remote ones; a holder may g
   CHECK(back->state == "pending");
   CHECK(back->attempts == 0);  // an interruption, not a failed attempt
 }
+
+TEST_CASE("a deferred job waits until its due time and uses up no attempt, however often it is deferred") {
+  Result<Database> db = Database::open(":memory:");
+  REQUIRE(db.ok());
+  JobQueue queue(*db, fast_policy());  // 3 attempts
+  int64_t id = queue.enqueue({.kind = "evaluate"})->id;
+  for (int i = 0; i < 5; ++i) {
+    Result<std::optional<Job>> leased = queue.lease("w", 10000);
+    REQUIRE(leased->has_value());
+    CHECK((*leased)->attempts == 1);
+    REQUIRE(queue.defer(id, "w", now_ms() + 30, "model remote paused: agent.llm.auth").ok());
+    CHECK((*queue.find(id))->state == "pending");
+    CHECK((*queue.find(id))->last_error == "model remote paused: agent.llm.auth");
+    CHECK_FALSE(queue.lease("w", 10000)->has_value());
+    sleep_ms(40);
+  }
+  CHECK_FALSE(queue.defer(id, "w", now_ms(), "not leased").ok());
+  REQUIRE(queue.lease("w", 10000)->has_value());
+  REQUIRE(queue.complete(id, "w").ok());
+}

@@ -140,7 +140,10 @@ TEST_CASE("an endpoint that cannot answer leaves the item unjudged, to be tried 
   llm.max_attempts = 1;
   llm.use_cache = false;
   Result<JudgedAnswer> judged = bench.judge(remote, llm);
-  REQUIRE_FALSE(judged.ok());
-  CHECK(judged.message().find("unavailable") != std::string::npos);
+  REQUIRE_MESSAGE(judged.ok(), judged.message());
+  REQUIRE(judged->fault.has_value());
+  CHECK(judged->fault->category == "agent.llm.connection");
+  CHECK(judged->fault->message.find(endpoint + "/v1/chat/completions") != std::string::npos);
+  CHECK_FALSE(store_evaluation(bench.db, remote, *judged).ok());
   CHECK_FALSE(find_evaluation(bench.db, remote.id, bench.item.sample_id).value().has_value());
 }

@@ -13,6 +13,7 @@
 #include "synth/model_registry.h"
 #include "synth/model_report.h"
 #include "synth/retrain.h"
+#include "test_support/distinct_kernels.h"
 #include "test_support/temp_dir.h"
 #include "verifier/process.h"
 
@@ -50,14 +51,7 @@ struct Loop {
     sample.language = "cuda";
     ++counter;
     // Distinct names on every line: no two samples are near-duplicates.
-    std::string n = std::to_string(counter);
-    sample.text = "__global__ void kernel_" + n + "(int* data_" + n + ") {\n";
-    for (int line = 0; line < 6; ++line) {
-      std::string v = "value_" + n + "_" + std::to_string(line);
-      sample.text += "  int " + v + " = data_" + n + "[" + std::to_string(line) + "] * " + n + ";\n  data_" + n +
-                     "[threadIdx.x] += " + v + ";\n";
-    }
-    sample.text += "}\nint main() { return " + n + "; }\n";
+    sample.text = distinct_kernel_text(counter);
     sample.status = "verified";
     sample.features = {feature};
     std::string id = insert_sample_if_absent(db, sample).value().id;

@@ -1,5 +1,6 @@
 #include "test_support/fake_openai_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,27 @@ void FakeOpenAiServer::set_prefix(const std::string& prefix) {
   prefix_ = prefix;
 }
 
+void FakeOpenAiServer::set_served_models(std::vector<std::string> ids, bool enforce) {
+  std::lock_guard lock(mutex_);
+  served_ = std::move(ids);
+  enforce_model_ = enforce;
+}
+
 void FakeOpenAiServer::start() {
+  // A batching server answers many requests at once (httplib's default pool is 8 threads here).
+  server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
+  server_->Get(R"(/.*)", [this](const httplib::Request& request, httplib::Response& response) {
+    std::lock_guard lock(mutex_);
+    received_.push_back({request.path, request.get_header_value("Authorization"), ""});
+    if (request.path != prefix_ + "/v1/models") {
+      response.status = 404;
+      response.set_content(R"({"error": {"message": "not found"}})", "application/json");
+      return;
+    }
+    nlohmann::json data = nlohmann::json::array();
+    for (const std::string& id : served_) data.push_back({{"id", id}, {"object", "model"}, {"owned_by", "test"}});
+    response.set_content(nlohmann::json{{"object", "list"}, {"data", data}}.dump(), "application/json");
+  });
   server_->Post(R"(/.*)", [this](const httplib::Request& request, httplib::Response& response) {
     CannedResponse canned;
     bool scripted = false;
@@ -31,6 +52,15 @@ void FakeOpenAiServer::start() {
         response.set_content(R"({"error": {"message": "not found"}})", "application/json");
         return;
       }
+      nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+      std::string model = body.is_object() && body.contains("model") && body["model"].is_string() ? body["model"].get<std::string>() : "";
+      if (enforce_model_ && std::find(served_.begin(), served_.end(), model) == served_.end()) {
+        response.status = 404;
+        nlohmann::json error = {{"object", "error"}, {"message", "The model `" + model + "` does not exist."},
+                                {"type", "NotFoundError"}, {"param", nullptr}, {"code", 404}};
+        response.set_content(error.dump(), "application/json");
+        return;
+      }
       if (!script_.empty()) {
         canned = script_.front();
         script_.pop_front();
@@ -41,7 +71,11 @@ void FakeOpenAiServer::start() {
     if (!scripted) {
       canned = responder ? responder(received) : CannedResponse{500, {}, R"({"error":"unscripted request"})", 0};
     }
+    int now = ++in_flight_;
+    for (int seen = max_in_flight_.load(); now > seen && !max_in_flight_.compare_exchange_weak(seen, now);) {
+    }
     if (canned.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(canned.delay_ms));
+    --in_flight_;
     response.status = canned.status;
     for (const auto& [name, value] : canned.headers) response.set_header(name, value);
     response.set_content(canned.body, "application/json");

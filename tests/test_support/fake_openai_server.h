@@ -1,6 +1,7 @@
 // A small in-process OpenAI-compatible server for LLM tests, on 127.0.0.1 and a random port,
 // over HTTP or HTTPS (a certificate the test made). Like a real server it answers chat
-// completions at {prefix}/v1/chat/completions only (404 elsewhere). Each test scripts a queue of
+// completions at {prefix}/v1/chat/completions only (404 elsewhere) and lists its models at
+// GET {prefix}/v1/models. Each test scripts a queue of
 // canned replies, or a responder that answers from the request; the server records every request
 // it receives. Used by the agents and daemon tests.
 #pragma once
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -52,6 +54,11 @@ class FakeOpenAiServer {
             {"timeout_ms", 5000},     {"max_attempts", 2},     {"backoff_base_ms", backoff_ms},
             {"backoff_max_ms", 2 * backoff_ms}, {"breaker_failures", 0}};
   }
+  // The ids GET /v1/models lists (default: fake-coder). With `enforce`, a chat request for another
+  // id is answered 404 "The model `x` does not exist." as vLLM answers it.
+  void set_served_models(std::vector<std::string> ids, bool enforce);
+  // The most chat requests it was answering at once.
+  int max_in_flight() const { return max_in_flight_.load(); }
   // Replies in order; with the queue empty the responder answers, else a 500 "unscripted request".
   void enqueue(CannedResponse response);
   // Answers each request the script does not (called on the server's threads).
@@ -75,6 +82,9 @@ class FakeOpenAiServer {
   std::deque<CannedResponse> script_;
   std::function<CannedResponse(const ReceivedRequest&)> responder_;
   std::vector<ReceivedRequest> received_;
+  std::vector<std::string> served_ = {"fake-coder"};
+  bool enforce_model_ = false;
+  std::atomic<int> in_flight_{0}, max_in_flight_{0};
 };
 
 }  // namespace tailforge
