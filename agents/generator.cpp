@@ -313,8 +313,9 @@ Result<GeneratedProgram> generate_attempt(const GeneratorCatalog& catalog,
                       context.unfilled.front() + " unfilled");
   }
   GeneratedProgram program;
-  program.source = program_prelude(context, code.kernels, spec.name, choices.prompt_template->id,
-                                   request.seed, mix(attempt_seed, 3)) +
+  // The domain, template and seed are the sample's lineage (store/samples.h), never its text: a
+  // model trained on the text would learn to write them (synth/training_text.h).
+  program.source = program_prelude(context, code.kernels, mix(attempt_seed, 3)) +
                    code.kernels + "\nint main() {\n" + code.main_body + "}\n";
   program.features = detect_features(program.source, code.kernels, context);
   for (const std::string& feature : request.required_features) {

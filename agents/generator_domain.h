@@ -104,9 +104,8 @@ std::vector<DomainSpec> discrete_domains();   // graph bfs, bitonic sort, sha256
 std::vector<DomainSpec> science_domains();    // nbody, monte carlo, kmeans step
 std::vector<DomainSpec> tensor_codegen_domains();  // tensor operators as a DL compiler's codegen writes them
 
-// The shared head of every program; `kernels` decides which optional helpers it needs.
-std::string program_prelude(const DomainContext& context, const std::string& kernels,
-                            const std::string& domain, const std::string& template_id,
-                            uint64_t seed, uint64_t input_seed);
+// The shared head of every program; `kernels` decides which optional helpers it needs. It names
+// no domain, template or seed: those are the sample's lineage, never its text.
+std::string program_prelude(const DomainContext& context, const std::string& kernels, uint64_t input_seed);
 
 }  // namespace tailforge

@@ -197,8 +197,8 @@ DomainCode write_monte_carlo(DomainContext& c) {
   std::string publish = atomics ? "  if (threadIdx.x == 0) atomicAdd(total, (unsigned long long)hits);"
                                 : "  if (threadIdx.x == 0) partials[blockIdx.x] = hits;";
   std::string kernels = R"(
-__host__ __device__ inline uint32_t counter_hash(uint32_t seed, uint32_t counter) {
-  uint32_t x = counter * 0x9e3779b9u ^ seed;
+__host__ __device__ inline uint32_t counter_hash(uint32_t key, uint32_t counter) {
+  uint32_t x = counter * 0x9e3779b9u ^ key;
   x ^= x >> 16;
   x *= 0x7feb352du;
   x ^= x >> 15;
@@ -207,15 +207,15 @@ __host__ __device__ inline uint32_t counter_hash(uint32_t seed, uint32_t counter
   return x;
 }
 
-${KERNEL}monte_carlo_kernel(unsigned long long* total, unsigned int* partials, uint32_t seed, int estimator) {
+${KERNEL}monte_carlo_kernel(unsigned long long* total, unsigned int* partials, uint32_t key, int estimator) {
   ${SHARED}
   const int thread = ${IDX};
   unsigned int hits = 0;
   ${UNROLL}
   for (int k = 0; k < ${PER_THREAD}; ++k) {
     const uint32_t counter = (uint32_t)thread * ${PER_THREAD}u + (uint32_t)k;
-    const unsigned long long x = counter_hash(seed, 2u * counter) >> 16;
-    const unsigned long long y = counter_hash(seed, 2u * counter + 1u) >> 16;
+    const unsigned long long x = counter_hash(key, 2u * counter) >> 16;
+    const unsigned long long y = counter_hash(key, 2u * counter + 1u) >> 16;
     {
 ${TEST}
       if (inside) hits += 1;
@@ -231,7 +231,7 @@ ${REFERENCE}
 )";
   std::string main_body = R"(  const int samples = ${SAMPLES};
   const int blocks = samples / ${PER_THREAD} / ${BLOCK};
-  const uint32_t seed = next_random();
+  const uint32_t key = next_random();
   unsigned long long* d_total = (unsigned long long*)device_alloc(sizeof(unsigned long long));
   unsigned int* d_partials = (unsigned int*)device_alloc(blocks * sizeof(unsigned int));
   std::vector<unsigned int> partials(blocks);
@@ -239,14 +239,14 @@ ${REFERENCE}
   bool passed = true;
   for (int estimator = 0; estimator < ${ESTIMATORS}; ++estimator) {
     CHECK(cudaMemsetAsync(d_total, 0, sizeof(unsigned long long), g_stream));
-    monte_carlo_kernel${TARG}<<<blocks, ${BLOCK}, ${SHMEM}, g_stream>>>(d_total, d_partials, seed, estimator);
+    monte_carlo_kernel${TARG}<<<blocks, ${BLOCK}, ${SHMEM}, g_stream>>>(d_total, d_partials, key, estimator);
     after_launch();
     unsigned long long hits = 0;
 ${GATHER}
     unsigned long long want = 0;
     for (uint32_t counter = 0; counter < (uint32_t)samples; ++counter) {
-      const unsigned long long x = counter_hash(seed, 2u * counter) >> 16;
-      const unsigned long long y = counter_hash(seed, 2u * counter + 1u) >> 16;
+      const unsigned long long x = counter_hash(key, 2u * counter) >> 16;
+      const unsigned long long y = counter_hash(key, 2u * counter + 1u) >> 16;
       if (reference_inside(x, y, estimator)) want += 1;
     }
     if (hits != want) passed = false;

@@ -8,14 +8,10 @@
 
 namespace tailforge {
 
-std::string program_prelude(const DomainContext& context, const std::string& kernels,
-                            const std::string& domain, const std::string& template_id,
-                            uint64_t seed, uint64_t input_seed) {
+std::string program_prelude(const DomainContext& context, const std::string& kernels, uint64_t input_seed) {
   bool streams = context.has("streams_events");
   bool pinned = context.has("pinned_host_memory");
   std::string text;
-  text += "// tailforge generated program: domain " + domain + ", template " + template_id +
-          ", seed " + std::to_string(seed) + "\n";
   text +=
       "#include <cstdio>\n"
       "#include <cstdlib>\n"

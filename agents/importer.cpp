@@ -9,6 +9,7 @@
 #include <set>
 
 #include "store/corpus.h"
+#include "store/sha256.h"
 #include "verifier/process.h"
 
 namespace tailforge {
@@ -48,6 +49,16 @@ FileRead read_source_file(const fs::path& path, const ImportFilters& filters) {
 int64_t line_count(const std::string& text) {
   int64_t lines = std::count(text.begin(), text.end(), '\n');
   return !text.empty() && text.back() != '\n' ? lines + 1 : lines;
+}
+
+// LICENSE, LICENCE, COPYING, any case, with or without an extension (LICENSE.txt, COPYING.LIB).
+bool is_license_file_name(const std::string& name) {
+  std::string upper = name;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  for (const char* prefix : {"LICENSE", "LICENCE", "COPYING"}) {
+    if (upper.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
 }
 
 bool has_extension(const fs::path& path, const std::vector<std::string>& extensions) {
@@ -136,6 +147,7 @@ class TreeImport {
                  has_extension(entry.path(), filters_.kernel_source_extensions)) {
         candidates_.push_back(relative);
       } else {
+        if (is_license_file_name(name)) license_files_.emplace(relative_dir, relative);  // the first by name
         skip(relative, "not_source", "");
       }
     }
@@ -205,6 +217,38 @@ class TreeImport {
     return std::nullopt;
   }
 
+  // The licence of the program at `relative`: the nearest licence file in its folder or a parent.
+  std::optional<BundleLicense> license_for(const std::string& relative) {
+    std::string dir = parent_of(relative);
+    while (true) {
+      auto found = license_files_.find(dir);
+      if (found != license_files_.end()) {
+        auto read = licenses_.find(found->second);
+        if (read == licenses_.end()) read = licenses_.emplace(found->second, read_license(found->second)).first;
+        return read->second;
+      }
+      if (dir == ".") return std::nullopt;
+      dir = parent_of(dir);
+    }
+  }
+
+  std::optional<BundleLicense> read_license(const std::string& relative) {
+    FileRead read = read_source_file(root_ / relative, filters_);
+    if (!read.failure.empty()) return std::nullopt;
+    std::string first_line;
+    size_t start = 0;
+    while (start < read.text.size() && first_line.empty()) {
+      size_t end = std::min(read.text.find('\n', start), read.text.size());
+      size_t begin = read.text.find_first_not_of(" \t\r", start);
+      if (begin < end) {
+        size_t last = read.text.find_last_not_of(" \t\r", end - 1);
+        first_line = read.text.substr(begin, std::min<size_t>(last + 1 - begin, 200));
+      }
+      start = end + 1;
+    }
+    return BundleLicense{relative, first_line, sha256_hex(read.text)};
+  }
+
   const FileRead& header(const std::string& relative) {
     auto cached = headers_.find(relative);
     if (cached == headers_.end())
@@ -252,6 +296,7 @@ class TreeImport {
       return skipped(relative, "hello_world", "every kernel only prints");
     }
     Bundle bundle{request_.name, summary_.commit, relative, read.text};
+    bundle.license = license_for(relative);
     if (std::optional<ImportSkip> bad = gather_headers(relative, code_without_comments(read.text, false), bundle)) {
       return skipped(bad->path, bad->reason, bad->detail);
     }
@@ -316,6 +361,8 @@ class TreeImport {
   std::map<std::string, FileRead> headers_;
   std::map<std::string, std::string> seen_bundles_;  // bundle id -> the path kept or found present
   std::map<std::string, std::string> text_owner_;    // program text id -> who has it
+  std::map<std::string, std::string> license_files_;  // folder (relative) -> its licence file
+  std::map<std::string, std::optional<BundleLicense>> licenses_;  // licence file -> what it says
 };
 
 }  // namespace

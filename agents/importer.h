@@ -1,6 +1,7 @@
 // Importing a source tree: finds the CUDA program files in it, gathers the headers each includes
 // from the tree, applies the import filters of policies/import_filters.json and stores every kept
-// program as a pending bundle sample (store/bundles.h). It compiles and runs nothing; the verifier
+// program as a pending bundle sample (store/bundles.h) with the nearest licence file of the tree
+// above it (path, first line, hash). It compiles and runs nothing; the verifier
 // chain picks pending samples up later. Near-duplicate detection is the caller's (a screen is passed
 // in), so this module needs nothing from synth/.
 #pragma once

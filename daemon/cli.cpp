@@ -134,7 +134,11 @@ const std::vector<CommandSpec>& commands() {
        1, command_verify},
       {"export", "", "write verified pairs as LLaMA-Factory files with a manifest and a held-out split",
        {kDb, kConfig, kLogLevel, {"--track", true, "cuda2hip (default), sass2rdna3, ptx2cuda, c2x86 or kernelopt (the newest curation's choices: task -> reasoning + kernel)"},
-        {"--format", true, "alpaca (default), sharegpt or jsonl"}, {"--out", true, "output folder"}},
+        {"--format", true, "alpaca (default), sharegpt or jsonl"}, {"--out", true, "output folder"},
+        {"--decontaminate", true, "a benchmark folder (.cu, .hip, .ptx, .s, .c ... files) or JSONL file: samples "
+                                  "that are near-duplicates of one of its texts, or share a run of "
+                                  "decontamination.run_tokens (50) tokens with one, are left out (listed in "
+                                  "manifest.json and README.md); repeatable"}},
        0, command_export},
       {"kernelopt", "run|report|tasks",
        "the kernelopt track (ConCuR): run stores the built-in tasks and candidates and measures each candidate "

@@ -1,6 +1,8 @@
 // Commands over the dataset: export, backup, and gc (the disk rules: stored artifacts, caches,
 // snapshots, stale scratch).
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 
@@ -37,11 +39,22 @@ std::string why_no_kernel_pairs(Database& db) {
 int command_export(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
-  if (args.get("--track") == "kernelopt") return export_kernelopt(args);
+  if (args.get("--track") == "kernelopt") {
+    if (args.has("--decontaminate")) {
+      std::cerr << "tailforge: --decontaminate is for the tracks of verified pairs; a kernelopt export holds the "
+                   "curation's choices\n";
+      return 2;
+    }
+    return export_kernelopt(args);
+  }
   ExportOptions options;
   options.track = args.get("--track", "cuda2hip");
   options.format = args.get("--format", "alpaca");
   options.out_dir = args.get("--out");
+  for (const std::string& path : args.get_all("--decontaminate")) {  // named in the manifest wherever it is read
+    std::error_code ec;
+    options.decontaminate.push_back(std::filesystem::absolute(path, ec).lexically_normal().string());
+  }
   if (options.out_dir.empty()) {
     std::cerr << "tailforge: export needs --out DIR\n";
     return 2;
@@ -61,6 +74,18 @@ int command_export(const CommandLine& args) {
             << summary->train_samples << " train (" << summary->train_rows << " rows after resampling), "
             << summary->eval_samples << " held-out eval, " << summary->clusters << " near-duplicate clusters\n"
             << "manifest: " << summary->manifest_path << "\nsnapshot: " << summary->snapshot_hash << "\n";
+  if (!options.decontaminate.empty()) {
+    std::cout << "decontamination: " << summary->decontaminated
+              << " samples left out for matching a benchmark text (listed in manifest.json and README.md)\n";
+  }
+  std::cout << "leakage: eval rows with a near-duplicate in train: " << summary->eval_rows_with_near_duplicate
+            << "; the most similar eval/train pair: ";
+  if (summary->largest_eval_train_similarity) {
+    std::cout << std::fixed << std::setprecision(3) << *summary->largest_eval_train_similarity << std::defaultfloat << "\n";
+  } else {
+    std::cout << "below " << std::min(0.5, options.policy.dedup.threshold) << "\n";
+  }
+  std::cout << "dataset card: " << summary->card_path << "\n";
   if (summary->near_duplicates_dropped > 0) {
     std::cout << "near-duplicates dropped: " << summary->near_duplicates_dropped << " (one sample kept per cluster)\n";
   }

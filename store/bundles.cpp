@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "store/evaluations.h"
 #include "store/sha256.h"
 
 namespace tailforge {
@@ -42,6 +43,12 @@ Status write_file(const fs::path& path, const std::string& content) {
   return {};
 }
 
+std::optional<BundleLicense> license_from_manifest(const json& manifest) {
+  auto license = manifest.find("license");
+  if (license == manifest.end() || !license->is_object()) return std::nullopt;
+  return BundleLicense{license->value("file", ""), license->value("first_line", ""), license->value("sha256", "")};
+}
+
 Result<Bundle> bundle_from_manifest(const std::string& sample_id, const std::string& manifest_text,
                                     const std::string& program_text,
                                     const std::map<std::string, std::string>& header_contents) {
@@ -56,6 +63,7 @@ Result<Bundle> bundle_from_manifest(const std::string& sample_id, const std::str
   if (manifest["commit"].is_string()) bundle.commit = manifest["commit"].get<std::string>();
   bundle.program_path = manifest["program"].get<std::string>();
   bundle.program_text = program_text;
+  bundle.license = license_from_manifest(manifest);
   for (const json& dir : manifest["include_dirs"]) {
     if (!dir.is_string()) return make_error(where + ": include_dirs holds a non-string");
     bundle.include_dirs.push_back(dir.get<std::string>());
@@ -99,6 +107,11 @@ std::string bundle_manifest_json(const Bundle& bundle) {
                    {"program", bundle.program_path},
                    {"include_dirs", bundle.include_dirs},
                    {"files", files}};
+  if (bundle.license) {
+    manifest["license"] = {{"file", bundle.license->file},
+                           {"first_line", bundle.license->first_line},
+                           {"sha256", bundle.license->sha256}};
+  }
   return manifest.dump();
 }
 
@@ -140,6 +153,24 @@ Result<std::optional<Bundle>> read_bundle(Database& db, const std::string& sampl
   Result<Bundle> bundle = bundle_from_manifest(sample_id, *manifest, (*sample)->text, header_contents);
   if (!bundle) return bundle.error();
   return std::optional<Bundle>(std::move(*bundle));
+}
+
+Result<std::optional<BundleProvenance>> bundle_provenance(Database& db, const std::string& sample_id) {
+  Result<std::optional<std::string>> artifact = sample_artifact_id(db, sample_id, kBundleStage, kBundleManifestKind);
+  if (!artifact) return artifact.error();
+  if (!*artifact) return std::optional<BundleProvenance>();
+  Result<std::optional<std::string>> text = artifact_text(db, **artifact);
+  if (!text) return text.error();
+  json manifest = json::parse(text->value_or(""), nullptr, false);
+  if (!manifest.is_object() || manifest.value("format", "") != kManifestFormat || !manifest["program"].is_string()) {
+    return make_error("bundle manifest of sample " + sample_id + ": not a " + std::string(kManifestFormat) + " manifest");
+  }
+  BundleProvenance provenance;
+  provenance.tree_name = manifest.value("tree", "");
+  if (manifest["commit"].is_string()) provenance.commit = manifest["commit"].get<std::string>();
+  provenance.program_path = manifest["program"].get<std::string>();
+  provenance.license = license_from_manifest(manifest);
+  return std::optional<BundleProvenance>(std::move(provenance));
 }
 
 Result<MaterializedBundle> materialize_bundle(Database& db, const std::string& sample_id, const std::string& dir) {

@@ -25,6 +25,14 @@ struct BundleFile {
   std::string content;
 };
 
+// The licence file of the tree a program came from, found at import: the nearest LICENSE*,
+// LICENCE* or COPYING* file in the program's folder or a parent folder up to the tree's root.
+struct BundleLicense {
+  std::string file;        // relative to the tree root
+  std::string first_line;  // its first non-empty line, at most 200 characters ("MIT License")
+  std::string sha256;      // of the whole file
+};
+
 struct Bundle {
   std::string tree_name;
   std::optional<std::string> commit;  // the tree's git commit, when it was a checkout
@@ -32,6 +40,7 @@ struct Bundle {
   std::string program_text;
   std::vector<std::string> include_dirs;  // relative to the tree root ("." for the root), sorted
   std::vector<BundleFile> headers;        // sorted by path
+  std::optional<BundleLicense> license;   // provenance, kept in the manifest; not part of the id
 };
 
 // The bundle's sample id. A bundle without headers has the id of its program text alone
@@ -42,7 +51,7 @@ struct Bundle {
 std::string bundle_id_for(const Bundle& bundle);
 
 // The manifest JSON: format, tree, commit, program, include_dirs, files [{path, sha256}] (the
-// program first, then the headers).
+// program first, then the headers), and license {file, first_line, sha256} when one was found.
 std::string bundle_manifest_json(const Bundle& bundle);
 
 // Stores the bundle as `sample` (its id and text are set from the bundle) with its manifest and
@@ -54,6 +63,17 @@ Result<InsertOutcome> store_bundle(Database& db, const Bundle& bundle, Sample sa
 // error when the sample is unknown, the manifest is malformed, or a header is missing or does not
 // match its recorded hash.
 Result<std::optional<Bundle>> read_bundle(Database& db, const std::string& sample_id);
+
+// Where a bundle sample came from, read from its manifest alone (no header is read).
+struct BundleProvenance {
+  std::string tree_name;
+  std::optional<std::string> commit;
+  std::string program_path;
+  std::optional<BundleLicense> license;  // none: no licence file was recorded at import
+};
+// Nothing when the sample has no bundle manifest (it was not imported from a tree). An error when
+// the manifest is malformed.
+Result<std::optional<BundleProvenance>> bundle_provenance(Database& db, const std::string& sample_id);
 
 struct MaterializedBundle {
   std::string program_path;               // absolute path of the written program

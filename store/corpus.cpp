@@ -392,13 +392,15 @@ Result<std::vector<ExportRow>> verified_export_rows(Database& db, const std::vec
   std::vector<ExportRow> rows;
   std::map<std::string, size_t> row_of;
   Statement& samples = db.cached(
-      "SELECT id, track, origin, coalesce(domain, ''), features, text, coalesce(variables, '{}') FROM sample"
+      "SELECT id, track, origin, coalesce(domain, ''), features, text, coalesce(variables, '{}'),"
+      " coalesce(template_id, ''), seed FROM sample"
       " WHERE status = 'verified' AND track IN (SELECT value FROM json_each(?1)) ORDER BY id");
   samples.bind(1, track_list);
   while (samples.step()) {
     row_of[samples.text(0)] = rows.size();
     ExportRow row{samples.text(0), samples.text(1), samples.text(2), samples.text(3), samples.text(4), "", "",
-                  samples.text(6)};
+                  samples.text(6), samples.text(7), std::nullopt};
+    if (!samples.is_null(8)) row.seed = samples.int64(8);
     if (source_kind == "text") row.source = samples.text(5);
     if (target_kind == "text") row.target = samples.text(5);
     rows.push_back(std::move(row));

@@ -116,6 +116,8 @@ struct ExportRow {
   std::string source;
   std::string target;
   std::string variables = "{}";  // the sample's variables (JSON object text)
+  std::string template_id;       // provenance, for the manifest (never in the text): "" when none
+  std::optional<int64_t> seed;
 };
 // Verified samples of `tracks` having both kinds; "text" names the sample's own text. When a
 // sample holds several artifacts of a kind, the one named like the kind wins, else all are

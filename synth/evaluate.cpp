@@ -8,6 +8,7 @@
 #include "store/samples.h"
 #include "synth/evaluate_c2x86.h"
 #include "synth/evaluate_ptx2cuda.h"
+#include "synth/training_text.h"
 
 namespace tailforge {
 namespace {
@@ -67,7 +68,7 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
 
   // What the model reads: the sample's text, except for ptx2cuda, whose text is the answer's
   // reference (the CUDA kernel) and whose question is the pair's Rolled-PTX.
-  std::string question = (*sample)->text;
+  std::string question = training_text((*sample)->text);  // never what tailforge added to it
   if (item.track == "ptx2cuda") {
     Result<std::string> rolled = ptx2cuda_question(db, **sample);
     if (!rolled) return rolled.error();

@@ -14,8 +14,13 @@
 #include "store/evaluations.h"
 #include "store/samples.h"
 #include "store/sha256.h"
+#include "synth/dataset_card.h"
+#include "synth/decontaminate.h"
 #include "synth/evaluate_ptx2cuda.h"
 #include "synth/minhash.h"
+#include "synth/similarity_join.h"
+#include "synth/split_leakage.h"
+#include "synth/training_text.h"
 #include "verifier/c2x86/io_tests.h"
 #include "verifier/process.h"
 
@@ -52,6 +57,11 @@ Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& optio
   Result<std::vector<ExportRow>> rows =
       verified_export_rows(db, found->second.sample_tracks, found->second.source_kind, found->second.target_kind);
   if (!rows) return make_error("export: " + rows.message());
+  // What a model reads and writes, never what tailforge added to it (synth/training_text.h).
+  for (ExportRow& row : *rows) {
+    row.source = training_text(row.source);
+    row.target = training_text(row.target);
+  }
   if (found->second.source_normalization == "assembly") {
     for (ExportRow& row : *rows) row.source = normalize_assembly(row.source);
   }
@@ -238,6 +248,9 @@ Result<std::string> export_snapshot_hash(Database& db, const ExportOptions& opti
   const ExportPair* pair = nullptr;
   Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair);
   if (!rows) return rows.error();
+  Result<Decontamination> decontaminated =
+      decontaminate_rows(*rows, options.decontaminate, options.policy.dedup, options.policy.decontamination);
+  if (!decontaminated) return make_error("export: " + decontaminated.message());
   std::vector<std::string> ids;
   for (const ExportRow& row : *rows) ids.push_back(row.sample_id);
   return hash_of_ids(std::move(ids));
@@ -251,6 +264,10 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   int64_t held_back = 0;
   Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair, &held_back);
   if (!rows) return rows.error();
+  // Samples that match a benchmark the user named leave the export (synth/decontaminate.h).
+  Result<Decontamination> decontaminated =
+      decontaminate_rows(*rows, options.decontaminate, options.policy.dedup, options.policy.decontamination);
+  if (!decontaminated) return make_error("export: " + decontaminated.message());
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) return make_error("export: cannot create " + options.out_dir + ": " + ec.message());
@@ -259,6 +276,12 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   std::vector<std::string> sources;
   for (const ExportRow& row : *rows) sources.push_back(row.source);
   std::vector<size_t> cluster = cluster_texts(sources, options.policy.dedup);
+  {  // LSH misses some pairs: every pair at or above the threshold, found exactly, joins its cluster
+    std::vector<ShingleSet> shingles;
+    shingles.reserve(sources.size());
+    for (const std::string& source : sources) shingles.push_back(shingle_hashes(source, options.policy.dedup));
+    cluster = merge_similar(shingles, cluster, options.policy.dedup.threshold);
+  }
   int64_t near_duplicates_dropped = 0;
   if (pair->drop_near_duplicates) {  // one sample per cluster: its first, the cluster's key
     std::vector<ExportRow> kept;
@@ -327,7 +350,11 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
     }
     json listed = {{"id", row.sample_id}, {"sha256", sha256_hex(row.source + "\n\x1f\n" + row.target)},
                    {"split", held_out ? "eval" : "train"}, {"weight", weight}, {"copies", held_out ? 1 : copies},
-                   {"cluster", cluster_key}, {"origin", row.origin}, {"domain", row.domain}};
+                   {"cluster", cluster_key}, {"origin", row.origin}, {"domain", row.domain},
+                   {"features", tags[i]}};
+    // Provenance, keyed by the row's sample: here, never in the text (synth/training_text.h).
+    if (!row.template_id.empty()) listed["template"] = row.template_id;
+    if (row.seed) listed["seed"] = *row.seed;
     json variables = json::parse(row.variables, nullptr, false);
     for (const auto& [name, keys] : pair->length_reductions) {
       if (!variables.is_object() || !variables.contains(keys.first) || !variables.contains(keys.second)) continue;
@@ -368,6 +395,14 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   json info = {{dataset + "_train", dataset_entry(train_file, options.format)},
                {dataset + "_eval", dataset_entry(eval_file, options.format)}};
   if (Status s = write_json(options.out_dir + "/dataset_info.json", info); !s) return s.error();
+  // The split shares no near-duplicate by construction; the check proves it on the written files.
+  Result<SplitLeakage> leakage =
+      measure_split_leakage(options.out_dir + "/" + train_file, options.out_dir + "/" + eval_file, options.format,
+                            options.format == "sharegpt" ? pair->instruction : "", options.policy.dedup);
+  if (!leakage) return make_error("export: " + leakage.message());
+  summary.largest_eval_train_similarity = leakage->largest_similarity;
+  summary.eval_rows_with_near_duplicate = leakage->eval_rows_with_near_duplicate;
+  summary.decontaminated = static_cast<int64_t>(decontaminated->left_out.size());
 
   json manifest = {
       {"track", options.track},
@@ -378,7 +413,7 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
       {"filters", {{"status", "verified"}, {"sample_tracks", pair->sample_tracks}, {"source_kind", pair->source_kind},
                    {"target_kind", pair->target_kind}, {"source_normalization", pair->source_normalization},
                    {"eval_fraction", options.policy.eval_fraction}, {"dedup_threshold", options.policy.dedup.threshold},
-                   {"split", "by MinHash/LSH near-duplicate cluster"},
+                   {"split", "by near-duplicate cluster (MinHash/LSH, and every pair at the threshold found exactly)"},
                    {"evaluation_set", "held back: its items and their near-duplicates"},
                    {"held_back_for_evaluation", held_back}}},
       {"counts", {{"samples", summary.samples}, {"train_samples", summary.train_samples},
@@ -392,7 +427,11 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
                             {"model_failure_tails", boosted},
                             {"model_failure_weight", options.policy.resampling.model_failure_weight},
                             {"replicated", options.policy.resampling.replicate}}},
-      {"files", {{"train", train_file}, {"eval", eval_file}, {"dataset_info", "dataset_info.json"}}},
+      {"files",
+       {{"train", train_file}, {"eval", eval_file}, {"dataset_info", "dataset_info.json"}, {"card", "README.md"}}},
+      {"decontamination",
+       decontamination_json(*decontaminated, options.policy.dedup, options.policy.decontamination)},
+      {"leakage", split_leakage_json(*leakage, options.policy.dedup)},
       {"samples", sample_list}};
   if (!pair->length_reductions.empty()) {
     json reductions = json::object();
@@ -411,7 +450,9 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   if (pair->io_tests) manifest["counts"]["io_tests"] = summary.io_tests;
   summary.manifest_path = options.out_dir + "/manifest.json";
   if (Status s = write_json(summary.manifest_path, manifest); !s) return s.error();
-  summary.files = {train_file, eval_file, "dataset_info.json", "manifest.json"};
+  summary.card_path = options.out_dir + "/README.md";
+  if (Status s = write_dataset_card(db, manifest, summary.card_path); !s) return make_error("export: " + s.message());
+  summary.files = {train_file, eval_file, "dataset_info.json", "manifest.json", "README.md"};
   summary.held_back_for_evaluation = held_back;
   // What a training split held never becomes an evaluation item (synth/eval_set.h).
   Transaction transaction(db);

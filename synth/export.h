@@ -1,12 +1,16 @@
 // Dataset export: verified pairs of one track as LLaMA-Factory files (alpaca, sharegpt or jsonl)
 // with dataset_info.json, a manifest (counts, resampling weights, filters, sample hashes) and a
 // held-out validation split that shares no near-duplicate cluster with training. The frozen
-// evaluation set (synth/eval_set.h) and its near-duplicates are never exported, and the samples
-// of the training split are recorded so that they never become evaluation items.
+// evaluation set (synth/eval_set.h) and its near-duplicates are never exported, nor samples that
+// match a benchmark the user named (synth/decontaminate.h), and the samples of the training split
+// are recorded so that they never become evaluation items. Each export also measures train/eval
+// leakage on the written files (synth/split_leakage.h) and writes a dataset card, README.md
+// (synth/dataset_card.h).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +32,8 @@ struct ExportOptions {
   std::string out_dir;
   SynthPolicy policy;  // pairs, eval fraction, dedup, resampling
   std::vector<BoostedTail> boosted;
+  // Benchmark folders and JSONL files: samples matching one of their texts are left out.
+  std::vector<std::string> decontaminate;
 };
 
 // Weights that up-sample tails: per tracked feature/domain, target x head / count, in [1, max].
@@ -58,6 +64,12 @@ struct ExportSummary {
   int64_t harnesses = 0;                 // recorded launches written (launch_harness)
   int64_t io_tests = 0;                  // IO test files written (io_tests)
   std::map<std::string, double> length_reductions;  // the pair's length_reductions: 1 - after/before
+  int64_t decontaminated = 0;                       // samples left out for matching a benchmark
+  // The leakage check of the written files: the most similar eval/train pair (unset: below
+  // compared_from, see synth/split_leakage.h) and the eval rows with a near-duplicate in train.
+  std::optional<double> largest_eval_train_similarity;
+  int64_t eval_rows_with_near_duplicate = 0;
+  std::string card_path;  // README.md
   std::vector<std::string> train_ids;
   std::vector<std::string> eval_ids;
   std::vector<std::string> files;
@@ -66,8 +78,8 @@ struct ExportSummary {
 // The ids (sorted) and snapshot hash an export with these options would write, without writing.
 Result<std::string> export_snapshot_hash(Database& db, const ExportOptions& options);
 
-// Writes <out_dir>/{train,eval}.{json|jsonl}, dataset_info.json and manifest.json, and records
-// the training split's samples in the store.
+// Writes <out_dir>/{train,eval}.{json|jsonl}, dataset_info.json, manifest.json and README.md, and
+// records the training split's samples in the store.
 Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options);
 
 // SASS normalization (CASS): // and /* */ comments removed, whitespace runs collapsed, blank lines dropped.

@@ -266,4 +266,8 @@ std::vector<size_t> cluster_texts(const std::vector<std::string>& texts, const M
   return labels;
 }
 
+uint64_t mix64(uint64_t x) { return splitmix64(x); }
+
+uint64_t token_hash64(std::string_view token) { return splitmix64(fnv1a(token)); }
+
 }  // namespace tailforge

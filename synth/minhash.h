@@ -27,6 +27,11 @@ std::vector<std::string> normalized_tokens(std::string_view text, const MinHashO
 // 64-bit hashes of the distinct k-token shingles of the text (one shingle when shorter than k).
 std::vector<uint64_t> shingle_hashes(std::string_view text, const MinHashOptions& options);
 
+// The 64-bit mixer the hashes above are made with (splitmix64's finalizer), and a token's hash
+// (FNV-1a, mixed): for other exact token matchers to share them.
+uint64_t mix64(uint64_t x);
+uint64_t token_hash64(std::string_view token);
+
 // The exact Jaccard similarity of two texts' shingle sets (for tests and benchmarks).
 double shingle_jaccard(std::string_view a, std::string_view b, const MinHashOptions& options);
 

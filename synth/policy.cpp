@@ -130,7 +130,8 @@ Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& 
   SynthPolicy policy;
   std::string error;
   ObjectReader top(root, source + ":", &error);
-  top.allow_only({"comment", "track", "language", "dedup", "tails", "synthesis", "resampling", "export"});
+  top.allow_only(
+      {"comment", "track", "language", "dedup", "decontamination", "tails", "synthesis", "resampling", "export"});
   top.read("track", policy.track);
   top.read("language", policy.language);
 
@@ -142,6 +143,14 @@ Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& 
   dedup.read("mask_numbers", policy.dedup.mask_numbers);
   dedup.read("mask_identifiers", policy.dedup.mask_identifiers);
   dedup.read("seed", policy.dedup.seed);
+
+  ObjectReader decontamination(top.child("decontamination"), top.child_path("decontamination"), &error);
+  decontamination.allow_only({"run_tokens", "mask_identifiers", "mask_numbers", "extensions", "max_file_bytes"});
+  decontamination.read("run_tokens", policy.decontamination.run_tokens);
+  decontamination.read("mask_identifiers", policy.decontamination.mask_identifiers);
+  decontamination.read("mask_numbers", policy.decontamination.mask_numbers);
+  decontamination.read("extensions", policy.decontamination.extensions);
+  decontamination.read("max_file_bytes", policy.decontamination.max_file_bytes);
 
   ObjectReader tails(top.child("tails"), top.child_path("tails"), &error);
   tails.allow_only({"features", "domains", "categories", "yield", "model", "signal_weights", "dimension_weights", "max_entries"});
@@ -194,6 +203,9 @@ Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& 
   }
   if (error.empty() && (policy.dedup.permutations < 1 || policy.dedup.shingle_tokens < 1)) {
     error = source + ": dedup.permutations and dedup.shingle_tokens must be at least 1";
+  }
+  if (error.empty() && (policy.decontamination.run_tokens < 1 || policy.decontamination.max_file_bytes < 1)) {
+    error = source + ": decontamination.run_tokens and decontamination.max_file_bytes must be at least 1";
   }
   if (error.empty() && policy.resampling.model_failure_weight < 1) {
     error = source + ": resampling.model_failure_weight must be at least 1";

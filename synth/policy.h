@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/result.h"
+#include "synth/decontaminate.h"
 #include "synth/minhash.h"
 
 namespace tailforge {
@@ -91,6 +92,7 @@ struct SynthPolicy {
   std::string track = "cuda2hip";  // the track the built-in synthesizer grows
   std::string language = "cuda";
   MinHashOptions dedup;
+  DecontaminationSettings decontamination;  // how an export is checked against benchmark files
   TailThresholds tails;
   SynthesisSettings synthesis;
   ResamplingSettings resampling;

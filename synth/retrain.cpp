@@ -275,7 +275,8 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
       "enabled",          "track",         "min_initial_verified", "min_model_tail_samples",
       "min_new_verified", "min_tail_gain", "accuracy_drop",        "command",
       "baseline_command", "webhook",       "timeout_seconds",      "on_interrupted",
-      "max_attempts",     "export_format", "snapshot_dir",         "keep_snapshots"};
+      "max_attempts",     "export_format", "snapshot_dir",         "keep_snapshots",
+      "decontaminate"};
   for (const auto& item : section.items()) {
     if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
       return make_error("retrain." + item.key() + " is not a known key");
@@ -300,6 +301,7 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
     key = "export_format", policy.export_format = section.value(key, policy.export_format);
     key = "snapshot_dir", policy.snapshot_dir = section.value(key, policy.snapshot_dir);
     key = "keep_snapshots", policy.keep_snapshots = section.value(key, policy.keep_snapshots);
+    key = "decontaminate", policy.decontaminate = section.value(key, policy.decontaminate);
   } catch (const json::exception& e) {
     return make_error("retrain." + key + ": wrong type (" + e.what() + ")");
   }
@@ -312,6 +314,13 @@ Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy 
   if (policy.timeout_seconds <= 0) return make_error("retrain.timeout_seconds must be positive");
   if (policy.max_attempts < 1) return make_error("retrain.max_attempts must be at least 1");
   if (policy.keep_snapshots < 0) return make_error("retrain.keep_snapshots must not be negative (0 keeps every snapshot)");
+  for (std::string& path : policy.decontaminate) {  // relative to the working directory, like store.path
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) {
+      return make_error("retrain.decontaminate: no file or folder '" + path + "'");
+    }
+    path = std::filesystem::absolute(path, ec).lexically_normal().string();
+  }
   return policy;
 }
 
@@ -400,7 +409,7 @@ Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const 
     refreshed = *refresh;
   }
 
-  ExportOptions options{policy.track, policy.export_format, "", policy.synth, {}};
+  ExportOptions options{policy.track, policy.export_format, "", policy.synth, {}, policy.decontaminate};
   if (model) {
     Result<std::vector<TailReportRow>> tails = tail_report_rows(db, cycle_id);
     if (!tails) return tails.error();

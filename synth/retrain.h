@@ -44,6 +44,9 @@ struct RetrainPolicy {
   std::string export_format = "alpaca";
   std::string snapshot_dir = "snapshots";  // each snapshot goes in <snapshot_dir>/<hash prefix>
   int64_t keep_snapshots = 5;  // whole snapshots kept after each retrain (synth/snapshot_retention.h); 0: all
+  // Benchmark folders and JSONL files each snapshot is decontaminated against (absolute paths;
+  // synth/decontaminate.h).
+  std::vector<std::string> decontaminate;
   SynthPolicy synth;  // pairs, split and weights of the exported snapshot; the model under test
   EvalPolicy eval;    // the evaluation set is refreshed before each export
 };

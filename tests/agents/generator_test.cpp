@@ -69,6 +69,20 @@ TEST_CASE("sixty programs from seed 1 cover at least eighteen domains") {
   CHECK(domains.size() >= 18);
 }
 
+TEST_CASE("a generated program names no template, seed, domain label or tailforge: those are its lineage") {
+  std::set<std::string> templates;
+  for (size_t index = 0; index < 200; ++index) {
+    auto program = generate_program(shipped_catalog(), batch_request(7, index));
+    REQUIRE_MESSAGE(program.ok(), program.message());
+    templates.insert(program->template_id);
+    CAPTURE(program->template_id);
+    CHECK(program->source.find("tailforge") == std::string::npos);
+    CHECK(program->source.find("seed") == std::string::npos);
+    CHECK(program->source.find(program->template_id) == std::string::npos);
+  }
+  CHECK(templates.size() >= 10);
+}
+
 TEST_CASE("every feature tag appears in some program of a seed range, and tags match the source") {
   std::map<std::string, int> seen;
   for (uint64_t seed = 1; seed <= 400; ++seed) {

@@ -6,10 +6,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "policies/config.h"
+#include "store/sha256.h"
 #include "test_support/temp_dir.h"
 
 using namespace tailforge;
@@ -113,6 +115,52 @@ TEST_CASE("a program and the headers it includes from the tree become one pendin
   for (const BundleFile& header : bundle.headers) paths.push_back(header.path);
   CHECK(paths == std::vector<std::string>{"common/defs.h", "include/shared.h", "src/util.cuh"});
   CHECK(bundle_id_for(bundle) == sample.id);
+}
+
+TEST_CASE("a program records the nearest licence file of its tree: its folder's, else a parent's") {
+  TempDir dir;
+  std::string root = dir.file("tree");
+  write_tree_file(root + "/LICENSE", "\n\n   MIT License  \n\nCopyright (c) 2024 someone\n");
+  write_tree_file(root + "/top.cu", cuda_program(11));
+  write_tree_file(root + "/deep/er/inner.cu", cuda_program(12));
+  write_tree_file(root + "/vendored/COPYING.txt", "Apache License\nVersion 2.0, January 2004\n");
+  write_tree_file(root + "/vendored/src/lib.cu", cuda_program(13));
+  Database db = open_db(dir);
+  ImportRequest request = request_for(root);
+  request.name = "licensed";
+  Result<ImportSummary> summary = import_tree(db, request);
+  REQUIRE_MESSAGE(summary.ok(), summary.message());
+  REQUIRE(summary->sample_ids.size() == 3);
+  std::map<std::string, BundleLicense> licenses;
+  for (const std::string& id : summary->sample_ids) {
+    std::optional<BundleProvenance> provenance = bundle_provenance(db, id).value();
+    REQUIRE(provenance.has_value());
+    CHECK(provenance->tree_name == "licensed");
+    REQUIRE(provenance->license.has_value());
+    licenses[provenance->program_path] = *provenance->license;
+    CHECK(read_bundle(db, id).value()->license->sha256 == provenance->license->sha256);  // the full read agrees
+  }
+  CHECK(licenses["top.cu"].file == "LICENSE");
+  CHECK(licenses["top.cu"].first_line == "MIT License");
+  CHECK(licenses["top.cu"].sha256 == sha256_hex(read(root + "/LICENSE")));
+  CHECK(licenses["deep/er/inner.cu"].file == "LICENSE");
+  CHECK(licenses["vendored/src/lib.cu"].file == "vendored/COPYING.txt");
+  CHECK(licenses["vendored/src/lib.cu"].first_line == "Apache License");
+
+  TempDir bare;
+  write_tree_file(bare.file("tree/k.cu"), cuda_program(14));
+  Database bare_db = open_db(bare);
+  Result<ImportSummary> unlicensed = import_tree(bare_db, request_for(bare.file("tree")));
+  REQUIRE(unlicensed.ok());
+  REQUIRE(unlicensed->sample_ids.size() == 1);
+  CHECK_FALSE(bundle_provenance(bare_db, unlicensed->sample_ids[0]).value()->license.has_value());
+  Sample generated;
+  generated.track = "cuda2hip";
+  generated.origin = "template";
+  generated.language = "cuda";
+  generated.text = cuda_program(15);
+  std::string generated_id = insert_sample_if_absent(bare_db, generated).value().id;
+  CHECK_FALSE(bundle_provenance(bare_db, generated_id).value().has_value());  // not imported from a tree
 }
 
 TEST_CASE("a materialized bundle has the program and headers at their paths and the include folders") {

@@ -9,6 +9,7 @@
 #include "synth/export.h"
 #include "synth/minhash.h"
 #include "test_support/temp_dir.h"
+#include "test_support/varied_programs.h"
 
 using namespace tailforge;
 
@@ -30,19 +31,7 @@ std::string program(int index) {
 
 std::string add_pair(Database& db, const std::string& text, const std::string& domain,
                      std::vector<std::string> features, const std::string& origin = "template") {
-  Sample sample;
-  sample.track = "cuda2hip";
-  sample.origin = origin;
-  sample.language = "cuda";
-  sample.text = text;
-  sample.domain = domain;
-  sample.features = std::move(features);
-  sample.status = "verified";
-  std::string id = insert_sample_if_absent(db, sample).value().id;
-  std::string hip = text;
-  for (size_t at = hip.find("cuda"); at != std::string::npos; at = hip.find("cuda", at)) hip.replace(at, 4, "hip");
-  REQUIRE(insert_artifact(db, id, {"translate.hip", "hip", "hip", "#include <hip/hip_runtime.h>\n" + hip}).ok());
-  return id;
+  return store_verified_pair(db, text, origin, domain, std::move(features));
 }
 
 std::string read_file(const std::string& path) {

@@ -11,6 +11,7 @@
 #include "store/samples.h"
 #include "synth/retrain.h"
 #include "test_support/temp_dir.h"
+#include "test_support/varied_programs.h"
 
 using namespace tailforge;
 
@@ -124,6 +125,47 @@ TEST_CASE("a failing command and a webhook are recorded in the event") {
   CHECK(list_retrain_events(db, 1).value()[0].status == "failed");
 }
 
+TEST_CASE("retrain.decontaminate: each snapshot leaves out what matches its benchmarks and has its card") {
+  TempDir dir;
+  Database db = std::move(Database::open(dir.file("tailforge.db")).value());
+  int64_t cycle = start_cycle(db, 1, 0).value();
+  std::vector<std::string> ids;
+  for (const std::string& program : varied_programs()) ids.push_back(store_verified_pair(db, program));
+  write_tree_file(dir.file("benchmarks/kernel.cu"), varied_programs()[2]);
+  RetrainPolicy policy =
+      retrain_policy_from_json(nlohmann::json{{"min_new_verified", 5}, {"min_tail_gain", 0}, {"accuracy_drop", 0},
+                                              {"command", {"/bin/sh", "-c", "true"}}, {"timeout_seconds", 20},
+                                              {"decontaminate", {dir.file("benchmarks/../benchmarks")}}},
+                               load_default_synth_policy(TAILFORGE_SOURCE_DIR).value())
+          .value();
+  CHECK(policy.decontaminate == std::vector<std::string>{dir.file("benchmarks")});
+  policy.snapshot_dir = dir.file("snapshots");
+  policy.eval.enabled = false;  // no evaluation item is held back: every sample is the snapshot's to judge
+  Result<std::optional<RetrainOutcome>> fired = maybe_trigger_retrain(db, policy, cycle);
+  REQUIRE_MESSAGE(fired.ok(), fired.message());
+  REQUIRE(fired->has_value());
+  std::ifstream in((*fired)->manifest_path);
+  nlohmann::json manifest = nlohmann::json::parse(in);
+  REQUIRE(manifest["decontamination"]["left_out"].size() == 1);
+  CHECK(manifest["decontamination"]["left_out"][0]["id"] == ids[2]);
+  CHECK(manifest["decontamination"]["left_out"][0]["benchmark"] == dir.file("benchmarks/kernel.cu"));
+  CHECK(manifest["counts"]["samples"] == varied_programs().size() - 1);
+  CHECK(std::filesystem::exists((*fired)->snapshot_dir + "/README.md"));
+  // The snapshot checked before the export is the one exported: the trigger does not fire again.
+  Result<std::optional<RetrainOutcome>> again = maybe_trigger_retrain(db, policy, cycle);
+  REQUIRE(again.ok());
+  CHECK_FALSE(again->has_value());
+
+  SynthPolicy synth;
+  Result<RetrainPolicy> missing =
+      retrain_policy_from_json(nlohmann::json{{"decontaminate", {dir.file("gone")}}}, synth);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.message() == "retrain.decontaminate: no file or folder '" + dir.file("gone") + "'");
+  Result<RetrainPolicy> wrong = retrain_policy_from_json(nlohmann::json::parse(R"({"decontaminate": "bench"})"), synth);
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.message().find("retrain.decontaminate") != std::string::npos);
+}
+
 TEST_CASE("unknown retrain keys and wrong types are errors naming the key") {
   SynthPolicy synth;
   Result<RetrainPolicy> unknown = retrain_policy_from_json(nlohmann::json::parse(R"({"min_new": 3})"), synth);
@@ -144,4 +186,5 @@ TEST_CASE("the shipped synth and retrain config sections load") {
   Result<RetrainPolicy> retrain = retrain_policy_from_json(config["retrain"], *synth);
   REQUIRE_MESSAGE(retrain.ok(), retrain.message());
   CHECK(retrain->min_new_verified == 500);
+  CHECK(retrain->decontaminate.empty());
 }

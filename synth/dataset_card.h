@@ -1,0 +1,21 @@
+// The dataset card: the README.md an export writes beside its files, a reader's account of the
+// export drawn from its manifest and from what the store records about the exported samples (the
+// verification stages they passed and on which hosts and GPUs, the licence of imported code). It
+// decides nothing about the export; synth/export.cpp writes the manifest first, then the card.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "store/database.h"
+
+namespace tailforge {
+
+// The card's Markdown for an export's manifest (manifest.json as synth/export.cpp writes it).
+// Text from the store or from files (tree names, licence lines, benchmark paths) is escaped.
+Result<std::string> dataset_card_markdown(Database& db, const nlohmann::json& manifest);
+
+// Writes the card to `path`.
+Status write_dataset_card(Database& db, const nlohmann::json& manifest, const std::string& path);
+
+}  // namespace tailforge
