@@ -55,8 +55,8 @@ ModelCheck check_openai(const ModelRecord& model, const ModelRuntime& runtime) {
   }
   ChatRequest request{{{"system", "You are a concise assistant."}, {"user", "Reply with the single word: ready"}}, false};
   ChatResponse answer = client.complete(request, nullptr);
-  std::string url = LlmEndpoint{}.chat_path();
-  if (Result<LlmEndpoint> endpoint = parse_llm_endpoint(options.base_url)) url = endpoint->scheme_host_port + endpoint->chat_path();
+  Result<LlmEndpoint> endpoint = parse_llm_endpoint(options.base_url);  // valid: validate_model_definition passed
+  std::string url = endpoint ? endpoint->scheme_host_port + endpoint->chat_path() : options.base_url;
   // A reply cut at the token limit is still the server's answer (a reasoning model thinks first).
   bool answered = answer.ok || answer.category == "agent.llm.truncated";
   if (answered) {

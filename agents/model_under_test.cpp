@@ -107,10 +107,10 @@ class OpenAiModel : public ModelUnderTest {
     const ChatResponse& response = output.response;
     ModelAnswer answer;
     if (!response.ok) {
-      answer.unavailable = endpoint_fault(response.category);
+      bool fault = endpoint_fault(response.category);
       // A fault is reported with its category beside it; a judged failure carries it in its text.
-      answer = failed(response.category, answer.unavailable ? response.message : response.category + ": " + response.message);
-      answer.unavailable = endpoint_fault(response.category);
+      answer = failed(response.category, fault ? response.message : response.category + ": " + response.message);
+      answer.unavailable = fault;
       answer.retry_after_ms = response.retry_after_ms;
     } else {
       answer.output = preferred_code_block(response, {"hip", "cpp", "c++", "cuda"});

@@ -106,8 +106,8 @@ void evaluate_items(const std::string& db_path, const ModelRecord& model, ModelU
       Status stored;
       if (judged && judged->fault) {
         const EndpointFault& fault = *judged->fault;
-        int64_t pause_ms = std::max<int64_t>(static_cast<int64_t>(pause_seconds * 1000), fault.retry_after_ms);
-        stored = pause_model_evaluation(*db, model.id, fault.category, fault.message, now_ms() + pause_ms);
+        Result<int64_t> paused = pause_after_fault(*db, model.id, fault, pause_seconds);
+        stored = paused ? Status() : Status(paused.error());
         counts.stop = true;
         std::lock_guard lock(counts.mutex);
         if (!counts.fault) counts.fault = fault;

@@ -167,11 +167,10 @@ Status EvaluationJobs::evaluate(Database& db, JobQueue& queue, const Job& job, c
     // The endpoint failed, not the model: nothing is judged, the model's evaluation pauses and
     // the item is asked again when the pause ends.
     const EndpointFault& fault = *judged->fault;
-    int64_t pause_ms = std::max<int64_t>(static_cast<int64_t>(eval_.endpoint_pause_seconds * 1000), fault.retry_after_ms);
-    int64_t resume = now_ms() + pause_ms;
     if (!*pause) spdlog::warn("evaluation of {} paused: {}: {}", (*model)->name, fault.category, fault.message);
-    if (Status s = pause_model_evaluation(db, model_id, fault.category, fault.message, resume); !s) return s;
-    return queue.defer(job.id, owner, resume, "model " + (*model)->name + " paused: " + fault.category + ": " + fault.message);
+    Result<int64_t> resume = pause_after_fault(db, model_id, fault, eval_.endpoint_pause_seconds);
+    if (!resume) return resume.error();
+    return queue.defer(job.id, owner, *resume, "model " + (*model)->name + " paused: " + fault.category + ": " + fault.message);
   }
 
   Transaction transaction(db);

@@ -1,10 +1,12 @@
 #include "synth/evaluate.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "store/models.h"
 #include "store/samples.h"
 #include "synth/evaluate_c2x86.h"
 #include "synth/evaluate_ptx2cuda.h"
@@ -167,6 +169,13 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
       std::count_if(result.stages.begin(), result.stages.end(), [](const StageResult& s) { return s.status != "skipped"; }));
   e.details = details.dump();
   return judged;
+}
+
+Result<int64_t> pause_after_fault(Database& db, int64_t model_id, const EndpointFault& fault, double pause_seconds) {
+  int64_t pause_ms = std::max<int64_t>(static_cast<int64_t>(pause_seconds * 1000), fault.retry_after_ms);
+  int64_t resume = now_ms() + pause_ms;
+  if (Status s = pause_model_evaluation(db, model_id, fault.category, fault.message, resume); !s) return s.error();
+  return resume;
 }
 
 Result<bool> store_evaluation(Database& db, const ModelRecord& model, const JudgedAnswer& judged) {

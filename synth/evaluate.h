@@ -47,6 +47,10 @@ struct JudgedAnswer {
 Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const ModelRecord& record,
                                    const EvalItem& item, const EvaluationSetup& setup);
 
+// Pauses the model's evaluation after an endpoint fault (store/models.h): for `pause_seconds`,
+// or the fault's Retry-After when that is longer. Returns when the pause ends (Unix ms).
+Result<int64_t> pause_after_fault(Database& db, int64_t model_id, const EndpointFault& fault, double pause_seconds);
+
 // Stores the answer (artifact "answer:<model>" of the item) and the evaluation; false when the
 // model already had an evaluation of the item. Use inside the caller's transaction.
 Result<bool> store_evaluation(Database& db, const ModelRecord& model, const JudgedAnswer& judged);

@@ -46,29 +46,15 @@ size_t prefix_length(size_t size, double at_least) {
   return std::min(size, size - required + 1);
 }
 
-template <typename T>
-double sorted_jaccard(const std::vector<T>& a, const std::vector<T>& b) {
-  if (a.empty() || b.empty()) return 0.0;
-  size_t i = 0, j = 0, common = 0;
-  while (i < a.size() && j < b.size()) {
-    if (a[i] < b[j]) {
-      ++i;
-    } else if (b[j] < a[i]) {
-      ++j;
-    } else {
-      ++common, ++i, ++j;
-    }
-  }
-  return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
-}
-
 // The overlap two sets of these sizes need for a similarity of `at_least`: o >= t/(1+t) (|a|+|b|).
 size_t required_overlap(size_t a, size_t b, double at_least) {
   return ceil_of(at_least / (1.0 + at_least) * static_cast<double>(a + b));
 }
 
-// The similarity of a and b, or -1 as soon as their overlap cannot reach `required`.
-double similarity_reaching(const RankedSet& a, const RankedSet& b, size_t required) {
+// The similarity of two sorted sets, or -1 as soon as their overlap cannot reach `required` (and
+// when they share nothing).
+template <typename Set>
+double similarity_reaching(const Set& a, const Set& b, size_t required) {
   size_t i = 0, j = 0, common = 0;
   while (i < a.size() && j < b.size()) {
     if (common + std::min(a.size() - i, b.size() - j) < required) return -1;
@@ -131,7 +117,7 @@ class Candidates {
 
 }  // namespace
 
-double set_jaccard(const ShingleSet& a, const ShingleSet& b) { return sorted_jaccard(a, b); }
+double set_jaccard(const ShingleSet& a, const ShingleSet& b) { return std::max(0.0, similarity_reaching(a, b, 0)); }
 
 namespace {
 
