@@ -36,17 +36,27 @@ std::string why_no_kernel_pairs(Database& db) {
 
 }  // namespace
 
+void print_export_checks(bool decontamination_asked, int64_t decontaminated, int64_t eval_rows_with_near_duplicate,
+                         std::optional<double> largest_eval_train_similarity, double dedup_threshold,
+                         const std::string& card_path) {
+  if (decontamination_asked) {
+    std::cout << "decontamination: " << decontaminated
+              << " samples left out for matching a benchmark text (listed in manifest.json and README.md)\n";
+  }
+  std::cout << "leakage: eval rows with a near-duplicate in train: " << eval_rows_with_near_duplicate
+            << "; the most similar eval/train pair: ";
+  if (largest_eval_train_similarity) {
+    std::cout << std::fixed << std::setprecision(3) << *largest_eval_train_similarity << std::defaultfloat << "\n";
+  } else {
+    std::cout << "below " << std::min(0.5, dedup_threshold) << "\n";
+  }
+  std::cout << "dataset card: " << card_path << "\n";
+}
+
 int command_export(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
-  if (args.get("--track") == "kernelopt") {
-    if (args.has("--decontaminate")) {
-      std::cerr << "tailforge: --decontaminate is for the tracks of verified pairs; a kernelopt export holds the "
-                   "curation's choices\n";
-      return 2;
-    }
-    return export_kernelopt(args);
-  }
+  if (args.get("--track") == "kernelopt") return export_kernelopt(args);
   ExportOptions options;
   options.track = args.get("--track", "cuda2hip");
   options.format = args.get("--format", "alpaca");
@@ -74,18 +84,8 @@ int command_export(const CommandLine& args) {
             << summary->train_samples << " train (" << summary->train_rows << " rows after resampling), "
             << summary->eval_samples << " held-out eval, " << summary->clusters << " near-duplicate clusters\n"
             << "manifest: " << summary->manifest_path << "\nsnapshot: " << summary->snapshot_hash << "\n";
-  if (!options.decontaminate.empty()) {
-    std::cout << "decontamination: " << summary->decontaminated
-              << " samples left out for matching a benchmark text (listed in manifest.json and README.md)\n";
-  }
-  std::cout << "leakage: eval rows with a near-duplicate in train: " << summary->eval_rows_with_near_duplicate
-            << "; the most similar eval/train pair: ";
-  if (summary->largest_eval_train_similarity) {
-    std::cout << std::fixed << std::setprecision(3) << *summary->largest_eval_train_similarity << std::defaultfloat << "\n";
-  } else {
-    std::cout << "below " << std::min(0.5, options.policy.dedup.threshold) << "\n";
-  }
-  std::cout << "dataset card: " << summary->card_path << "\n";
+  print_export_checks(!options.decontaminate.empty(), summary->decontaminated, summary->eval_rows_with_near_duplicate,
+                      summary->largest_eval_train_similarity, options.policy.dedup.threshold, summary->card_path);
   if (summary->near_duplicates_dropped > 0) {
     std::cout << "near-duplicates dropped: " << summary->near_duplicates_dropped << " (one sample kept per cluster)\n";
   }

@@ -27,6 +27,8 @@
 #include "policies/config.h"
 #include "store/models.h"
 #include "synth/kernelopt/curation.h"
+#include "synth/kernelopt/export.h"
+#include "synth/policy.h"
 #include "synth/kernelopt/report.h"
 #include "verifier/options.h"
 
@@ -356,34 +358,33 @@ int command_curate(const CommandLine& args) {
 namespace tailforge {
 namespace {
 
-const char* kExportInstruction =
-    "Write a faster CUDA implementation of the reference below: same tf_launch(inputs, output, stream) interface, "
-    "same results within the task's tolerance. Think it through briefly, then give the kernel unit in one "
-    "```cuda block.";
-
-std::string export_prompt(const KernelTask& task) {
-  return std::string(kExportInstruction) + "\nTask: " + task.description + "\n\nReference:\n```" +
-         (task.reference_language == "pytorch" ? "python" : "cuda") + "\n" + task.reference_source + "```\n";
-}
-
-std::string export_answer(const KernelCandidate& candidate) {
-  return "<think>\n" + candidate.reasoning + "\n</think>\n```cuda\n" + candidate.source + "```\n";
-}
-
 }  // namespace
 
 int export_kernelopt(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
-  std::string out = args.get("--out"), format = args.get("--format", "alpaca");
-  if (out.empty()) {
+  KerneloptExportOptions options;
+  options.out_dir = args.get("--out");
+  options.format = args.get("--format", "alpaca");
+  if (options.out_dir.empty()) {
     std::cerr << "tailforge: export needs --out DIR\n";
     return 2;
   }
-  if (format != "alpaca" && format != "sharegpt" && format != "jsonl") {
-    std::cerr << "tailforge: --format must be alpaca, sharegpt or jsonl, got '" << format << "'\n";
+  if (options.format != "alpaca" && options.format != "sharegpt" && options.format != "jsonl") {
+    std::cerr << "tailforge: --format must be alpaca, sharegpt or jsonl, got '" << options.format << "'\n";
     return 2;
   }
+  for (const std::string& path : args.get_all("--decontaminate")) {  // named in the manifest wherever it is read
+    std::error_code ec;
+    options.decontaminate.push_back(std::filesystem::absolute(path, ec).lexically_normal().string());
+  }
+  Result<SynthPolicy> policy = synth_policy_from_config(context->config["synth"], data_dir());
+  if (!policy) return report_failure(policy.message());
+  options.dedup = policy->dedup;
+  options.decontamination = policy->decontamination;
+  options.eval_fraction = policy->eval_fraction;
+  options.source_database = context->db_path;
+
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
   Result<std::vector<CuratedSample>> curated = latest_kernelopt_curation(*db);
@@ -400,50 +401,25 @@ int export_kernelopt(const CommandLine& args) {
   for (const CandidateRecord& record : *records) by_id[record.stored.id] = &record;
   std::map<std::string, const KernelTask*> task_by_name;
   for (const KernelTask& task : *tasks) task_by_name[task.name] = &task;
-
-  std::error_code error;
-  std::filesystem::create_directories(out, error);
-  if (error) return report_failure("cannot create " + out + ": " + error.message());
-  std::string file = out + "/kernelopt." + (format == "jsonl" ? "jsonl" : "json");
-  std::ofstream stream(file);
-  nlohmann::json rows = nlohmann::json::array();
-  std::map<std::string, int> by_rule, by_type;
+  std::vector<KerneloptExportRow> rows;
   for (const CuratedSample& sample : *curated) {
-    const CandidateRecord* record = by_id[sample.candidate_id];
-    if (!record || !task_by_name.count(record->stored.candidate.task)) continue;
-    const KernelCandidate& candidate = record->stored.candidate;
-    const KernelTask& task = *task_by_name[candidate.task];
-    ++by_rule[sample.rule];
-    ++by_type[task.operator_type];
-    nlohmann::json row;
-    if (format == "jsonl") {
-      row = {{"task", task.name}, {"operator_type", task.operator_type}, {"domain", task.domain},
-             {"description", task.description}, {"reference", task.reference_source},
-             {"reasoning", candidate.reasoning}, {"reasoning_length", reasoning_length(candidate.reasoning)},
-             {"kernel", candidate.source}, {"strategy", candidate.strategy},
-             {"model", candidate.origin == "model" ? candidate.model : "builtin"}, {"speedup", record->speedup},
-             {"device", record->device}, {"rule", sample.rule}, {"why", sample.why}};
-      stream << row.dump() << "\n";
-      continue;
-    }
-    if (format == "sharegpt") {
-      row = {{"conversations", {{{"from", "human"}, {"value", export_prompt(task)}},
-                                {{"from", "gpt"}, {"value", export_answer(candidate)}}}}};
-    } else {
-      row = {{"instruction", export_prompt(task)}, {"input", ""}, {"output", export_answer(candidate)}};
-    }
-    rows.push_back(row);
+    auto record = by_id.find(sample.candidate_id);
+    if (record == by_id.end()) continue;
+    const CandidateRecord& candidate = *record->second;
+    auto task = task_by_name.find(candidate.stored.candidate.task);
+    if (task == task_by_name.end()) continue;
+    rows.push_back({candidate.stored.id, candidate.stored.sample_id, *task->second, candidate.stored.candidate,
+                    sample.rule, sample.why, candidate.timed, candidate.speedup, candidate.device});
   }
-  if (format != "jsonl") stream << rows.dump(2) << "\n";
-  stream.close();
-  if (!stream) return report_failure("cannot write " + file);
-  int written = 0;
-  for (const auto& [rule, count] : by_rule) written += count;
-  nlohmann::json manifest = {{"track", "kernelopt"}, {"format", format},     {"file", file},
-                             {"samples", written},   {"by_rule", by_rule}, {"by_operator_type", by_type}};
-  std::ofstream(out + "/manifest.json") << manifest.dump(2) << "\n";
-  std::cout << "exported " << written << " curated kernelopt samples (task -> reasoning + kernel) to " << file << "\n";
-  for (const auto& [rule, count] : by_rule) std::cout << "  " << rule << ": " << count << "\n";
+  Result<KerneloptExportSummary> summary = write_kernelopt_export(std::move(rows), options);
+  if (!summary) return report_failure(summary.message());
+  std::cout << "exported " << summary->samples << " curated kernelopt samples (task -> reasoning + kernel) to "
+            << options.out_dir << ": " << summary->train_samples << " train, " << summary->eval_samples
+            << " held-out eval, " << summary->clusters << " near-duplicate clusters\n";
+  for (const auto& [rule, count] : summary->by_rule) std::cout << "  " << rule << ": " << count << "\n";
+  std::cout << "manifest: " << summary->manifest_path << "\n";
+  print_export_checks(!options.decontaminate.empty(), summary->decontaminated, summary->eval_rows_with_near_duplicate,
+                      summary->largest_eval_train_similarity, options.dedup.threshold, summary->card_path);
   return 0;
 }
 

@@ -2,6 +2,10 @@
 // returns the exit code. Shared set-up (config, store) lives in daemon/context.h.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 #include "daemon/cli.h"
 
 namespace tailforge {
@@ -35,5 +39,10 @@ int command_curate(const CommandLine& args);
 // The kernelopt track's export (the newest curation's choices) and import (task files).
 int export_kernelopt(const CommandLine& args);
 int import_kernelopt(const CommandLine& args);
+// What every export prints after its files: the decontamination count (when benchmarks were
+// given), the leakage figures of the split as written, and where the card is.
+void print_export_checks(bool decontamination_asked, int64_t decontaminated, int64_t eval_rows_with_near_duplicate,
+                         std::optional<double> largest_eval_train_similarity, double dedup_threshold,
+                         const std::string& card_path);
 
 }  // namespace tailforge

@@ -13,12 +13,8 @@
 #include "store/workers.h"
 
 namespace tailforge {
-namespace {
 
-using nlohmann::json;
-
-// Text from the store or from files, safe in a Markdown table cell.
-std::string cell(const std::string& text) {
+std::string markdown_cell(const std::string& text) {
   std::string out;
   for (char c : text) {
     if (c == '|' || c == '\\' || c == '`' || c == '*' || c == '_' || c == '<' || c == '>' || c == '[' || c == ']') {
@@ -32,6 +28,10 @@ std::string cell(const std::string& text) {
   }
   return out;
 }
+
+namespace {
+
+using nlohmann::json;
 
 std::string fixed(double value, int digits) {
   std::ostringstream out;
@@ -82,7 +82,7 @@ void split_table(std::ostream& out, const std::string& heading, const std::map<s
   out << "| " << heading << " | train | eval |" << (meanings.empty() ? "" : " what it is |") << "\n";
   out << "| --- | ---: | ---: |" << (meanings.empty() ? "" : " --- |") << "\n";
   for (const auto& [name, count] : counts) {
-    out << "| " << cell(name.empty() ? "(none)" : name) << " | " << count.train << " | " << count.eval << " |";
+    out << "| " << markdown_cell(name.empty() ? "(none)" : name) << " | " << count.train << " | " << count.eval << " |";
     if (!meanings.empty()) {
       auto meaning = meanings.find(name);
       out << " " << (meaning == meanings.end() ? "" : meaning->second) << " |";
@@ -145,11 +145,11 @@ Status write_verification(std::ostream& out, Database& db, const std::vector<std
     for (const std::string& host : stage.hosts) {
       std::string gpus;
       for (const std::string& gpu : gpus_of_host[host]) gpus += (gpus.empty() ? "" : ", ") + gpu;
-      hosts += (hosts.empty() ? "" : "; ") + cell(host) + (gpus.empty() ? "" : " (" + cell(gpus) + ")");
+      hosts += (hosts.empty() ? "" : "; ") + markdown_cell(host) + (gpus.empty() ? "" : " (" + markdown_cell(gpus) + ")");
     }
     for (const std::string& toolchain : stage.toolchains)
-      toolchains += (toolchains.empty() ? "" : "; ") + cell(toolchain);
-    out << "| " << cell(name) << " | " << stage.ok << " | " << stage.skipped << " | " << (hosts.empty() ? "-" : hosts)
+      toolchains += (toolchains.empty() ? "" : "; ") + markdown_cell(toolchain);
+    out << "| " << markdown_cell(name) << " | " << stage.ok << " | " << stage.skipped << " | " << (hosts.empty() ? "-" : hosts)
         << " | " << (toolchains.empty() ? "-" : toolchains) << " |\n";
   }
   out << "\n";
@@ -184,61 +184,7 @@ void write_clusters(std::ostream& out, const json& manifest) {
   out << "\n\n";
 }
 
-void write_leakage(std::ostream& out, const json& manifest) {
-  const json& leakage = object_of(manifest, "leakage");
-  out << "## Train/eval leakage\n\n";
-  out << "Measured on the files as written: the inputs of " << int_of(leakage, "eval_rows") << " eval rows against "
-      << int_of(leakage, "train_rows") << " train rows, by exact Jaccard similarity of token shingles. ";
-  if (leakage.contains("largest_similarity") && leakage["largest_similarity"].is_number()) {
-    out << "The most similar eval/train pair: " << fixed(leakage["largest_similarity"].get<double>(), 3) << ". ";
-  } else {
-    out << "No eval/train pair reaches " << fixed(leakage.value("compared_from", 0.0), 2)
-        << " (pairs below it are not compared). ";
-  }
-  out << "Eval rows with a near-duplicate (" << fixed(leakage.value("threshold", 0.0), 2)
-      << " or more) among the train rows: " << int_of(leakage, "eval_rows_with_near_duplicate") << ".\n\n";
-}
 
-void write_decontamination(std::ostream& out, const json& manifest) {
-  const json& decontamination = object_of(manifest, "decontamination");
-  out << "## Decontamination\n\n";
-  const json& benchmarks = array_of(decontamination, "benchmarks");
-  if (benchmarks.empty()) {
-    out << "No benchmark was given (`tailforge export --decontaminate PATH`, `retrain.decontaminate` for the "
-           "daemon's snapshots): the rows were not checked against any benchmark.\n\n";
-    return;
-  }
-  const json& measures = object_of(decontamination, "measures");
-  out << "Checked against";
-  for (size_t i = 0; i < benchmarks.size(); ++i) {
-    out << (i ? ", " : " ") << cell(benchmarks[i].is_string() ? benchmarks[i].get<std::string>() : "?");
-  }
-  out << " (" << int_of(decontamination, "files_read") << " files, " << int_of(decontamination, "texts")
-      << " texts). A sample is left out of both splits when its source or target is a near-duplicate of a benchmark "
-         "text (Jaccard similarity "
-      << fixed(object_of(measures, "near_duplicate").value("threshold", 0.0), 2)
-      << " or more of token shingles; between C, C++, CUDA and HIP texts also with identifiers and numbers masked) "
-         "or shares a run of "
-      << int_of(object_of(measures, "shared_run"), "run_tokens")
-      << " tokens with one. Left out: " << int_of(decontamination, "left_out_count") << ".\n\n";
-  const json& left_out = array_of(decontamination, "left_out");
-  if (!left_out.empty()) {
-    out << "| sample | side | benchmark | measure | value |\n| --- | --- | --- | --- | ---: |\n";
-    for (const json& row : left_out) {
-      std::string measure = string_of(row, "measure");
-      double value = row.value("value", 0.0);
-      out << "| " << cell(string_of(row, "id")) << " | " << cell(string_of(row, "side")) << " | "
-          << cell(string_of(row, "benchmark")) << " | " << cell(measure) << " | "
-          << (measure == "shared_run" ? std::to_string(static_cast<int64_t>(value)) + " tokens" : fixed(value, 3))
-          << " |\n";
-    }
-    out << "\n";
-  }
-  for (const json& skipped : array_of(decontamination, "skipped")) {
-    if (skipped.is_string()) out << "- skipped: " << cell(skipped.get<std::string>()) << "\n";
-  }
-  if (!array_of(decontamination, "skipped").empty()) out << "\n";
-}
 
 void write_resampling(std::ostream& out, const json& manifest, const std::map<std::string, SplitCounts>& features,
                       const std::map<std::string, SplitCounts>& domains) {
@@ -265,7 +211,7 @@ void write_resampling(std::ostream& out, const json& manifest, const std::map<st
       bool feature = name.rfind("feature/", 0) == 0;
       const auto& counts = feature ? features : domains;
       auto found = counts.find(name.substr(name.find('/') + 1));
-      out << "| " << cell(name) << " | " << fixed(weight, 2) << " | "
+      out << "| " << markdown_cell(name) << " | " << fixed(weight, 2) << " | "
           << (found == counts.end() ? 0 : found->second.train) << " |\n";
     }
     out << "\n";
@@ -274,7 +220,7 @@ void write_resampling(std::ostream& out, const json& manifest, const std::map<st
   if (!boosted.empty()) {
     out << "Tails the model under test fails, weighted at least "
         << fixed(weights.value("model_failure_weight", 0.0), 1) << ":";
-    for (const json& tail : boosted) out << " " << cell(tail.is_string() ? tail.get<std::string>() : "?");
+    for (const json& tail : boosted) out << " " << markdown_cell(tail.is_string() ? tail.get<std::string>() : "?");
     out << ".\n\n";
   }
 }
@@ -313,8 +259,8 @@ Status write_licences(std::ostream& out, Database& db, const json& manifest) {
   out << "| tree | commit | licence file | licence | train | eval |\n| --- | --- | --- | --- | ---: | ---: |\n";
   for (const auto& [key, rows] : trees) {
     const auto& [tree, commit, file, line] = key;
-    out << "| " << cell(tree) << " | " << (commit.empty() ? "-" : cell(commit.substr(0, 12))) << " | "
-        << (file.empty() ? "-" : cell(file)) << " | " << cell(line) << " | " << rows.train << " | " << rows.eval
+    out << "| " << markdown_cell(tree) << " | " << (commit.empty() ? "-" : markdown_cell(commit.substr(0, 12))) << " | "
+        << (file.empty() ? "-" : markdown_cell(file)) << " | " << markdown_cell(line) << " | " << rows.train << " | " << rows.eval
         << " |\n";
   }
   out << "\n";
@@ -323,22 +269,78 @@ Status write_licences(std::ostream& out, Database& db, const json& manifest) {
 
 }  // namespace
 
+void write_leakage_section(std::ostream& out, const json& manifest) {
+  const json& leakage = object_of(manifest, "leakage");
+  out << "## Train/eval leakage\n\n";
+  out << "Measured on the files as written: the inputs of " << int_of(leakage, "eval_rows") << " eval rows against "
+      << int_of(leakage, "train_rows") << " train rows, by exact Jaccard similarity of token shingles. ";
+  if (leakage.contains("largest_similarity") && leakage["largest_similarity"].is_number()) {
+    out << "The most similar eval/train pair: " << fixed(leakage["largest_similarity"].get<double>(), 3) << ". ";
+  } else {
+    out << "No eval/train pair reaches " << fixed(leakage.value("compared_from", 0.0), 2)
+        << " (pairs below it are not compared). ";
+  }
+  out << "Eval rows with a near-duplicate (" << fixed(leakage.value("threshold", 0.0), 2)
+      << " or more) among the train rows: " << int_of(leakage, "eval_rows_with_near_duplicate") << ".\n\n";
+}
+
+void write_decontamination_section(std::ostream& out, const json& manifest, const std::string& left_out_of) {
+  const json& decontamination = object_of(manifest, "decontamination");
+  out << "## Decontamination\n\n";
+  const json& benchmarks = array_of(decontamination, "benchmarks");
+  if (benchmarks.empty()) {
+    out << "No benchmark was given (`tailforge export --decontaminate PATH`, `retrain.decontaminate` for the "
+           "daemon's snapshots): the rows were not checked against any benchmark.\n\n";
+    return;
+  }
+  const json& measures = object_of(decontamination, "measures");
+  out << "Checked against";
+  for (size_t i = 0; i < benchmarks.size(); ++i) {
+    out << (i ? ", " : " ") << markdown_cell(benchmarks[i].is_string() ? benchmarks[i].get<std::string>() : "?");
+  }
+  out << " (" << int_of(decontamination, "files_read") << " files, " << int_of(decontamination, "texts")
+      << " texts). A sample is left out of " << left_out_of << " when its source or target is a near-duplicate of a benchmark "
+         "text (Jaccard similarity "
+      << fixed(object_of(measures, "near_duplicate").value("threshold", 0.0), 2)
+      << " or more of token shingles; between C, C++, CUDA and HIP texts also with identifiers and numbers masked) "
+         "or shares a run of "
+      << int_of(object_of(measures, "shared_run"), "run_tokens")
+      << " tokens with one. Left out: " << int_of(decontamination, "left_out_count") << ".\n\n";
+  const json& left_out = array_of(decontamination, "left_out");
+  if (!left_out.empty()) {
+    out << "| sample | side | benchmark | measure | value |\n| --- | --- | --- | --- | ---: |\n";
+    for (const json& row : left_out) {
+      std::string measure = string_of(row, "measure");
+      double value = row.value("value", 0.0);
+      out << "| " << markdown_cell(string_of(row, "id")) << " | " << markdown_cell(string_of(row, "side")) << " | "
+          << markdown_cell(string_of(row, "benchmark")) << " | " << markdown_cell(measure) << " | "
+          << (measure == "shared_run" ? std::to_string(static_cast<int64_t>(value)) + " tokens" : fixed(value, 3))
+          << " |\n";
+    }
+    out << "\n";
+  }
+  for (const json& skipped : array_of(decontamination, "skipped")) {
+    if (skipped.is_string()) out << "- skipped: " << markdown_cell(skipped.get<std::string>()) << "\n";
+  }
+  if (!array_of(decontamination, "skipped").empty()) out << "\n";
+}
+
 Result<std::string> dataset_card_markdown(Database& db, const json& manifest) {
   std::string track = string_of(manifest, "track", "?"), format = string_of(manifest, "format", "?");
   const json& counts = object_of(manifest, "counts");
   const json& files = object_of(manifest, "files");
   const json& filters = object_of(manifest, "filters");
   std::ostringstream out;
-  out << "# tailforge dataset: " << cell(track) << "\n\n";
-  out << "Verified " << cell(track) << " pairs written by `tailforge export` for LLaMA-Factory (" << cell(format)
+  out << "# tailforge dataset: " << markdown_cell(track) << "\n\n";
+  out << "Verified " << markdown_cell(track) << " pairs written by `tailforge export` for LLaMA-Factory (" << markdown_cell(format)
       << "). The figures below are those of `manifest.json`, which lists every sample.\n\n";
   out << "| | |\n| --- | --- |\n";
-  out << "| store | " << cell(string_of(manifest, "source_database")) << " |\n";
-  out << "| snapshot | " << cell(string_of(manifest, "snapshot_hash")) << " (SHA-256 of the sorted sample ids) |\n";
+  out << "| store | " << markdown_cell(string_of(manifest, "source_database")) << " |\n";
+  out << "| snapshot | " << markdown_cell(string_of(manifest, "snapshot_hash")) << " (SHA-256 of the sorted sample ids) |\n";
   out << "| written | " << utc_time(int_of(manifest, "created_ms")) << " |\n";
-  out << "| files | " << cell(string_of(files, "train")) << ", " << cell(string_of(files, "eval")) << ", "
-      << cell(string_of(files, "dataset_info")) << " (datasets tailforge\\_" << cell(track) << "\\_train and "
-      << "tailforge\\_" << cell(track) << "\\_eval), manifest.json, README.md |\n\n";
+  out << "| files | " << markdown_cell(string_of(files, "train")) << ", " << markdown_cell(string_of(files, "eval")) << ", "
+      << markdown_cell(string_of(files, "dataset_info")) << " (datasets tailforge\\_" << markdown_cell(track) << "\\_train and "
+      << "tailforge\\_" << markdown_cell(track) << "\\_eval), manifest.json, README.md |\n\n";
 
   out << "## Splits\n\n| split | samples | rows |\n| --- | ---: | ---: |\n";
   out << "| train | " << int_of(counts, "train_samples") << " | " << int_of(counts, "train_rows")
@@ -371,8 +373,8 @@ Result<std::string> dataset_card_markdown(Database& db, const json& manifest) {
 
   if (Status s = write_verification(out, db, ids); !s) return s.error();
   write_clusters(out, manifest);
-  write_leakage(out, manifest);
-  write_decontamination(out, manifest);
+  write_leakage_section(out, manifest);
+  write_decontamination_section(out, manifest, "both splits");
   write_resampling(out, manifest, features, domains);
   if (Status s = write_licences(out, db, manifest); !s) return s.error();
   return out.str();

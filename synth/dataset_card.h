@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 
 #include "store/database.h"
@@ -17,5 +18,14 @@ Result<std::string> dataset_card_markdown(Database& db, const nlohmann::json& ma
 
 // Writes the card to `path`.
 Status write_dataset_card(Database& db, const nlohmann::json& manifest, const std::string& path);
+
+// The pieces every track's card shares (synth/kernelopt/export.cpp writes the kernelopt card).
+// Text from the store or from files, safe in a Markdown table cell.
+std::string markdown_cell(const std::string& text);
+// "## Train/eval leakage" from the manifest's "leakage" object (synth/split_leakage.h).
+void write_leakage_section(std::ostream& out, const nlohmann::json& manifest);
+// "## Decontamination" from the manifest's "decontamination" object; `left_out_of` says where a
+// matching sample is not written ("both splits").
+void write_decontamination_section(std::ostream& out, const nlohmann::json& manifest, const std::string& left_out_of);
 
 }  // namespace tailforge

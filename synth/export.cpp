@@ -15,10 +15,10 @@
 #include "store/samples.h"
 #include "store/sha256.h"
 #include "synth/dataset_card.h"
+#include "synth/export_files.h"
 #include "synth/decontaminate.h"
 #include "synth/evaluate_ptx2cuda.h"
 #include "synth/minhash.h"
-#include "synth/similarity_join.h"
 #include "synth/split_leakage.h"
 #include "synth/training_text.h"
 #include "verifier/c2x86/io_tests.h"
@@ -38,11 +38,6 @@ std::vector<std::string> tags_of(const std::string& features_json) {
     }
   }
   return tags;
-}
-
-// A uniform number in [0, 1) from a text, for deterministic split and rounding decisions.
-double unit_hash(const std::string& text) {
-  return static_cast<double>(std::stoull(sha256_hex(text).substr(0, 13), nullptr, 16)) / static_cast<double>(1ull << 52);
 }
 
 // The track's verified pairs, less the evaluation set's items and their near-duplicates (a model
@@ -83,13 +78,6 @@ Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& optio
   return kept;
 }
 
-std::string hash_of_ids(std::vector<std::string> ids) {
-  std::sort(ids.begin(), ids.end());
-  std::string joined;
-  for (const std::string& id : ids) joined += id + "\n";
-  return sha256_hex(joined);
-}
-
 json record_for(const std::string& format, const ExportPair& pair, const ExportRow& row) {
   if (format == "sharegpt") {
     return {{"conversations", json::array({{{"from", "human"}, {"value", pair.instruction + "\n\n" + row.source}},
@@ -98,39 +86,6 @@ json record_for(const std::string& format, const ExportPair& pair, const ExportR
   json record = {{"instruction", pair.instruction}, {"input", row.source}, {"output", row.target}};
   if (format == "jsonl") record["sample_id"] = row.sample_id;
   return record;
-}
-
-Status write_records(const std::string& path, const std::string& format, const std::vector<json>& records) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return make_error("export: cannot write " + path);
-  if (format == "jsonl") {
-    for (const json& record : records) out << record.dump() << "\n";
-  } else {
-    out << json(records).dump(1) << "\n";
-  }
-  out.close();
-  if (!out) return make_error("export: writing " + path + " failed (disk full?)");
-  return {};
-}
-
-Status write_json(const std::string& path, const json& value) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << value.dump(1) << "\n";
-  out.close();
-  if (!out) return make_error("export: cannot write " + path);
-  return {};
-}
-
-json dataset_entry(const std::string& file, const std::string& format) {
-  if (format == "sharegpt") {
-    return {{"file_name", file},
-            {"formatting", "sharegpt"},
-            {"columns", {{"messages", "conversations"}}},
-            {"tags", {{"role_tag", "from"}, {"content_tag", "value"}, {"user_tag", "human"}, {"assistant_tag", "gpt"}}}};
-  }
-  return {{"file_name", file},
-          {"formatting", "alpaca"},
-          {"columns", {{"prompt", "instruction"}, {"query", "input"}, {"response", "output"}}}};
 }
 
 }  // namespace
@@ -213,7 +168,7 @@ Result<std::string> write_launch_harness(Database& db, const ExportRow& row, con
   if (stored->empty()) return std::string();
   Result<CapturedLaunch> restored = restore_captured_launch(*stored, dir);
   if (!restored) return restored.error();
-  if (Status s = write_json(dir + "/element_types.json", json(stored->element_types)); !s) return s.error();
+  if (Status s = write_export_json(dir + "/element_types.json", json(stored->element_types)); !s) return s.error();
   return "harness/" + row.sample_id;
 }
 
@@ -239,7 +194,7 @@ Status write_io_tests(Database& db, const ExportRow& row, const std::string& pat
                 {"cases", io_cases_to_json(function->cases)}};
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  return write_json(path, value);
+  return write_export_json(path, value);
 }
 
 }  // namespace
@@ -253,7 +208,7 @@ Result<std::string> export_snapshot_hash(Database& db, const ExportOptions& opti
   if (!decontaminated) return make_error("export: " + decontaminated.message());
   std::vector<std::string> ids;
   for (const ExportRow& row : *rows) ids.push_back(row.sample_id);
-  return hash_of_ids(std::move(ids));
+  return snapshot_hash_of(std::move(ids));
 }
 
 Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options) {
@@ -275,13 +230,7 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   // Split by near-duplicate cluster: a whole cluster goes to eval or to train.
   std::vector<std::string> sources;
   for (const ExportRow& row : *rows) sources.push_back(row.source);
-  std::vector<size_t> cluster = cluster_texts(sources, options.policy.dedup);
-  {  // LSH misses some pairs: every pair at or above the threshold, found exactly, joins its cluster
-    std::vector<ShingleSet> shingles;
-    shingles.reserve(sources.size());
-    for (const std::string& source : sources) shingles.push_back(shingle_hashes(source, options.policy.dedup));
-    cluster = merge_similar(shingles, cluster, options.policy.dedup.threshold);
-  }
+  std::vector<size_t> cluster = near_duplicate_clusters(sources, options.policy.dedup);
   int64_t near_duplicates_dropped = 0;
   if (pair->drop_near_duplicates) {  // one sample per cluster: its first, the cluster's key
     std::vector<ExportRow> kept;
@@ -333,7 +282,7 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
     const ExportRow& row = (*rows)[i];
     const std::string& cluster_key = (*rows)[cluster[i]].sample_id;
     clusters.insert(cluster[i]);
-    bool held_out = unit_hash("split:" + cluster_key) < options.policy.eval_fraction;
+    bool held_out = cluster_held_out(cluster_key, options.policy.eval_fraction);
     double weight = held_out ? 1.0 : sample_weight(weights, tags[i], row.domain);
     int copies = 1;
     if (!held_out && options.policy.resampling.replicate) {
@@ -385,16 +334,16 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   summary.clusters = static_cast<int64_t>(clusters.size());
   std::vector<std::string> all_ids = summary.train_ids;
   all_ids.insert(all_ids.end(), summary.eval_ids.begin(), summary.eval_ids.end());
-  summary.snapshot_hash = hash_of_ids(all_ids);
+  summary.snapshot_hash = snapshot_hash_of(all_ids);
 
   std::string extension = options.format == "jsonl" ? ".jsonl" : ".json";
   std::string train_file = "train" + extension, eval_file = "eval" + extension;
-  if (Status s = write_records(options.out_dir + "/" + train_file, options.format, train); !s) return s.error();
-  if (Status s = write_records(options.out_dir + "/" + eval_file, options.format, eval); !s) return s.error();
+  if (Status s = write_export_records(options.out_dir + "/" + train_file, options.format, train); !s) return s.error();
+  if (Status s = write_export_records(options.out_dir + "/" + eval_file, options.format, eval); !s) return s.error();
   std::string dataset = "tailforge_" + options.track;
-  json info = {{dataset + "_train", dataset_entry(train_file, options.format)},
-               {dataset + "_eval", dataset_entry(eval_file, options.format)}};
-  if (Status s = write_json(options.out_dir + "/dataset_info.json", info); !s) return s.error();
+  json info = {{dataset + "_train", dataset_info_entry(train_file, options.format)},
+               {dataset + "_eval", dataset_info_entry(eval_file, options.format)}};
+  if (Status s = write_export_json(options.out_dir + "/dataset_info.json", info); !s) return s.error();
   // The split shares no near-duplicate by construction; the check proves it on the written files.
   Result<SplitLeakage> leakage =
       measure_split_leakage(options.out_dir + "/" + train_file, options.out_dir + "/" + eval_file, options.format,
@@ -449,7 +398,7 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   if (pair->launch_harness) manifest["counts"]["harnesses"] = summary.harnesses;
   if (pair->io_tests) manifest["counts"]["io_tests"] = summary.io_tests;
   summary.manifest_path = options.out_dir + "/manifest.json";
-  if (Status s = write_json(summary.manifest_path, manifest); !s) return s.error();
+  if (Status s = write_export_json(summary.manifest_path, manifest); !s) return s.error();
   summary.card_path = options.out_dir + "/README.md";
   if (Status s = write_dataset_card(db, manifest, summary.card_path); !s) return make_error("export: " + s.message());
   summary.files = {train_file, eval_file, "dataset_info.json", "manifest.json", "README.md"};

@@ -55,9 +55,4 @@ TEST_CASE("export --decontaminate takes several benchmark paths and leaves their
                                          "--decontaminate", dir.file("no-such-suite")});
   CHECK(missing.exit_code == 1);
   CHECK(missing.stderr_text.find("no-such-suite") != std::string::npos);
-
-  ProcessResult kernelopt = run_tailforge({"export", "--db", dir.file("tailforge.db"), "--track", "kernelopt", "--out",
-                                           dir.file("k"), "--decontaminate", dir.file("suite-a")});
-  CHECK(kernelopt.exit_code == 2);
-  CHECK(kernelopt.stderr_text.find("--decontaminate") != std::string::npos);
 }

@@ -9,7 +9,11 @@
 #include <fstream>
 
 #include "daemon/kernelopt_store.h"
+#include "synth/training_text.h"
+#include "test_support/distinct_kernels.h"
+#include "test_support/varied_programs.h"
 #include "test_support/fake_openai_server.h"
+#include "test_support/read_whole_file.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"
 #include "verifier/toolchains.h"
@@ -150,9 +154,13 @@ TEST_CASE("kernelopt: curate chooses exactly the ConCuR selection of a stored ca
   ProcessResult exported = run_tailforge({"export", "--track", "kernelopt", "--db", db_path, "--format", "jsonl",
                                           "--out", dir.file("out")});
   REQUIRE_MESSAGE(exported.exit_code == 0, exported.stderr_text);
-  std::ifstream lines(dir.file("out/kernelopt.jsonl"));
+  // Every stored task has the same reference, so the three rows are one near-duplicate cluster:
+  // one split holds them all, in the curation's order.
   std::vector<nlohmann::json> rows;
-  for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+  for (const char* split : {"out/train.jsonl", "out/eval.jsonl"}) {
+    std::ifstream lines(dir.file(split));
+    for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+  }
   REQUIRE(rows.size() == 3);  // the newest curation (the default share 0.5) chose c1, c9, c5
   CHECK(rows[0]["task"] == "relu");
   CHECK(rows[0]["reasoning_length"] == 10);
@@ -161,8 +169,9 @@ TEST_CASE("kernelopt: curate chooses exactly the ConCuR selection of a stored ca
   CHECK(rows[2]["kernel"].get<std::string>().find("tf_launch") != std::string::npos);
   std::ifstream manifest_file(dir.file("out/manifest.json"));
   nlohmann::json manifest = nlohmann::json::parse(manifest_file);
-  CHECK(manifest["samples"] == 3);
-  CHECK(manifest["by_rule"]["shortest_is_fastest"] == 2);
+  CHECK(manifest["counts"]["samples"] == 3);
+  CHECK(manifest["counts"]["by_rule"]["shortest_is_fastest"] == 2);
+  CHECK(manifest["counts"]["clusters"] == 1);
 
   ProcessResult report = run_tailforge({"kernelopt", "report", "--db", db_path, "--json"});
   REQUIRE(report.exit_code == 0);
@@ -174,6 +183,144 @@ TEST_CASE("kernelopt: curate chooses exactly the ConCuR selection of a stored ca
   ProcessResult taxonomy = run_tailforge({"taxonomy", "--db", db_path, "--track", "kernelopt", "--json"});
   REQUIRE_MESSAGE(taxonomy.exit_code == 0, taxonomy.stderr_text);
   CHECK(taxonomy.stdout_text.find("kernelopt.output_mismatch") != std::string::npos);
+}
+
+// Every string of a written row, nested or not.
+static void strings_of(const nlohmann::json& value, std::vector<std::string>& out) {
+  if (value.is_string()) out.push_back(value.get<std::string>());
+  if (value.is_structured()) {
+    for (const nlohmann::json& item : value) strings_of(item, out);
+  }
+}
+
+TEST_CASE("kernelopt: export splits by near-duplicate cluster, leaves out benchmark matches and writes a card") {
+  TempDir dir;
+  std::string db_path = dir.file("t.db");
+  std::map<std::string, std::string> sample_of;  // task -> its candidate's sample
+  {
+    Result<Database> db = Database::open(db_path);
+    REQUIRE(db.ok());
+    // Six tasks with references of different structure (never near-duplicates, even with names and
+    // numbers masked), and two twins sharing a seventh.
+    for (int n = 0; n < 8; ++n) {
+      KernelTask task = stored_task(n < 6 ? "task_" + std::to_string(n) : n == 6 ? "twin_a" : "twin_b",
+                                    n % 2 ? "fusion" : "single");
+      task.reference_source = varied_programs()[std::min(n, 6)];
+      // A store written by an older generator: the provenance line must not reach any row.
+      if (n == 0) {
+        task.reference_source = "// tailforge generated program: domain x, template y, seed 7\n" + task.reference_source;
+      }
+      REQUIRE(store_kernelopt_task(*db, task).ok());
+      KernelCandidate candidate;
+      candidate.task = task.name;
+      candidate.strategy = "only";
+      candidate.origin = n == 4 ? "model" : "builtin";
+      candidate.model = n == 4 ? "coder-7b" : "";
+      candidate.reasoning = "Coalesced loads and one pass over the data.";
+      candidate.source = n == 3 ? varied_programs()[7] : distinct_kernel_text(100 + n);
+      Result<StoredCandidate> stored = store_kernelopt_candidate(*db, task, candidate);
+      REQUIRE(stored.ok());
+      sample_of[task.name] = stored->sample_id;
+      KernelMeasurement measured;
+      measured.status = "ok";
+      HarnessReport report;
+      report.verdict = "ok";
+      report.device = "test GPU";
+      report.reference = KernelTiming{1.0, 0.01, 100};
+      report.candidate = KernelTiming{0.5, 0.01, 100};
+      measured.report = report;
+      REQUIRE(store_kernelopt_measurement(*db, *stored, task, measured, "test-host").ok());
+    }
+  }
+  ProcessResult curated = run_tailforge({"curate", "--track", "kernelopt", "--db", db_path});
+  REQUIRE_MESSAGE(curated.exit_code == 0, curated.stderr_text);
+  // Benchmarks: a folder holding task_3's kernel, and a JSONL file holding task_5's reference.
+  std::filesystem::create_directories(dir.file("suite"));
+  std::ofstream(dir.file("suite/bench.cu")) << varied_programs()[7];
+  std::ofstream(dir.file("suite2.jsonl")) << nlohmann::json({{"code", varied_programs()[5]}}).dump() << "\n";
+  std::ofstream(dir.file("config.json")) << R"({"synth": {"eval_fraction": 0.5}})";
+
+  for (std::string format : {"alpaca", "sharegpt", "jsonl"}) {
+    CAPTURE(format);
+    std::string out = dir.file("out-" + format);
+    ProcessResult exported = run_tailforge({"export", "--track", "kernelopt", "--db", db_path, "--config",
+                                            dir.file("config.json"), "--format", format, "--out", out,
+                                            "--decontaminate", dir.file("suite"), "--decontaminate",
+                                            dir.file("suite2.jsonl")});
+    REQUIRE_MESSAGE(exported.exit_code == 0, exported.stderr_text);
+    CHECK(exported.stdout_text.find("decontamination: 2 samples left out") != std::string::npos);
+    CHECK(exported.stdout_text.find("leakage: eval rows with a near-duplicate in train: 0") != std::string::npos);
+
+    nlohmann::json manifest = nlohmann::json::parse(read_whole_file(out + "/manifest.json"));
+    std::map<std::string, std::string> left_out;  // sample -> side
+    for (const nlohmann::json& row : manifest["decontamination"]["left_out"])
+      left_out[row["id"].get<std::string>()] = row["side"].get<std::string>();
+    CHECK(left_out ==
+          std::map<std::string, std::string>{{sample_of["task_3"], "target"}, {sample_of["task_5"], "source"}});
+
+    std::map<std::string, std::string> split_of;  // task -> split
+    for (const nlohmann::json& sample : manifest["samples"])
+      split_of[sample["task"].get<std::string>()] = sample["split"].get<std::string>();
+    CHECK(split_of.size() == 6);
+    CHECK(split_of.count("task_3") == 0);
+    CHECK(split_of["twin_a"] == split_of["twin_b"]);  // near-duplicates never straddle the split
+    int64_t train = manifest["counts"]["train_samples"], eval = manifest["counts"]["eval_samples"];
+    CHECK(train + eval == 6);
+    CHECK(train > 0);
+    CHECK(eval > 0);
+    CHECK(manifest["counts"]["clusters"] == 5);
+    CHECK(manifest["counts"]["by_origin"]["model coder-7b"] == 1);
+    CHECK(manifest["leakage"]["eval_rows"] == eval);
+    CHECK(manifest["leakage"]["train_rows"] == train);
+    CHECK(manifest["leakage"]["eval_rows_with_near_duplicate"] == 0);
+
+    std::string extension = format == "jsonl" ? ".jsonl" : ".json";
+    auto read_rows = [&](const std::string& path) {
+      if (format != "jsonl") return nlohmann::json::parse(read_whole_file(path));
+      nlohmann::json rows = nlohmann::json::array();
+      std::ifstream lines(path);
+      for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+      return rows;
+    };
+    nlohmann::json train_rows = read_rows(out + "/train" + extension);
+    nlohmann::json eval_rows = read_rows(out + "/eval" + extension);
+    CHECK(train_rows.size() == static_cast<size_t>(train));
+    CHECK(eval_rows.size() == static_cast<size_t>(eval));
+    int references_seen = 0;
+    for (const nlohmann::json* rows : {&train_rows, &eval_rows}) {
+      for (const nlohmann::json& row : *rows) {
+        std::vector<std::string> texts;
+        strings_of(row, texts);
+        bool holds_reference = false;
+        for (const std::string& text : texts) {
+          CHECK_FALSE(has_tailforge_marker(text));
+          CHECK(text.find("tailforge") == std::string::npos);
+          CHECK(text.find("seed") == std::string::npos);
+          if (text.find("scale_add(") != std::string::npos) holds_reference = true;
+        }
+        references_seen += holds_reference;  // task_0's row, once
+        if (format != "sharegpt") {
+          CHECK(row["input"].get<std::string>().rfind("Task: ", 0) == 0);
+          CHECK(row["output"].get<std::string>().find("```cuda") != std::string::npos);
+        } else {
+          CHECK(row["conversations"][1]["from"] == "gpt");
+        }
+      }
+    }
+    CHECK(references_seen == 1);
+    nlohmann::json info = nlohmann::json::parse(read_whole_file(out + "/dataset_info.json"));
+    CHECK(info["tailforge_kernelopt_train"]["file_name"] == "train" + extension);
+    CHECK(info["tailforge_kernelopt_eval"]["formatting"] == (format == "sharegpt" ? "sharegpt" : "alpaca"));
+
+    std::string card = read_whole_file(out + "/README.md");
+    CHECK(card.find("# tailforge dataset: kernelopt") != std::string::npos);
+    CHECK(card.find("| train | " + std::to_string(train) + " |") != std::string::npos);
+    CHECK(card.find("| test GPU | 6 | 2.00 | 2.00 | 2.00 |") != std::string::npos);  // 6 rows, each 2x
+    CHECK(card.find("## Train/eval leakage") != std::string::npos);
+    CHECK(card.find("bench.cu") != std::string::npos);
+    CHECK(card.find("suite2.jsonl:1:code") != std::string::npos);
+    CHECK(card.find("model coder-7b") != std::string::npos);
+  }
 }
 
 TEST_CASE("kernelopt: run compiles a task's reference and candidates; timing is skipped without a GPU") {
