@@ -1,24 +1,166 @@
 #include "daemon/cli.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "daemon/commands.h"
 #include "daemon/context.h"
+#include "daemon/http_api.h"
+#include "store/failures.h"
 
 namespace tailforge {
 
 namespace {
 
+// What an option's value must be. The parser checks it before the command runs (a bad value is a
+// usage error, exit 2, naming the option and the form), and --help shows it.
+struct ValueForm {
+  enum class Kind { kText, kInteger, kNumber, kNumberPair, kChoice, kTime, kAddress };
+  Kind kind = Kind::kText;
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;
+};
+
+ValueForm whole_number(double min, double max = std::numeric_limits<double>::infinity()) {
+  return {ValueForm::Kind::kInteger, min, max, {}};
+}
+ValueForm number(double min, double max = std::numeric_limits<double>::infinity()) {
+  return {ValueForm::Kind::kNumber, min, max, {}};
+}
+ValueForm number_pair(double min) { return {ValueForm::Kind::kNumberPair, min, std::numeric_limits<double>::infinity(), {}}; }
+ValueForm one_of(std::vector<std::string> choices) {
+  return {ValueForm::Kind::kChoice, 0, 0, std::move(choices)};
+}
+ValueForm time_bound() { return {ValueForm::Kind::kTime, 0, 0, {}}; }
+ValueForm address() { return {ValueForm::Kind::kAddress, 0, 0, {}}; }
+
 struct FlagSpec {
   std::string name;
   bool takes_value;
   std::string help;
+  ValueForm form = {};
 };
+
+std::string number_text(double value) { return fmt::format("{}", value); }
+
+// "a whole number of at least 1", "one of alpaca, sharegpt, jsonl", ...: the form in words.
+std::string form_words(const ValueForm& form) {
+  auto range = [&form]() -> std::string {
+    bool low = std::isfinite(form.min), high = std::isfinite(form.max);
+    if (low && high) return " from " + number_text(form.min) + " to " + number_text(form.max);
+    if (low) return " of at least " + number_text(form.min);
+    if (high) return " of at most " + number_text(form.max);
+    return "";
+  };
+  switch (form.kind) {
+    case ValueForm::Kind::kInteger:
+      return "a whole number" + range();
+    case ValueForm::Kind::kNumber:
+      return "a number" + range();
+    case ValueForm::Kind::kNumberPair:
+      return "two numbers A,B" + range() + " with A <= B";
+    case ValueForm::Kind::kChoice: {
+      std::string words = "one of";
+      for (size_t i = 0; i < form.choices.size(); ++i) words += (i ? ", " : " ") + form.choices[i];
+      return words;
+    }
+    case ValueForm::Kind::kTime:
+      return "a duration before now (90s, 30m, 48h, 7d, 2w) or Unix milliseconds";
+    case ValueForm::Kind::kAddress:
+      return "HOST:PORT with a port from 0 (any free one) to 65535";
+    case ValueForm::Kind::kText:
+      break;
+  }
+  return "text";
+}
+
+// The placeholder --help shows after the flag.
+std::string form_placeholder(const ValueForm& form) {
+  switch (form.kind) {
+    case ValueForm::Kind::kInteger:
+      return "N";
+    case ValueForm::Kind::kNumber:
+      return "X";
+    case ValueForm::Kind::kNumberPair:
+      return "A,B";
+    case ValueForm::Kind::kChoice:
+      return "NAME";
+    case ValueForm::Kind::kTime:
+      return "TIME";
+    case ValueForm::Kind::kAddress:
+      return "HOST:PORT";
+    case ValueForm::Kind::kText:
+      break;
+  }
+  return "VALUE";
+}
+
+// The whole text as a whole number or a finite number; nothing when it is not one.
+std::optional<int64_t> whole_number_of(std::string_view text) {
+  int64_t value = 0;
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> number_of(std::string_view text) {
+  double value = 0;
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::pair<double, double>> number_pair_of(const std::string& text) {
+  size_t comma = text.find(',');
+  if (comma == std::string::npos) return std::nullopt;
+  std::optional<double> first = number_of(std::string_view(text).substr(0, comma));
+  std::optional<double> second = number_of(std::string_view(text).substr(comma + 1));
+  if (!first || !second) return std::nullopt;
+  return std::make_pair(*first, *second);
+}
+
+bool in_range(double value, const ValueForm& form) { return value >= form.min && value <= form.max; }
+
+// Whether `value` has the flag's form.
+bool has_form(const std::string& value, const ValueForm& form) {
+  switch (form.kind) {
+    case ValueForm::Kind::kInteger: {
+      std::optional<int64_t> parsed = whole_number_of(value);
+      return parsed && in_range(static_cast<double>(*parsed), form);
+    }
+    case ValueForm::Kind::kNumber: {
+      std::optional<double> parsed = number_of(value);
+      return parsed && in_range(*parsed, form);
+    }
+    case ValueForm::Kind::kNumberPair: {
+      std::optional<std::pair<double, double>> parsed = number_pair_of(value);
+      return parsed && in_range(parsed->first, form) && in_range(parsed->second, form) && parsed->first <= parsed->second;
+    }
+    case ValueForm::Kind::kChoice:
+      return std::find(form.choices.begin(), form.choices.end(), value) != form.choices.end();
+    case ValueForm::Kind::kTime:
+      return parse_time_bound("time", value, now_ms()).ok();
+    case ValueForm::Kind::kAddress:
+      return parse_listen_address(value).ok();
+    case ValueForm::Kind::kText:
+      break;
+  }
+  return true;
+}
 
 struct CommandSpec {
   std::string name;
@@ -32,7 +174,7 @@ struct CommandSpec {
 
 const FlagSpec kDb{"--db", true, "SQLite database file (default: store.path, ./tailforge.db)"};
 const FlagSpec kConfig{"--config", true, "JSON configuration overriding config/default.json"};
-const FlagSpec kLogLevel{"--log-level", true, "trace, debug, info, warn, error or off"};
+const FlagSpec kLogLevel{"--log-level", true, "how much to log", one_of({"trace", "debug", "info", "warn", "error", "off"})};
 const FlagSpec kJson{"--json", false, "print JSON instead of a table"};
 
 int command_version(const CommandLine&) {
@@ -61,21 +203,22 @@ void print_command_help(const CommandSpec& command, std::ostream& out) {
       << " [options]\n\n"
       << command.summary << "\n\noptions:\n";
   for (const FlagSpec& flag : command.flags) {
-    std::string head = flag.name + (flag.takes_value ? " VALUE" : "");
-    out << "  " << head << std::string(head.size() < 22 ? 22 - head.size() : 1, ' ') << flag.help << "\n";
+    std::string head = flag.name + (flag.takes_value ? " " + form_placeholder(flag.form) : "");
+    std::string form = flag.form.kind == ValueForm::Kind::kText ? "" : " [" + form_words(flag.form) + "]";
+    out << "  " << head << std::string(head.size() < 22 ? 22 - head.size() : 1, ' ') << flag.help << form << "\n";
   }
 }
 
 const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> table = {
       {"daemon", "", "run the generate -> compile -> test -> categorize -> synthesize loop",
-       {kDb, kConfig, kLogLevel, {"--cycles", true, "stop after N cycles (0: run until stopped)"},
+       {kDb, kConfig, kLogLevel, {"--cycles", true, "stop after N cycles (0: run until stopped)", whole_number(0)},
         {"--demo", false, "the whole loop in minutes: config/demo.json under --config (fewer samples per cycle), 2 cycles unless --cycles"},
-        {"--listen", true, "HTTP API address, e.g. 127.0.0.1:8470 (default: http.listen)"},
+        {"--listen", true, "HTTP API address, e.g. 127.0.0.1:8470 (default: http.listen)", address()},
         {"--no-progress", false, "no live status line"}},
        0, command_daemon},
       {"serve", "", "the dashboard (GET /) and the HTTP API on a database, without running the loop; read-only",
-       {kDb, kConfig, kLogLevel, {"--listen", true, "address, e.g. 127.0.0.1:8470 (default: http.listen, else that)"}},
+       {kDb, kConfig, kLogLevel, {"--listen", true, "address, e.g. 127.0.0.1:8470 (default: http.listen, else that)", address()}},
        0, command_serve},
       {"worker", "", "verify for a daemon on another host: lease its jobs over HTTP, run them here, post the results",
        {kLogLevel, {"--server", true, "the daemon's URL, e.g. http://gpu-head:8470 (https:// behind a TLS proxy)"},
@@ -83,22 +226,22 @@ const std::vector<CommandSpec>& commands() {
         {"--ca-file", true, "https: CA certificates for the daemon's certificate (default: the system's)"},
         {"--name", true, "this worker's name in status (default: host:pid)"},
         {"--without", true, "comma-separated tools (nvcc, hipcc, llvm_mc, ...) or GPUs (nvidia-gpu, amd-gpu) not to use"},
-        {"--jobs", true, "jobs run at once (default 1); their tools share daemon.compile_slots and GPU slots as in the daemon"},
-        {"--max-jobs", true, "exit after this many jobs (default: no limit)"},
-        {"--idle-exit", true, "exit after this many seconds without a job (default: never)"},
-        {"--poll", true, "seconds between lease attempts while idle (default 1)"},
+        {"--jobs", true, "jobs run at once (default 1); their tools share daemon.compile_slots and GPU slots as in the daemon", whole_number(1, 1024)},
+        {"--max-jobs", true, "exit after this many jobs (default: no limit)", whole_number(1)},
+        {"--idle-exit", true, "exit after this many seconds without a job (default: never)", number(0)},
+        {"--poll", true, "seconds between lease attempts while idle (default 1)", number(0.05)},
         {"--work-dir", true, "scratch, compile cache and input cache (default /tmp/tailforge-worker-NAME)"}},
        0, command_worker},
       {"slurm", "submit|script", "start workers as a Slurm job array (submit), or print the sbatch script (script)",
        {kLogLevel, {"--server", true, "the daemon's URL as the compute nodes reach it"},
         {"--token-file", true, "the API token file, readable on the compute nodes"},
         {"--partition", true, "the partition to run on"},
-        {"--array", true, "how many workers (array tasks), default 1"},
-        {"--gpus-per-task", true, "GPUs per worker (default 1; 0 asks for none)"},
-        {"--cpus-per-task", true, "CPUs per worker (default 4)"},
+        {"--array", true, "how many workers (array tasks), default 1", whole_number(1, 100000)},
+        {"--gpus-per-task", true, "GPUs per worker (default 1; 0 asks for none)", whole_number(0, 64)},
+        {"--cpus-per-task", true, "CPUs per worker (default 4)", whole_number(1, 4096)},
         {"--time", true, "time limit per worker, as sbatch takes it (default 1-00:00:00)"},
         {"--without", true, "passed to each worker"},
-        {"--jobs", true, "passed to each worker: jobs run at once"},
+        {"--jobs", true, "passed to each worker: jobs run at once", whole_number(1, 1024)},
         {"--output", true, "each worker's log, as sbatch takes it (default tailforge-worker-%A_%a.log)"},
         {"--binary", true, "tailforge on the compute nodes (default: this executable)"}},
        1, command_slurm},
@@ -106,24 +249,24 @@ const std::vector<CommandSpec>& commands() {
        {kDb, kConfig, kLogLevel, kJson, {"--watch", false, "redraw every 2 seconds"}}, 0, command_status},
       {"taxonomy", "", "failure categories as a tree with shares; trends, examples, comparisons",
        {kDb, kConfig, kLogLevel, kJson,
-        {"--since", true, "only failures newer than this (48h, 30m, 7d, or Unix ms)"},
-        {"--until", true, "only failures older than this"},
+        {"--since", true, "only failures newer than this", time_bound()},
+        {"--until", true, "only failures older than this", time_bound()},
         {"--stage", true, "stage name prefix, e.g. amd.assemble"},
         {"--track", true, "cuda2hip, sass2rdna3, ptx2cuda, c2x86, kernelopt"},
         {"--model", true, "a model's failures on the evaluation set instead of the corpus's"},
-        {"--origin", true, "template, llm, synthesized, imported, mutated"},
+        {"--origin", true, "where the samples came from", one_of({"template", "llm", "synthesized", "imported", "mutated"})},
         {"--domain", true, "sample domain"},
         {"--feature", true, "feature tag the sample has"},
-        {"--trend", true, "hour or day: counts per bucket and top category"},
-        {"--examples", true, "N example samples per category"},
-        {"--compare-since", true, "compare with a second window starting here"},
-        {"--compare-until", true, "end of the second window"},
+        {"--trend", true, "counts per bucket and top category", one_of({"hour", "day"})},
+        {"--examples", true, "N example samples per category", whole_number(0, 1000)},
+        {"--compare-since", true, "compare with a second window starting here", time_bound()},
+        {"--compare-until", true, "end of the second window", time_bound()},
         {"--compare-model", true, "with --model A: compare A with model B on the items both evaluated"}},
        0, command_taxonomy},
       {"lineage", "ID", "a sample's ancestors and descendants with relations, reasons and agents",
        {kDb, kConfig, kLogLevel, kJson}, 1, command_lineage},
       {"tails", "", "a cycle's ranked long-tail list with its numbers, and a tail's share over the cycles",
-       {kDb, kConfig, kLogLevel, kJson, {"--cycle", true, "cycle id (default: the newest with a tail list)"},
+       {kDb, kConfig, kLogLevel, kJson, {"--cycle", true, "cycle id (default: the newest with a tail list)", whole_number(1)},
         {"--series", true, "feature/NAME, domain/NAME or category/NAME (default: the list's top entry)"},
         {"--track", true, "track of the share series and the feature-tag distribution (default: the synth policy's)"}},
        0, command_tails},
@@ -134,7 +277,7 @@ const std::vector<CommandSpec>& commands() {
        1, command_verify},
       {"export", "", "write verified pairs as LLaMA-Factory files with a manifest and a held-out split",
        {kDb, kConfig, kLogLevel, {"--track", true, "cuda2hip (default), sass2rdna3, ptx2cuda, c2x86 or kernelopt (the newest curation's choices: task -> reasoning + kernel)"},
-        {"--format", true, "alpaca (default), sharegpt or jsonl"}, {"--out", true, "output folder"},
+        {"--format", true, "the rows' format (default alpaca)", one_of({"alpaca", "sharegpt", "jsonl"})}, {"--out", true, "output folder"},
         {"--decontaminate", true, "a benchmark folder (.cu, .hip, .ptx, .s, .c ... files) or JSONL file: samples "
                                   "that are near-duplicates of one of its texts, or share a run of "
                                   "decontamination.run_tokens (50) tokens with one, are left out (listed in "
@@ -144,17 +287,17 @@ const std::vector<CommandSpec>& commands() {
        "the kernelopt track (ConCuR): run stores the built-in tasks and candidates and measures each candidate "
        "against its task's reference on the GPU (correctness, cheats, speedup); report prints fast_0/1/2 per model",
        {kDb, kConfig, kLogLevel, kJson, {"--tasks", true, "run: only these tasks (comma-separated names)"},
-        {"--jobs", true, "run: candidates compiled at once (default: cores); timing runs one at a time"},
+        {"--jobs", true, "run: candidates compiled at once (default: cores); timing runs one at a time", whole_number(1, 1024)},
         {"--remeasure", false, "run: measure candidates again even when measured here before"},
         {"--model", true, "run: also ask this kernelopt model (model add --track kernelopt --kind openai) for candidates"},
-        {"--samples", true, "run: with --model, answers asked per task (default 3)"}},
+        {"--samples", true, "run: with --model, answers asked per task (default 3)", whole_number(1, 1000)}},
        1, command_kernelopt},
       {"curate", "", "apply the ConCuR rules to the kernelopt measurements (shortest reasoning that is also fastest, "
                      "speedup over 5, single-operator balance), store the choices and print why, with task difficulty",
        {kDb, kConfig, kLogLevel, kJson, {"--track", true, "kernelopt (the only curated track)"},
-        {"--high-speedup", true, "every right kernel faster than this is chosen (default 5)"},
-        {"--single-share", true, "share of single-operator samples to reach (default 0.5)"},
-        {"--difficulty", true, "EASY,HARD ARL cut-offs in words (default: terciles of the tasks' ARLs)"}},
+        {"--high-speedup", true, "every right kernel faster than this is chosen (default 5)", number(0)},
+        {"--single-share", true, "share of single-operator samples to reach (default 0.5)", number(0, 1)},
+        {"--difficulty", true, "EASY,HARD ARL cut-offs in words (default: terciles of the tasks' ARLs)", number_pair(0)}},
        0, command_curate},
       {"doctor", "", "check what the daemon needs here (toolchains of the track, sandbox, GPU inside it, disk, "
                      "database); exit 1 when it cannot do its track's work",
@@ -165,14 +308,14 @@ const std::vector<CommandSpec>& commands() {
       {"gc", "", "what the disk rules would free: stored artifacts over store.artifact_cap_mb, the compile and LLM "
                  "caches over their caps, snapshots past retrain.keep_snapshots, stale scratch folders (samples and "
                  "verdicts never)",
-       {kDb, kConfig, kLogLevel, kJson, {"--cap-mb", true, "cap to plan for (default store.artifact_cap_mb; 0: none)"},
+       {kDb, kConfig, kLogLevel, kJson, {"--cap-mb", true, "cap to plan for (default store.artifact_cap_mb; 0: none)", whole_number(0)},
         {"--collect", false, "apply every rule now and report what was freed"}},
        0, command_gc},
       {"install-service", "", "write a systemd unit (Type=notify, watchdog, reload, draining stop) running the daemon "
                               "on --db, and print how to start it",
        {kDb, kConfig, kLogLevel, {"--out", true, "unit file (default /etc/systemd/system/tailforge.service; - for stdout)"},
         {"--user", true, "the account it runs as (User=); default: root, which the sandbox's uid switch needs"},
-        {"--watchdog-sec", true, "seconds without a ping before systemd restarts it (default 120; 0: none)"}},
+        {"--watchdog-sec", true, "seconds without a ping before systemd restarts it (default 120; 0: none)", whole_number(0, 86400)}},
        0, command_install_service},
       {"model", "add|check|retire|activate",
        "register a model version under test (after checking that it answers), check that one answers, or stop or "
@@ -188,8 +331,8 @@ const std::vector<CommandSpec>& commands() {
                                    "'{\"stop\": [\"</s>\"], \"chat_template_kwargs\": {\"enable_thinking\": false}}'"},
         {"--track", true, "the track it translates (default cuda2hip)"},
         {"--parent", true, "the version it was trained from"},
-        {"--retrain-event", true, "the retrain event that produced it ($TAILFORGE_RETRAIN_EVENT)"},
-        {"--timeout", true, "seconds it may take per item (command, openai)"},
+        {"--retrain-event", true, "the retrain event that produced it ($TAILFORGE_RETRAIN_EVENT)", whole_number(1)},
+        {"--timeout", true, "seconds it may take per item (command, openai)", whole_number(0)},
         {"--no-check", false, "add: register without asking the model first (check lists the endpoint's models, "
                               "sends one short request, and names the URL, status and message of a failure)"},
         {"--command", true, "command: the program and its arguments as one string, split as a shell would "
@@ -200,13 +343,13 @@ const std::vector<CommandSpec>& commands() {
        {kDb, kConfig, kLogLevel, kJson, {"--track", true, "track (default cuda2hip)"}}, 0, command_models},
       {"eval", "", "evaluate a model on the evaluation set items it has no result for",
        {kDb, kConfig, kLogLevel, kJson, {"--model", true, "model name"},
-        {"--limit", true, "evaluate at most K items (default: all)"},
+        {"--limit", true, "evaluate at most K items (default: all)", whole_number(1)},
         {"--no-progress", false, "no live progress line"}},
        0, command_eval},
       {"baseline", "train|translate", "the offline baseline learner: learn a CUDA->HIP dictionary from a snapshot, or apply one",
        {kDb, kConfig, kLogLevel, {"--snapshot", true, "train: snapshot folder (default $TAILFORGE_SNAPSHOT_DIR)"},
         {"--out", true, "train: dictionary file (default <snapshot>/baseline-dictionary.json)"},
-        {"--min-support", true, "train: training rows a rule needs (default 3)"},
+        {"--min-support", true, "train: training rows a rule needs (default 3)", whole_number(1)},
         {"--name", true, "train: the version to register (default baseline-vN)"},
         {"--no-register", false, "train: only write the dictionary"},
         {"--dictionary", true, "translate: the dictionary file"}},
@@ -214,7 +357,8 @@ const std::vector<CommandSpec>& commands() {
       {"import", "PATH", "one pending sample per CUDA program of a source tree, with the headers it includes "
                          "(or per ExeBench record of a .jsonl file: --format exebench)",
        {kDb, kConfig, kLogLevel, kJson, {"--format", true, "tree (default) or exebench: a .jsonl of ExeBench records "
-                                                          "(fname, func_def, deps, IO pairs, exe wrapper) as c2x86 samples"},
+                                                          "(fname, func_def, deps, IO pairs, exe wrapper) as c2x86 samples",
+                                          one_of({"tree", "exebench"})},
         {"--name", true, "the tree's name (default: the folder's name)"},
         {"--track", true, "the track of the samples (default cuda2hip); kernelopt: PATH is a JSON file of tasks (name, operator_type, inputs, output, reference_source or reference_file)"},
         {"--filters", true, "import filters (default policies/import_filters.json)"},
@@ -223,8 +367,8 @@ const std::vector<CommandSpec>& commands() {
       {"toolchains", "", "compilers, assemblers and GPUs found here, and which stages can run",
        {kJson}, 0, command_toolchains},
       {"generate", "", "write built-in generated CUDA programs (or C functions with IO tests: --track c2x86) and a manifest.jsonl",
-       {kConfig, kLogLevel, {"--count", true, "number of programs (default 10)"},
-        {"--seed", true, "seed (default 1)"}, {"--out", true, "output folder (default ./generated)"},
+       {kConfig, kLogLevel, {"--count", true, "number of programs (default 10)", whole_number(1, 1000000)},
+        {"--seed", true, "seed (default 1)", whole_number(0)}, {"--out", true, "output folder (default ./generated)"},
         {"--track", true, "cuda2hip (default) or c2x86: C functions, drivers, IO tests and gcc -O0 oracle assembly, "
                           "each checked"}},
        0, command_generate},
@@ -336,6 +480,10 @@ int run_cli(int argc, char** argv) {
       } else {
         return usage_error("option '" + name + "' needs a value");
       }
+      if (!has_form(line.options[name], flag->form)) {
+        return usage_error("option '" + name + "' needs " + form_words(flag->form) + ", got '" + line.options[name] +
+                           "'");
+      }
       line.repeated[name].push_back(line.options[name]);
     } else {
       if (inline_value) return usage_error("option '" + name + "' takes no value");
@@ -350,6 +498,24 @@ int run_cli(int argc, char** argv) {
   }
   if (int missing = check_store_exists(line); missing != 0) return missing;
   return spec->run(line);
+}
+
+int64_t CommandLine::get_int(const std::string& flag, int64_t fallback) const {
+  auto it = options.find(flag);
+  if (it == options.end()) return fallback;
+  return whole_number_of(it->second).value_or(fallback);
+}
+
+double CommandLine::get_number(const std::string& flag, double fallback) const {
+  auto it = options.find(flag);
+  if (it == options.end()) return fallback;
+  return number_of(it->second).value_or(fallback);
+}
+
+std::optional<std::pair<double, double>> CommandLine::get_number_pair(const std::string& flag) const {
+  auto it = options.find(flag);
+  if (it == options.end()) return std::nullopt;
+  return number_pair_of(it->second);
 }
 
 Result<std::vector<std::string>> split_command_words(const std::string& text) {

@@ -2,7 +2,10 @@
 // returns the process exit code (0 ok, 1 the command's own failure, 2 a usage error).
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <utility>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -32,6 +35,12 @@ struct CommandLine {
     auto it = options.find(flag);
     return it == options.end() ? fallback : it->second;
   }
+  // The value of a flag declared as a whole number or a number (cli.cpp checked its form before
+  // the command ran); `fallback` when the flag was not given.
+  int64_t get_int(const std::string& flag, int64_t fallback) const;
+  double get_number(const std::string& flag, double fallback) const;
+  // A flag declared as two numbers A,B.
+  std::optional<std::pair<double, double>> get_number_pair(const std::string& flag) const;
 };
 
 // Splits a command written as one string into its words the way a shell does with quotes and

@@ -17,17 +17,6 @@ namespace tailforge {
 
 namespace {
 
-Result<uint64_t> parse_count(const std::string& flag, const std::string& text) {
-  if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos) {
-    return make_error(flag + " needs a whole number, got '" + text + "'");
-  }
-  return static_cast<uint64_t>(std::stoull(text));
-}
-
-}  // namespace
-
-namespace {
-
 // generate --track c2x86: the batch, checked, and what the track's acceptance reads from it.
 int generate_c_functions(const CommandContext& context, uint64_t count, uint64_t seed, const std::string& out_dir) {
   Result<VerifierOptions> verifier = verifier_options_from_json(context.config);
@@ -68,16 +57,10 @@ int generate_c_functions(const CommandContext& context, uint64_t count, uint64_t
 int command_generate(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
-  Result<uint64_t> count = parse_count("--count", args.get("--count", "10"));
-  Result<uint64_t> seed = parse_count("--seed", args.get("--seed", "1"));
-  for (const Result<uint64_t>* parsed : {&count, &seed}) {
-    if (!*parsed) {
-      std::cerr << "tailforge: " << parsed->message() << "\n";
-      return 2;
-    }
-  }
+  const uint64_t count = static_cast<uint64_t>(args.get_int("--count", 10));
+  const uint64_t seed = static_cast<uint64_t>(args.get_int("--seed", 1));
   std::string track = args.get("--track", "cuda2hip");
-  if (track == "c2x86") return generate_c_functions(*context, *count, *seed, args.get("--out", "generated"));
+  if (track == "c2x86") return generate_c_functions(*context, count, seed, args.get("--out", "generated"));
   if (track != "cuda2hip") {
     std::cerr << "tailforge: generate --track must be cuda2hip or c2x86, got '" << track << "'\n";
     return 2;
@@ -87,7 +70,7 @@ int command_generate(const CommandLine& args) {
                                                             data_path(generator["templates_file"].get<std::string>()));
   if (!catalog) return report_failure(catalog.message());
   std::string out_dir = args.get("--out", "generated");
-  Result<std::vector<std::string>> files = write_generated_programs(*catalog, *count, *seed, out_dir);
+  Result<std::vector<std::string>> files = write_generated_programs(*catalog, count, seed, out_dir);
   if (!files) return report_failure(files.message());
   std::cout << "wrote " << files->size() << " programs and manifest.jsonl to " << out_dir << "\n";
   return 0;

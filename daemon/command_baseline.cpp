@@ -54,14 +54,7 @@ int train(const CommandLine& args, const CommandContext& context) {
   std::string snapshot = args.get("--snapshot", environment("TAILFORGE_SNAPSHOT_DIR"));
   if (snapshot.empty()) return usage("baseline train needs --snapshot DIR (or $TAILFORGE_SNAPSHOT_DIR)");
   LearnOptions options;
-  if (args.has("--min-support")) {
-    std::string text = args.get("--min-support");
-    if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(text) < 1) {
-      return usage("--min-support needs a whole number >= 1, got '" + text + "'");
-    }
-    options.min_support = std::stoi(text);
-  }
+  options.min_support = static_cast<int>(args.get_int("--min-support", options.min_support));
   Result<std::vector<TrainingPair>> pairs = read_snapshot_pairs(snapshot);
   if (!pairs) return report_failure(pairs.message());
   auto started = std::chrono::steady_clock::now();

@@ -27,13 +27,7 @@ int command_daemon(const CommandLine& args) {
   options.config_file = args.get("--config");
   if (demo) options.base_config_file = data_path("config/demo.json");
   options.config = context->config;
-  std::string default_cycles = demo ? "2" : std::to_string(context->config["daemon"]["cycles"].get<int64_t>());
-  std::string cycles = args.get("--cycles", default_cycles);
-  if (cycles.empty() || cycles.find_first_not_of("0123456789") != std::string::npos || cycles.size() > 9) {
-    std::cerr << "tailforge: --cycles needs a whole number, got '" << cycles << "'\n";
-    return 2;
-  }
-  options.cycles = std::stoll(cycles);
+  options.cycles = args.get_int("--cycles", demo ? 2 : context->config["daemon"]["cycles"].get<int64_t>());
   options.listen = args.get("--listen", context->config["http"]["listen"].get<std::string>());
   options.progress_line = !args.has("--no-progress");
   if (Status s = run_daemon(options); !s) return report_failure(s.message());

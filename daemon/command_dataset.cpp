@@ -144,14 +144,7 @@ int command_gc(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
   int64_t cap_mb = context->config["store"]["artifact_cap_mb"].get<int64_t>();
-  if (args.has("--cap-mb")) {
-    std::string value = args.get("--cap-mb");
-    if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || value.size() > 9) {
-      std::cerr << "tailforge: --cap-mb needs a whole number of megabytes, got '" << value << "'\n";
-      return 2;
-    }
-    cap_mb = std::stoll(value);
-  }
+  cap_mb = args.get_int("--cap-mb", cap_mb);
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
   const bool collect = args.has("--collect");

@@ -91,16 +91,7 @@ int command_tails(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
   std::optional<int64_t> cycle;
-  if (args.has("--cycle")) {
-    std::string text = args.get("--cycle");
-    char* end = nullptr;
-    long long value = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || value <= 0) {
-      std::cerr << "tailforge: --cycle needs a cycle id, got '" << text << "'\n";
-      return 2;
-    }
-    cycle = value;
-  }
+  if (args.has("--cycle")) cycle = args.get_int("--cycle", 0);
   std::string dimension, name;
   if (args.has("--series")) {
     std::string series = args.get("--series");

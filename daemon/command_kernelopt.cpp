@@ -176,7 +176,7 @@ int kernelopt_run(const CommandContext& context, const CommandLine& args) {
   std::map<std::string, KernelTask> task_by_name;
   for (const KernelTask& task : *tasks) task_by_name[task.name] = task;
   if (args.has("--model")) {
-    int samples = std::max(1, std::atoi(args.get("--samples", "3").c_str()));
+    int samples = static_cast<int>(args.get_int("--samples", 3));
     if (Status asked = store_model_candidates(context, *db, args.get("--model"), *tasks, samples); !asked) {
       return report_failure(asked.message());
     }
@@ -197,8 +197,7 @@ int kernelopt_run(const CommandContext& context, const CommandLine& args) {
             << (gpu_here ? "" : " (no NVIDIA GPU here: compiled only, timing skipped)") << "\n";
 
   HarnessOptions harness;
-  int jobs = args.has("--jobs") ? std::max(1, std::atoi(args.get("--jobs").c_str()))
-                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int jobs = static_cast<int>(args.get_int("--jobs", std::max(1u, std::thread::hardware_concurrency())));
   // Compiles first, all at once; then the timing runs one after another with nothing else on the
   // machine, since a busy CPU delays the launches of short kernels and widens their spread.
   if (gpu_here) {
@@ -303,16 +302,9 @@ int command_curate(const CommandLine& args) {
     return 2;
   }
   CurationOptions options;
-  if (args.has("--high-speedup")) options.high_speedup = std::atof(args.get("--high-speedup").c_str());
-  if (args.has("--single-share")) options.single_share = std::atof(args.get("--single-share").c_str());
-  if (args.has("--difficulty")) {
-    std::vector<std::string> cuts = split_list(args.get("--difficulty"));
-    if (cuts.size() != 2) {
-      std::cerr << "tailforge: --difficulty takes EASY,HARD (ARL in words), got '" << args.get("--difficulty") << "'\n";
-      return 2;
-    }
-    options.difficulty_thresholds = std::make_pair(std::atof(cuts[0].c_str()), std::atof(cuts[1].c_str()));
-  }
+  options.high_speedup = args.get_number("--high-speedup", options.high_speedup);
+  options.single_share = args.get_number("--single-share", options.single_share);
+  if (auto cuts = args.get_number_pair("--difficulty")) options.difficulty_thresholds = *cuts;
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
   Result<std::vector<CandidateRecord>> records = load_kernelopt_candidates(*db);

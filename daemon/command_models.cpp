@@ -29,13 +29,6 @@ namespace {
 
 using nlohmann::json;
 
-Result<int64_t> whole_number(const std::string& flag, const std::string& text) {
-  if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos) {
-    return make_error(flag + " needs a whole number, got '" + text + "'");
-  }
-  return std::stoll(text);
-}
-
 int usage(const std::string& message) {
   std::cerr << "tailforge: " << message << "\n";
   return 2;
@@ -66,16 +59,8 @@ Result<json> definition_from_flags(const CommandLine& args) {
   } else if (!args.rest.empty()) {
     definition["command"] = args.rest;
   }
-  if (args.has("--retrain-event")) {
-    Result<int64_t> event = whole_number("--retrain-event", args.get("--retrain-event"));
-    if (!event) return event.error();
-    definition["retrain_event"] = *event;
-  }
-  if (args.has("--timeout")) {
-    Result<int64_t> seconds = whole_number("--timeout", args.get("--timeout"));
-    if (!seconds) return seconds.error();
-    definition["timeout_seconds"] = *seconds;
-  }
+  if (args.has("--retrain-event")) definition["retrain_event"] = args.get_int("--retrain-event", 0);
+  if (args.has("--timeout")) definition["timeout_seconds"] = args.get_int("--timeout", 0);
   return definition;
 }
 
@@ -240,12 +225,7 @@ int command_eval(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
   if (args.get("--model").empty()) return usage("eval needs --model NAME");
-  int64_t limit = -1;
-  if (args.has("--limit")) {
-    Result<int64_t> parsed = whole_number("--limit", args.get("--limit"));
-    if (!parsed) return usage(parsed.message());
-    limit = *parsed;
-  }
+  int64_t limit = args.get_int("--limit", -1);
   Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(context->config);
   if (!resources) return report_failure(resources.message());
   Result<Database> db = Database::open(context->db_path);

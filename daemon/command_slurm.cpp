@@ -25,10 +25,6 @@ std::string shell_quoted(const std::string& text) {
   return out + "'";
 }
 
-bool is_count(const std::string& text) {
-  return !text.empty() && text.size() < 7 && text.find_first_not_of("0123456789") == std::string::npos;
-}
-
 Result<std::string> render_script(const CommandLine& args) {
   std::string server = args.get("--server");
   if (server.rfind("http://", 0) != 0 && server.rfind("https://", 0) != 0) {
@@ -36,11 +32,8 @@ Result<std::string> render_script(const CommandLine& args) {
   }
   if (!args.has("--token-file")) return make_error("--token-file is required (a path the compute nodes can read)");
   if (!args.has("--partition")) return make_error("--partition is required");
-  std::string array = args.get("--array", "1"), gpus = args.get("--gpus-per-task", "1"), cpus = args.get("--cpus-per-task", "4");
-  for (const auto& [flag, value] : {std::pair{"--array", array}, {"--gpus-per-task", gpus}, {"--cpus-per-task", cpus}}) {
-    if (!is_count(value)) return make_error(std::string(flag) + " needs a whole number, got '" + value + "'");
-  }
-  if (std::stoi(array) < 1) return make_error("--array needs at least 1 worker");
+  int64_t array = args.get_int("--array", 1), gpus = args.get_int("--gpus-per-task", 1),
+          cpus = args.get_int("--cpus-per-task", 4);
   std::error_code ec;
   std::string binary = args.get("--binary", std::filesystem::read_symlink("/proc/self/exe", ec).string());
   std::string token_file = std::filesystem::absolute(args.get("--token-file"), ec).string();
@@ -50,10 +43,10 @@ Result<std::string> render_script(const CommandLine& args) {
   script += "# Each array task is one `tailforge worker`; scale down with scancel JOBID (or JOBID_TASK).\n";
   script += "#SBATCH --job-name=tailforge-worker\n";
   script += "#SBATCH --partition=" + args.get("--partition") + "\n";
-  script += "#SBATCH --array=0-" + std::to_string(std::stoi(array) - 1) + "\n";
+  script += "#SBATCH --array=0-" + std::to_string(array - 1) + "\n";
   script += "#SBATCH --ntasks=1\n";
-  script += "#SBATCH --cpus-per-task=" + cpus + "\n";
-  if (std::stoi(gpus) > 0) script += "#SBATCH --gpus-per-task=" + gpus + "\n";
+  script += "#SBATCH --cpus-per-task=" + std::to_string(cpus) + "\n";
+  if (gpus > 0) script += "#SBATCH --gpus-per-task=" + std::to_string(gpus) + "\n";
   script += "#SBATCH --time=" + args.get("--time", "1-00:00:00") + "\n";
   script += "#SBATCH --output=" + args.get("--output", "tailforge-worker-%A_%a.log") + "\n";
   script += "export TAILFORGE_HOME=" + shell_quoted(data_dir()) + "\n";
@@ -96,7 +89,7 @@ int command_slurm(const CommandLine& args) {
   if (result.timed_out) return report_failure("sbatch did not answer within 60 s");
   if (!result.succeeded()) return report_failure("sbatch failed: " + result.stderr_text + result.stdout_text);
   std::string job_id = result.stdout_text.substr(0, result.stdout_text.find_first_of(";\n"));
-  std::cout << "submitted job array " << job_id << ": " << args.get("--array", "1") << " workers on partition "
+  std::cout << "submitted job array " << job_id << ": " << args.get_int("--array", 1) << " workers on partition "
             << args.get("--partition") << "; they appear in `tailforge status` as they connect. Scale down: scancel "
             << job_id << "\n";
   return 0;

@@ -21,18 +21,6 @@ std::atomic<bool> stop_requested{false};
 
 void request_stop(int) { stop_requested = true; }
 
-Result<double> number_option(const CommandLine& args, const std::string& flag, double fallback, double minimum) {
-  if (!args.has(flag)) return fallback;
-  try {
-    size_t used = 0;
-    double value = std::stod(args.get(flag), &used);
-    if (used == args.get(flag).size() && value >= minimum) return value;
-  } catch (const std::exception&) {
-  }
-  return make_error(flag + " needs a number of at least " + std::to_string(static_cast<int64_t>(minimum)) + ", got '" +
-                    args.get(flag) + "'");
-}
-
 }  // namespace
 
 int command_worker(const CommandLine& args) {
@@ -57,17 +45,10 @@ int command_worker(const CommandLine& args) {
     start = comma == std::string::npos ? without.size() : comma + 1;
   }
   options.work_dir = args.get("--work-dir", "/tmp/tailforge-worker-" + options.name);
-  Result<double> jobs = number_option(args, "--jobs", 1, 1);
-  Result<double> max_jobs = number_option(args, "--max-jobs", 0, 0);
-  Result<double> idle_exit = number_option(args, "--idle-exit", 0, 0);
-  Result<double> poll = number_option(args, "--poll", 1, 0);
-  for (const Result<double>* r : {&jobs, &max_jobs, &idle_exit, &poll}) {
-    if (!*r) return report_failure(r->message());
-  }
-  options.jobs = static_cast<int>(*jobs);
-  options.max_jobs = static_cast<int64_t>(*max_jobs);
-  options.idle_exit_seconds = *idle_exit;
-  options.poll_seconds = std::max(0.05, *poll);
+  options.jobs = static_cast<int>(args.get_int("--jobs", 1));
+  options.max_jobs = args.get_int("--max-jobs", 0);
+  options.idle_exit_seconds = args.get_number("--idle-exit", 0);
+  options.poll_seconds = args.get_number("--poll", 1);
 
   struct sigaction action {};
   action.sa_handler = request_stop;

@@ -149,4 +149,8 @@ std::string format_taxonomy_table(const TaxonomyReport& report);
 Result<TaxonomyQuery> taxonomy_query_from_args(const std::map<std::string, std::string>& args,
                                                int64_t now = now_ms());
 
+// A time as the CLI and HTTP API take it: "48h", "30m", "7d", "90s" or "2w" before `now`, or Unix
+// milliseconds. Errors name `key`.
+Result<int64_t> parse_time_bound(const std::string& key, const std::string& text, int64_t now);
+
 }  // namespace tailforge

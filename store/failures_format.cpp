@@ -23,8 +23,19 @@ std::string plain_percent(double share) {
   return buffer;
 }
 
-// "48h" / "30m" / "7d" / "90s" / "2w" before `now`, or Unix milliseconds.
-Result<int64_t> parse_time(const std::string& key, const std::string& text, int64_t now) {
+
+std::string format_time(int64_t ms) {
+  time_t seconds = static_cast<time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M", &tm);
+  return buffer;
+}
+
+}  // namespace
+
+Result<int64_t> parse_time_bound(const std::string& key, const std::string& text, int64_t now) {
   if (text.empty()) return make_error(key + ": empty time");
   size_t used = 0;
   int64_t number = 0;
@@ -48,17 +59,6 @@ Result<int64_t> parse_time(const std::string& key, const std::string& text, int6
   return time;
 }
 
-std::string format_time(int64_t ms) {
-  time_t seconds = static_cast<time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M", &tm);
-  return buffer;
-}
-
-}  // namespace
-
 Result<TaxonomyQuery> taxonomy_query_from_args(const std::map<std::string, std::string>& args, int64_t now) {
   static const std::vector<std::string> known = {"since", "until", "stage", "track", "model", "origin", "domain",
                                                  "feature", "trend", "examples", "compare_since", "compare_until",
@@ -67,7 +67,7 @@ Result<TaxonomyQuery> taxonomy_query_from_args(const std::map<std::string, std::
   for (const auto& [key, value] : args) {
     if (std::find(known.begin(), known.end(), key) == known.end()) return make_error("unknown taxonomy option '" + key + "'");
     if (key == "since" || key == "until" || key == "compare_since" || key == "compare_until") {
-      Result<int64_t> time = parse_time(key, value, now);
+      Result<int64_t> time = parse_time_bound(key, value, now);
       if (!time) return time.error();
       (key == "since" ? q.since_ms : key == "until" ? q.until_ms : key == "compare_since" ? q.compare_since_ms : q.compare_until_ms) =
           *time;

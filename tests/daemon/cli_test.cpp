@@ -35,6 +35,61 @@ TEST_CASE("an unknown command or option exits 2 with one line naming it, then th
   CHECK(option.stderr_text.rfind("tailforge: unknown option '--verbose' for 'status'\nusage:", 0) == 0);
 }
 
+TEST_CASE("an option's value of the wrong form exits 2 naming the option and the form, before anything runs") {
+  TempDir dir;  // no database: the form is checked before the command looks for one
+  struct Bad {
+    std::vector<std::string> words;
+    std::string says;
+  };
+  const std::vector<Bad> cases = {
+      {{"kernelopt", "run", "--samples", "abc"}, "option '--samples' needs a whole number from 1 to 1000, got 'abc'"},
+      {{"worker", "--jobs", "2.5", "--server", "http://127.0.0.1:9"}, "option '--jobs' needs a whole number"},
+      {{"daemon", "--listen", "127.0.0.1:70000"}, "option '--listen' needs HOST:PORT"},
+      {{"taxonomy", "--since", "3x"}, "option '--since' needs a duration before now"},
+      {{"curate", "--high-speedup", "abc"}, "option '--high-speedup' needs a number of at least 0, got 'abc'"},
+      {{"curate", "--single-share", "1.5"}, "option '--single-share' needs a number from 0 to 1"},
+      {{"curate", "--difficulty", "30,20"}, "option '--difficulty' needs two numbers A,B"},
+      {{"curate", "--difficulty", "30"}, "option '--difficulty' needs two numbers A,B"},
+      {{"export", "--out", "x", "--format", "csv"}, "option '--format' needs one of alpaca, sharegpt, jsonl, got 'csv'"},
+      {{"gc", "--cap-mb", "-1"}, "option '--cap-mb' needs a whole number of at least 0"},
+      {{"daemon", "--cycles=1e3"}, "option '--cycles' needs a whole number"},
+      {{"eval", "--model", "m", "--limit", "0"}, "option '--limit' needs a whole number of at least 1"},
+      {{"slurm", "script", "--array", "nan"}, "option '--array' needs a whole number"},
+      {{"worker", "--poll", "inf", "--server", "http://127.0.0.1:9"}, "option '--poll' needs a number"},
+      {{"generate", "--count", "99999999999999999999"}, "option '--count' needs a whole number"},
+      {{"status", "--log-level", "loud"}, "option '--log-level' needs one of trace, debug, info, warn, error, off"},
+  };
+  for (const Bad& bad : cases) {
+    ProcessSpec spec;
+    spec.argv = {TAILFORGE_BINARY};
+    spec.argv.insert(spec.argv.end(), bad.words.begin(), bad.words.end());
+    spec.cwd = dir.path();
+    spec.timeout_seconds = 30;
+    ProcessResult run = run_process(spec);
+    INFO(bad.words[0] << " " << bad.words[1] << " " << bad.words[2]);
+    CHECK(run.exit_code == 2);
+    CHECK(run.stderr_text.rfind("tailforge: " + bad.says, 0) == 0);
+    CHECK(std::filesystem::is_empty(dir.path()));
+  }
+  // The same values of the right form pass the check (and the command then runs or says why not).
+  ProcessResult fine = run_tailforge({"generate", "--count", "2", "--seed", "+5", "--out", dir.file("gen")});
+  CHECK(fine.exit_code == 0);
+}
+
+TEST_CASE("--help of a command shows each option's form from the same declarations the parser checks") {
+  ProcessResult help = run_tailforge({"kernelopt", "--help"});
+  REQUIRE(help.exit_code == 0);
+  CHECK(help.stdout_text.find("--samples N") != std::string::npos);
+  CHECK(help.stdout_text.find("[a whole number from 1 to 1000]") != std::string::npos);
+  ProcessResult curate = run_tailforge({"curate", "--help"});
+  CHECK(curate.stdout_text.find("--difficulty A,B") != std::string::npos);
+  CHECK(curate.stdout_text.find("[a number from 0 to 1]") != std::string::npos);
+  ProcessResult taxonomy = run_tailforge({"taxonomy", "--help"});
+  CHECK(taxonomy.stdout_text.find("--since TIME") != std::string::npos);
+  CHECK(taxonomy.stdout_text.find("--trend NAME") != std::string::npos);
+  CHECK(taxonomy.stdout_text.find("[one of hour, day]") != std::string::npos);
+}
+
 TEST_CASE("status --json prints the stable keys for a new database") {
   TempDir dir;
   REQUIRE(Database::open(dir.file("fresh.db")).ok());  // what the daemon's first start leaves
