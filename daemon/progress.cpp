@@ -8,6 +8,7 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "store/corpus.h"
 #include "store/queue.h"
 
 namespace tailforge {
@@ -70,9 +71,8 @@ ProgressLine::~ProgressLine() { finish(); }
 void ProgressLine::cycle_finished(const CycleRecord&) { ++cycles_finished_; }
 
 std::string ProgressLine::update(Database& db, std::optional<int64_t> cycle, int64_t cycles_run) {
-  Statement& verified_total = db.cached("SELECT count(*) FROM sample WHERE status = 'verified'");
-  int64_t verified_now = verified_total.step() ? verified_total.int64(0) : 0;
-  verified_total.reset();
+  Result<int64_t> verified = verified_count_all(db);
+  int64_t verified_now = verified ? *verified : 0;
   if (!verified_at_start_) verified_at_start_ = verified_now;
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   double per_minute = elapsed > 0 ? (verified_now - *verified_at_start_) * 60.0 / elapsed : 0;

@@ -94,6 +94,13 @@ Result<int64_t> verified_count(Database& db, const std::string& track) {
   return count;
 }
 
+Result<int64_t> verified_count_all(Database& db) {
+  Statement& select = db.cached("SELECT COUNT(*) FROM sample WHERE status = 'verified'");
+  int64_t count = select.step() ? select.int64(0) : 0;
+  if (Status s = finish(select); !s) return s.error();
+  return count;
+}
+
 Result<std::map<std::string, int64_t>> verified_count_by_feature(Database& db, const std::string& track) {
   return counts_by_key(db,
                        // From the track's verified samples (index on track, status) to their tags

@@ -16,6 +16,8 @@ namespace tailforge {
 
 // ---- shares of the verified corpus -------------------------------------------------------
 Result<int64_t> verified_count(Database& db, const std::string& track);
+// Verified samples of every track.
+Result<int64_t> verified_count_all(Database& db);
 Result<std::map<std::string, int64_t>> verified_count_by_feature(Database& db, const std::string& track);
 Result<std::map<std::string, int64_t>> verified_count_by_domain(Database& db, const std::string& track);
 // Feature tags / domains seen among the track's samples with a verdict, verified or failed (a

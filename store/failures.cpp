@@ -285,6 +285,10 @@ void assign_novelty(std::vector<StageRow>& rows) {
 
 }  // namespace
 
+Status delete_stage_failure(Database& db, const std::string& sample_id, const std::string& stage) {
+  return db.cached("DELETE FROM failure WHERE sample_id = ?1 AND stage = ?2").bind(1, sample_id).bind(2, stage).run();
+}
+
 Status insert_failure(Database& db, const FailureRecord& f) {
   int64_t created_ms = f.created_ms ? f.created_ms : now_ms();
   Statement& select = db.cached("SELECT id, stage, category, created_ms, novelty FROM failure WHERE sample_id = ?1");

@@ -45,6 +45,9 @@ struct FailureRecord {
 // inside the caller's transaction.
 Status insert_failure(Database& db, const FailureRecord& failure);
 
+// Removes the sample's failure at `stage` (a stage run again that may now pass).
+Status delete_stage_failure(Database& db, const std::string& sample_id, const std::string& stage);
+
 // Makes the category table hold every path (with its parent) and description given.
 Status upsert_categories(Database& db, const std::map<std::string, std::string>& descriptions);
 
