@@ -16,6 +16,7 @@
 #include "daemon/context.h"
 #include "daemon/http_api.h"
 #include "store/failures.h"
+#include "text/number.h"
 
 namespace tailforge {
 
@@ -109,8 +110,7 @@ std::string form_placeholder(const ValueForm& form) {
 std::optional<int64_t> whole_number_of(std::string_view text) {
   int64_t value = 0;
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (text.empty() || !text::parse_int64(text, value)) return std::nullopt;
   return value;
 }
 

@@ -14,6 +14,7 @@
 #include "daemon/context.h"
 #include "store/models.h"
 #include "synth/model_registry.h"
+#include "text/number.h"
 #include "verifier/process.h"
 
 namespace tailforge {
@@ -72,10 +73,11 @@ int train(const CommandLine& args, const CommandContext& context) {
   if (!db) return report_failure(db.message());
   std::optional<int64_t> retrain_event;
   if (std::string event = environment("TAILFORGE_RETRAIN_EVENT"); !event.empty()) {
-    if (event.find_first_not_of("0123456789") != std::string::npos || event.size() > 12) {
+    int64_t id = 0;
+    if (event.find_first_not_of("0123456789") != std::string::npos || !text::parse_int64(event, id)) {
       return report_failure("TAILFORGE_RETRAIN_EVENT is not an event id: '" + event + "'");
     }
-    retrain_event = std::stoll(event);
+    retrain_event = id;
   }
   Result<std::string> name = args.has("--name") ? Result<std::string>(args.get("--name")) : version_name(*db, retrain_event);
   if (!name) return report_failure(name.message());
