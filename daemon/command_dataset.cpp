@@ -69,10 +69,6 @@ int command_export(const CommandLine& args) {
     std::cerr << "tailforge: export needs --out DIR\n";
     return 2;
   }
-  if (options.format != "alpaca" && options.format != "sharegpt" && options.format != "jsonl") {
-    std::cerr << "tailforge: --format must be alpaca, sharegpt or jsonl, got '" << options.format << "'\n";
-    return 2;
-  }
   Result<SynthPolicy> policy = synth_policy_from_config(context->config["synth"], data_dir());
   if (!policy) return report_failure(policy.message());
   options.policy = std::move(*policy);

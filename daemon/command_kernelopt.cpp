@@ -28,8 +28,8 @@
 #include "store/models.h"
 #include "synth/kernelopt/curation.h"
 #include "synth/kernelopt/export.h"
-#include "synth/policy.h"
 #include "synth/kernelopt/report.h"
+#include "synth/policy.h"
 #include "verifier/options.h"
 
 namespace tailforge {
@@ -345,13 +345,6 @@ int command_curate(const CommandLine& args) {
   return 0;
 }
 
-}  // namespace tailforge
-
-namespace tailforge {
-namespace {
-
-}  // namespace
-
 int export_kernelopt(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
@@ -360,10 +353,6 @@ int export_kernelopt(const CommandLine& args) {
   options.format = args.get("--format", "alpaca");
   if (options.out_dir.empty()) {
     std::cerr << "tailforge: export needs --out DIR\n";
-    return 2;
-  }
-  if (options.format != "alpaca" && options.format != "sharegpt" && options.format != "jsonl") {
-    std::cerr << "tailforge: --format must be alpaca, sharegpt or jsonl, got '" << options.format << "'\n";
     return 2;
   }
   for (const std::string& path : args.get_all("--decontaminate")) {  // named in the manifest wherever it is read
