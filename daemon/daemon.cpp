@@ -15,10 +15,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/context.h"
 #include "daemon/crash_recorder.h"
 #include "daemon/disk_rules.h"
-#include "daemon/http_api.h"
+#include "daemon/logging.h"
 #include "daemon/pipeline.h"
 #include "daemon/planner.h"
 #include "daemon/progress.h"
@@ -153,19 +152,8 @@ Result<std::vector<CrashedJob>> count_recorded_crashes(const std::string& db_pat
   return dead;
 }
 
-// Everything the event loop touches, so its handlers capture one reference.
-struct Loop {
-  asio::io_context io;
-  asio::signal_set signals{io, SIGINT, SIGTERM, SIGHUP};
-  asio::steady_timer planner_timer{io};
-  asio::steady_timer progress_timer{io};
-  asio::steady_timer disk_timer{io};
-  std::thread drain_thread;
-};
-
-}  // namespace
-
-Status run_daemon(const DaemonOptions& options) {
+// Process-wide memory settings for a run of days.
+void bound_process_memory() {
   // Executables and tool outputs are megabytes each and live for one job. A fixed mmap threshold
   // gives every such buffer its own mapping, returned to the system when it is freed; glibc's
   // default raises the threshold after the first large free, so they would land in the heap and
@@ -180,18 +168,17 @@ Status run_daemon(const DaemonOptions& options) {
   // planner's and the progress line's: as the database grows they fill, a slow climb over a
   // weekend. One bound for all of them keeps SQLite's share flat.
   limit_sqlite_memory(int64_t{8} << 20);
-  Result<std::unique_ptr<DatabaseLock>> lock = DatabaseLock::acquire(options.db_path);
-  if (!lock) return lock.error();
-  Result<Database> opened = Database::open(options.db_path);
-  if (!opened) return opened.error();
-  Database& db = *opened;
-  nlohmann::json config = options.config;
-  JobQueue queue(db, queue_policy(config));
+}
+
+// What the previous run left behind: crashes recorded against jobs (the jobs that reached
+// store.job_max_crashes are returned, to be failed by the pipeline), remote leases that are
+// leasable again, retrain events it left running. Installs this run's crash recorder.
+Result<std::vector<CrashedJob>> recover_previous_run(const std::string& db_path, Database& db, JobQueue& queue) {
   // A crash on a job's thread counts against that job alone, before the other leases the dead
   // process left are given back as interruptions.
-  Result<std::vector<CrashedJob>> crashed = count_recorded_crashes(options.db_path, queue);
+  Result<std::vector<CrashedJob>> crashed = count_recorded_crashes(db_path, queue);
   if (!crashed) return crashed.error();
-  if (Status s = install_crash_recorder(options.db_path); !s) return s;
+  if (Status s = install_crash_recorder(db_path); !s) return s.error();
   // Leases of remote workers outlive a restart: a worker still running its job posts it.
   Result<int> released = queue.release_leases(std::nullopt, kRemoteOwnerPrefix);
   if (!released) return released.error();
@@ -202,40 +189,41 @@ Status run_daemon(const DaemonOptions& options) {
     spdlog::warn("{} retrain events were left running by a previous run: marked interrupted (retrain.on_interrupted "
                  "decides what happens to them)", *interrupted);
   }
+  return crashed;
+}
 
-  ResourceSlots slots;
-  Result<std::shared_ptr<Pipeline>> pipeline = make_pipeline(config, options.db_path, slots);
-  if (!pipeline) return pipeline.error();
-  for (const CrashedJob& dead : *crashed) {
-    if (Status s = (*pipeline)->fail_crashed_job(db, dead.job, dead.stage, dead.reason); !s) return s;
-  }
-
-  Result<WorkerSettings> worker_policy = worker_settings(config);
-  if (!worker_policy) return worker_policy.error();
-  // The daemon's own workers are a worker too: recorded as "local" with what this host can run,
-  // so that status can say why a kind waits when neither they nor a remote worker may take it.
+// Records the daemon's own workers as the worker "local", with what this host can run, so that
+// status can say why a kind waits when neither they nor a remote worker may take it. Returns the
+// kinds they may not lease (verify, when this host lacks what it needs or workers.local_verify
+// is false).
+Result<std::set<std::string>> register_local_worker(Database& db, const nlohmann::json& config,
+                                                    const WorkerSettings& policy, Pipeline& pipeline) {
   WorkerRecord local;
   local.name = kLocalWorkerName;
   local.host = host_name();
   local.capabilities = host_capabilities(detected_toolchains(), config["sandbox"]["mode"].get<std::string>());
-  std::set<std::string> local_excluded;
-  std::vector<std::string> local_missing = missing_needs(*worker_policy, kVerifyJob, local.capabilities);
-  if (!worker_policy->local_verify || !local_missing.empty()) {
-    local_excluded.insert(kVerifyJob);
-    local.missing[kVerifyJob] = local_missing;
+  std::set<std::string> excluded;
+  std::vector<std::string> missing = missing_needs(policy, kVerifyJob, local.capabilities);
+  if (!policy.local_verify || !missing.empty()) {
+    excluded.insert(kVerifyJob);
+    local.missing[kVerifyJob] = missing;
     spdlog::info("local workers lease no verify jobs ({}); they wait for tailforge worker processes",
-                 worker_policy->local_verify ? "this host lacks " + nlohmann::json(local_missing).dump() : "workers.local_verify is false");
+                 policy.local_verify ? "this host lacks " + nlohmann::json(missing).dump() : "workers.local_verify is false");
   }
-  for (const auto& [kind, handler] : (*pipeline)->handlers())
-    if (!local_excluded.count(kind)) local.kinds.push_back(kind);
-  if (Status s = upsert_worker(db, local); !s) return s;
+  for (const auto& [kind, handler] : pipeline.handlers())
+    if (!excluded.count(kind)) local.kinds.push_back(kind);
+  if (Status s = upsert_worker(db, local); !s) return s.error();
   // Workers gone for a day (a finished Slurm array) leave the status listing.
-  if (Status s = forget_workers(db, now_ms() - 24 * 3600 * 1000); !s) return s;
+  if (Status s = forget_workers(db, now_ms() - 24 * 3600 * 1000); !s) return s.error();
+  return excluded;
+}
 
+WorkerPoolOptions worker_pool_options(const nlohmann::json& config, const std::string& db_path, int workers,
+                                      std::set<std::string> excluded_kinds) {
   WorkerPoolOptions pool_options;
-  pool_options.excluded_kinds = local_excluded;
-  pool_options.db_path = options.db_path;
-  pool_options.workers = (*pipeline)->worker_count();
+  pool_options.excluded_kinds = std::move(excluded_kinds);
+  pool_options.db_path = db_path;
+  pool_options.workers = workers;
   // One more worker for the cycle's serial steps: with every other worker on a verification (the
   // planner fills idle workers), a step would otherwise wait for one to finish. And workers for
   // evaluations, as many as requests may be in flight to a model's endpoint
@@ -247,22 +235,206 @@ Status run_daemon(const DaemonOptions& options) {
   pool_options.owner_prefix = owner_prefix();
   pool_options.lease_ms = config["store"]["job_lease_ms"].get<int64_t>();
   pool_options.queue_policy = queue_policy(config);
+  return pool_options;
+}
+
+// The event loop: one Boost.Asio context on the daemon's thread turns the planner every 100 ms,
+// redraws the progress line every second, checks the disk every 10 s and handles signals. The
+// work itself runs on the worker pool.
+class EventLoop {
+ public:
+  EventLoop(const DaemonOptions& options, nlohmann::json& config, Database& db, Database& progress_db,
+            WorkerPool& pool, CyclePlanner& planner, DaemonControl& control, ServiceManager& service,
+            ProgressLine& progress)
+      : options_(options), config_(config), db_(db), progress_db_(progress_db), pool_(pool), planner_(planner),
+        control_(control), service_(service), progress_(progress),
+        grace_seconds_(config["daemon"]["drain_grace_seconds"].get<double>()),
+        min_free_mb_(config["daemon"]["min_free_disk_mb"].get<int64_t>()) {}
+
+  // Runs until the cycles are done, a drain finished or a second signal came.
+  void run() {
+    arm_signals();
+    arm_planner();
+    arm_progress();
+    check_disk();
+    io_.run();
+  }
+  // Waits for a drain begun by a signal or over HTTP to give up its grace period.
+  void wait_for_drain() {
+    if (drain_thread_.joinable()) drain_thread_.join();
+  }
+
+ private:
+  // Running jobs get drain_grace_seconds to finish; then the loop stops.
+  void begin_drain(const char* why) {
+    if (drain_thread_.joinable()) return;
+    control_.drain_requested = true;
+    spdlog::info("draining ({}): running jobs get {:.0f} s to finish", why, grace_seconds_);
+    service_.stopping(std::string(why) + ", draining");
+    service_.extend_stop_timeout(grace_seconds_ + 30);
+    drain_thread_ = std::thread([this] {
+      bool clean = pool_.drain(grace_seconds_);
+      if (!clean) spdlog::warn("drain grace period over: {} jobs stay leased and resume on restart", pool_.running());
+      asio::post(io_, [this] { io_.stop(); });
+    });
+  }
+
+  // SIGHUP reloads the configuration; SIGINT or SIGTERM drains, and a second one stops at once.
+  void arm_signals() {
+    signals_.async_wait([this](const boost::system::error_code& error, int signal_number) {
+      if (error) return;
+      if (signal_number == SIGHUP) {
+        reload_config();
+      } else if (control_.drain_requested) {
+        spdlog::warn("second signal: stopping now; unfinished jobs resume on restart");
+        io_.stop();
+        return;
+      } else {
+        begin_drain(signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+      }
+      arm_signals();
+    });
+  }
+
+  void reload_config() {
+    service_.reloading();
+    Result<nlohmann::json> reloaded = load_config_layers({options_.base_config_file, options_.config_file});
+    if (!reloaded) {
+      spdlog::error("SIGHUP: configuration not reloaded: {}", reloaded.message());
+    } else {
+      config_ = *reloaded;
+      planner_.set_options(planner_options(config_, options_.cycles));
+      if (Status level = set_log_level(config_.value("log_level", "info")); !level) {
+        spdlog::error("SIGHUP: {}", level.message());
+      }
+      spdlog::info("SIGHUP: configuration reloaded from {}",
+                   options_.config_file.empty() ? "the defaults" : options_.config_file);
+    }
+    service_.ready(reloaded ? "configuration reloaded" : "configuration not reloaded: " + reloaded.message());
+  }
+
+  void arm_planner() {
+    planner_timer_.expires_after(std::chrono::milliseconds(100));
+    planner_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error) return;
+      service_.watchdog_tick();  // only while this loop turns: a hung loop gets restarted
+      pool_.set_paused(control_.paused);
+      if (control_.drain_requested && !drain_thread_.joinable()) begin_drain("HTTP drain");
+      bool may_start = !control_.paused && !control_.drain_requested && !control_.disk_low;
+      Result<PlannerStep> step = planner_.tick(may_start);
+      if (!step) {
+        spdlog::error("planner: {}", step.message());
+      } else {
+        if (step->enqueued) pool_.wake();
+        if (step->finished_cycle) progress_.cycle_finished(*step->finished_cycle);
+      }
+      if (planner_.done() && !control_.drain_requested) {
+        spdlog::info("all {} cycles done", planner_.cycles_run());
+        asio::post(io_, [this] { io_.stop(); });
+        return;
+      }
+      arm_planner();
+    });
+  }
+
+  void arm_progress() {
+    progress_timer_.expires_after(std::chrono::seconds(1));
+    progress_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error) return;
+      service_.status(progress_.update(progress_db_, planner_.current_cycle(), planner_.cycles_run()));
+      if (Status s = touch_worker(progress_db_, kLocalWorkerName, std::nullopt); !s) {
+        spdlog::warn("worker registry: {}", s.message());
+      }
+      arm_progress();
+    });
+  }
+
+  // Below daemon.min_free_disk_mb, generation and synthesis pause; the caches and artifacts are
+  // held under their caps (read each time, so a SIGHUP-reloaded value applies at the next check).
+  void check_disk() {
+    int64_t free_mb = free_disk_mb(options_.db_path);
+    bool low = free_mb >= 0 && free_mb < min_free_mb_;
+    if (low != control_.disk_low) {
+      control_.disk_low = low;
+      if (low) {
+        spdlog::warn("disk space low: {} MB free next to {} (watermark {} MB); generation paused", free_mb,
+                     options_.db_path, min_free_mb_);
+        pool_.set_blocked_kinds({kGenerateJob, kSynthesizeJob});
+      } else {
+        spdlog::info("disk space recovered: {} MB free; generation resumes", free_mb);
+        pool_.set_blocked_kinds({});
+      }
+    }
+    trim_compile_cache(db_, config_);
+    trim_artifacts(db_, config_);
+    apply_disk_rules(db_, config_, options_.db_path);
+    disk_timer_.expires_after(std::chrono::seconds(10));
+    disk_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (!error) check_disk();
+    });
+  }
+
+  const DaemonOptions& options_;
+  nlohmann::json& config_;
+  Database& db_;
+  Database& progress_db_;
+  WorkerPool& pool_;
+  CyclePlanner& planner_;
+  DaemonControl& control_;
+  ServiceManager& service_;
+  ProgressLine& progress_;
+  const double grace_seconds_;
+  const int64_t min_free_mb_;
+
+  asio::io_context io_;
+  asio::signal_set signals_{io_, SIGINT, SIGTERM, SIGHUP};
+  asio::steady_timer planner_timer_{io_};
+  asio::steady_timer progress_timer_{io_};
+  asio::steady_timer disk_timer_{io_};
+  std::thread drain_thread_;
+};
+
+}  // namespace
+
+Status run_daemon(const DaemonOptions& options) {
+  bound_process_memory();
+  Result<std::unique_ptr<DatabaseLock>> lock = DatabaseLock::acquire(options.db_path);
+  if (!lock) return lock.error();
+  Result<Database> opened = Database::open(options.db_path);
+  if (!opened) return opened.error();
+  Database& db = *opened;
+  nlohmann::json config = options.config;
+  JobQueue queue(db, queue_policy(config));
+  Result<std::vector<CrashedJob>> crashed = recover_previous_run(options.db_path, db, queue);
+  if (!crashed) return crashed.error();
+
+  ResourceSlots slots;
+  Result<std::shared_ptr<Pipeline>> pipeline = make_pipeline(config, options.db_path, slots);
+  if (!pipeline) return pipeline.error();
+  for (const CrashedJob& dead : *crashed) {
+    if (Status s = (*pipeline)->fail_crashed_job(db, dead.job, dead.stage, dead.reason); !s) return s;
+  }
+
+  Result<WorkerSettings> worker_policy = worker_settings(config);
+  if (!worker_policy) return worker_policy.error();
+  Result<std::set<std::string>> local_excluded = register_local_worker(db, config, *worker_policy, **pipeline);
+  if (!local_excluded) return local_excluded.error();
+  WorkerPoolOptions pool_options =
+      worker_pool_options(config, options.db_path, (*pipeline)->worker_count(), std::move(*local_excluded));
   WorkerPool pool(pool_options, (*pipeline)->handlers());
 
   CyclePlanner planner(db, queue, planner_options(config, options.cycles));
   DaemonControl control;
-  Loop loop;
-  const double grace_seconds = config["daemon"]["drain_grace_seconds"].get<double>();
-  const int64_t min_free_mb = config["daemon"]["min_free_disk_mb"].get<int64_t>();
 
-  std::unique_ptr<HttpApi> http;
+  std::unique_ptr<DaemonServer> server;
   if (!options.listen.empty()) {
-    WorkerApiContext workers{options.db_path, "", config, *worker_policy, queue_policy(config), *pipeline, [&pool] { pool.wake(); }};
-    Result<std::unique_ptr<HttpApi>> started = HttpApi::start(options.listen, config, options.db_path, control,
-                                                              [&pool] { pool.wake(); }, false, workers);
+    if (!options.start_server) return make_error("--listen needs a server, and this daemon was started without one");
+    ServedLoop served{options.listen, config, options.db_path, control, *worker_policy, queue_policy(config),
+                      *pipeline, [&pool] { pool.wake(); }};
+    Result<std::unique_ptr<DaemonServer>> started = options.start_server(served);
     if (!started) return started.error();
-    http = std::move(*started);
-    spdlog::info("HTTP API listening on {}; dashboard at http://{}/", http->address(), http->address());
+    server = std::move(*started);
+    spdlog::info("HTTP API listening on {}; dashboard at http://{}/", server->address(), server->address());
   }
 
   if (Status s = pool.start(); !s) return s;
@@ -275,114 +447,11 @@ Status run_daemon(const DaemonOptions& options) {
   Result<Database> progress_db = Database::open(options.db_path);
   if (!progress_db) return progress_db.error();
 
-  auto begin_drain = [&](const char* why) {
-    if (loop.drain_thread.joinable()) return;
-    control.drain_requested = true;
-    spdlog::info("draining ({}): running jobs get {:.0f} s to finish", why, grace_seconds);
-    service.stopping(std::string(why) + ", draining");
-    service.extend_stop_timeout(grace_seconds + 30);
-    loop.drain_thread = std::thread([&] {
-      bool clean = pool.drain(grace_seconds);
-      if (!clean) spdlog::warn("drain grace period over: {} jobs stay leased and resume on restart", pool.running());
-      asio::post(loop.io, [&] { loop.io.stop(); });
-    });
-  };
-
-  std::function<void()> arm_signals = [&] {
-    loop.signals.async_wait([&](const boost::system::error_code& error, int signal_number) {
-      if (error) return;
-      if (signal_number == SIGHUP) {
-        service.reloading();
-        Result<nlohmann::json> reloaded = load_config_layers({options.base_config_file, options.config_file});
-        if (!reloaded) {
-          spdlog::error("SIGHUP: configuration not reloaded: {}", reloaded.message());
-        } else {
-          config = *reloaded;
-          planner.set_options(planner_options(config, options.cycles));
-          if (Status level = set_log_level(config.value("log_level", "info")); !level) {
-            spdlog::error("SIGHUP: {}", level.message());
-          }
-          spdlog::info("SIGHUP: configuration reloaded from {}",
-                       options.config_file.empty() ? "the defaults" : options.config_file);
-        }
-        service.ready(reloaded ? "configuration reloaded" : "configuration not reloaded: " + reloaded.message());
-      } else if (control.drain_requested) {
-        spdlog::warn("second signal: stopping now; unfinished jobs resume on restart");
-        loop.io.stop();
-        return;
-      } else {
-        begin_drain(signal_number == SIGINT ? "SIGINT" : "SIGTERM");
-      }
-      arm_signals();
-    });
-  };
-  arm_signals();
-
-  std::function<void()> arm_planner = [&] {
-    loop.planner_timer.expires_after(std::chrono::milliseconds(100));
-    loop.planner_timer.async_wait([&](const boost::system::error_code& error) {
-      if (error) return;
-      service.watchdog_tick();  // only while this loop turns: a hung loop gets restarted
-      pool.set_paused(control.paused);
-      if (control.drain_requested && !loop.drain_thread.joinable()) begin_drain("HTTP drain");
-      bool may_start = !control.paused && !control.drain_requested && !control.disk_low;
-      Result<PlannerStep> step = planner.tick(may_start);
-      if (!step) {
-        spdlog::error("planner: {}", step.message());
-      } else {
-        if (step->enqueued) pool.wake();
-        if (step->finished_cycle) progress.cycle_finished(*step->finished_cycle);
-      }
-      if (planner.done() && !control.drain_requested) {
-        spdlog::info("all {} cycles done", planner.cycles_run());
-        asio::post(loop.io, [&] { loop.io.stop(); });
-        return;
-      }
-      arm_planner();
-    });
-  };
-  arm_planner();
-
-  std::function<void()> arm_progress = [&] {
-    loop.progress_timer.expires_after(std::chrono::seconds(1));
-    loop.progress_timer.async_wait([&](const boost::system::error_code& error) {
-      if (error) return;
-      service.status(progress.update(*progress_db, planner.current_cycle(), planner.cycles_run()));
-      if (Status s = touch_worker(*progress_db, kLocalWorkerName, std::nullopt); !s) spdlog::warn("worker registry: {}", s.message());
-      arm_progress();
-    });
-  };
-  arm_progress();
-
-  std::function<void()> arm_disk = [&] {
-    int64_t free_mb = free_disk_mb(options.db_path);
-    bool low = free_mb >= 0 && free_mb < min_free_mb;
-    if (low != control.disk_low) {
-      control.disk_low = low;
-      if (low) {
-        spdlog::warn("disk space low: {} MB free next to {} (watermark {} MB); generation paused", free_mb,
-                     options.db_path, min_free_mb);
-        pool.set_blocked_kinds({kGenerateJob, kSynthesizeJob});
-      } else {
-        spdlog::info("disk space recovered: {} MB free; generation resumes", free_mb);
-        pool.set_blocked_kinds({});
-      }
-    }
-    // Reads the cap each time, so a SIGHUP-reloaded value applies at the next tick.
-    trim_compile_cache(db, config);
-    trim_artifacts(db, config);
-    apply_disk_rules(db, config, options.db_path);
-    loop.disk_timer.expires_after(std::chrono::seconds(10));
-    loop.disk_timer.async_wait([&](const boost::system::error_code& error) {
-      if (!error) arm_disk();
-    });
-  };
-  arm_disk();
-
-  loop.io.run();
+  EventLoop loop(options, config, db, *progress_db, pool, planner, control, service, progress);
+  loop.run();
 
   progress.finish();
-  if (loop.drain_thread.joinable()) loop.drain_thread.join();
+  loop.wait_for_drain();
   if (pool.running() > 0) {
     // Stopped before the running jobs finished: their leases are released on the next start.
     spdlog::warn("stopping with {} jobs unfinished; they resume on restart", pool.running());
@@ -390,7 +459,7 @@ Status run_daemon(const DaemonOptions& options) {
     std::_Exit(0);
   }
   pool.stop();
-  if (http) http->stop();
+  if (server) server->stop();
   trim_compile_cache(db, config);  // a short run ends under the caps too, not only at the next start
   trim_artifacts(db, config);
   spdlog::info("daemon stopped after {} cycles", planner.cycles_run());

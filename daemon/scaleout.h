@@ -22,6 +22,9 @@ inline const std::set<std::string>& remote_job_kinds() {
   return kinds;
 }
 
+// Lease owners of remote workers start with this.
+inline constexpr const char* kRemoteOwnerPrefix = "remote:";
+
 struct WorkerSettings {
   bool local_verify = true;              // the daemon's own workers lease verify jobs
   std::vector<std::string> verify_needs;  // stage families a worker must run to lease a verify job

@@ -1,7 +1,6 @@
 #include "agents/c2x86/c_batch.h"
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -10,6 +9,7 @@
 
 #include "agents/c2x86/c_generator.h"
 #include "verifier/c2x86/function_check.h"
+#include "verifier/parallel.h"
 #include "verifier/stage_runner.h"
 
 namespace tailforge {
@@ -91,14 +91,12 @@ Result<CBatch> write_c_batch(const CBatchOptions& options, const VerifierOptions
   }
 
   size_t jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> workers;
-  for (size_t worker = 0; worker < std::min(jobs, batch.entries.size()); ++worker) {
-    workers.emplace_back([&] {
-      for (size_t i = next++; i < batch.entries.size(); i = next++) check_entry(batch.entries[i], verifier, toolchains);
-    });
-  }
-  for (std::thread& worker : workers) worker.join();
+  for_each_index(batch.entries.size(), jobs, [&]() -> IndexWork {
+    return [&](size_t i) {
+      check_entry(batch.entries[i], verifier, toolchains);
+      return true;
+    };
+  });
 
   std::string manifest_path = options.out_dir + "/manifest.jsonl";
   std::ofstream manifest(manifest_path, std::ios::binary | std::ios::trunc);

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <random>
 
-#include "daemon/http_api.h"
+#include "daemon/http/http_api.h"
 #include "policies/config.h"
 #include "store/failures.h"
 #include "store/samples.h"

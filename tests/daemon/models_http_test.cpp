@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "daemon/http_api.h"
+#include "daemon/http/http_api.h"
 #include "policies/config.h"
 #include "store/evaluations.h"
 #include "store/samples.h"

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "daemon/http_replies.h"
+#include "daemon/http/http_replies.h"
 #include "store/samples.h"
 #include "synth/evaluate_ptx2cuda.h"
 #include "test_support/temp_dir.h"

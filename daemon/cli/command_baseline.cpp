@@ -1,0 +1,125 @@
+// `tailforge baseline train|translate`: the offline baseline learner as a retrain command and as
+// a command-kind model. `train` learns a dictionary from a snapshot and registers the version it
+// makes (parent and retrain event from the environment the retrain trigger sets); `translate`
+// is that version answering: CUDA on stdin (or a file), HIP on stdout.
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include "agents/baseline_dictionary.h"
+#include "daemon/cli/commands.h"
+#include "daemon/cli/context.h"
+#include "store/models.h"
+#include "synth/model_registry.h"
+#include "text/number.h"
+#include "verifier/process.h"
+
+namespace tailforge {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+int usage(const std::string& message) {
+  std::cerr << "tailforge: " << message << "\n";
+  return 2;
+}
+
+// The name of the version a retrain event makes: the one it already made (a rerun), else the
+// next baseline-vN.
+Result<std::string> version_name(Database& db, const std::optional<int64_t>& retrain_event) {
+  if (retrain_event) {
+    Result<std::optional<ModelRecord>> made = model_of_retrain_event(db, *retrain_event);
+    if (!made) return made.error();
+    if (*made) return (*made)->name;
+  }
+  Result<int64_t> count = count_models_named(db, "baseline-v");
+  if (!count) return count.error();
+  for (int64_t n = *count + 1;; ++n) {
+    Result<std::optional<ModelRecord>> taken = find_model(db, "baseline-v" + std::to_string(n));
+    if (!taken) return taken.error();
+    if (!*taken) return "baseline-v" + std::to_string(n);
+  }
+}
+
+int train(const CommandLine& args, const CommandContext& context) {
+  std::string snapshot = args.get("--snapshot", environment("TAILFORGE_SNAPSHOT_DIR"));
+  if (snapshot.empty()) return usage("baseline train needs --snapshot DIR (or $TAILFORGE_SNAPSHOT_DIR)");
+  LearnOptions options;
+  options.min_support = static_cast<int>(args.get_int("--min-support", options.min_support));
+  Result<std::vector<TrainingPair>> pairs = read_snapshot_pairs(snapshot);
+  if (!pairs) return report_failure(pairs.message());
+  auto started = std::chrono::steady_clock::now();
+  BaselineDictionary dictionary = learn_dictionary(*pairs, options);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::string out = fs::absolute(args.get("--out", (fs::path(snapshot) / "baseline-dictionary.json").string())).string();
+  if (Status s = save_dictionary(dictionary, out); !s) return report_failure(s.message());
+  std::cout << "learned " << dictionary.rules.size() << " rules from " << dictionary.training_rows
+            << " training rows (min support " << options.min_support << ") in " << seconds << " s: " << out << "\n";
+  if (args.has("--no-register")) return 0;
+
+  std::string db_path = args.has("--db") ? args.get("--db") : environment("TAILFORGE_DB");
+  if (db_path.empty()) db_path = context.db_path;
+  Result<Database> db = Database::open(db_path);
+  if (!db) return report_failure(db.message());
+  std::optional<int64_t> retrain_event;
+  if (std::string event = environment("TAILFORGE_RETRAIN_EVENT"); !event.empty()) {
+    int64_t id = 0;
+    if (event.find_first_not_of("0123456789") != std::string::npos || !text::parse_int64(event, id)) {
+      return report_failure("TAILFORGE_RETRAIN_EVENT is not an event id: '" + event + "'");
+    }
+    retrain_event = id;
+  }
+  Result<std::string> name = args.has("--name") ? Result<std::string>(args.get("--name")) : version_name(*db, retrain_event);
+  if (!name) return report_failure(name.message());
+  json definition = {{"name", *name},
+                     {"kind", "command"},
+                     {"track", environment("TAILFORGE_TRACK").empty() ? "cuda2hip" : environment("TAILFORGE_TRACK")},
+                     {"command", {current_executable(), "baseline", "translate", "--dictionary", out}}};
+  if (std::string parent = environment("TAILFORGE_PARENT_MODEL"); !parent.empty()) definition["parent"] = parent;
+  if (retrain_event) definition["retrain_event"] = *retrain_event;
+  Result<ModelRecord> model = register_model(*db, definition);
+  if (!model) return report_failure(model.message());
+  std::cout << "registered " << model->name << " (parent " << definition.value("parent", std::string("none"))
+            << (retrain_event ? ", retrain event " + std::to_string(*retrain_event) : std::string()) << ")\n";
+  return 0;
+}
+
+int translate(const CommandLine& args) {
+  if (args.get("--dictionary").empty()) return usage("baseline translate needs --dictionary FILE");
+  if (args.positionals.size() > 2) return usage("baseline translate takes at most one CUDA file");
+  Result<BaselineDictionary> dictionary = load_dictionary(args.get("--dictionary"));
+  if (!dictionary) return report_failure(dictionary.message());
+  std::string source;
+  if (args.positionals.size() == 2) {
+    std::ifstream in(args.positionals[1], std::ios::binary);
+    if (!in) return report_failure("cannot read " + args.positionals[1]);
+    source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } else {
+    source.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::cout << apply_dictionary(*dictionary, source).text << std::flush;
+  return std::cout ? 0 : 1;
+}
+
+}  // namespace
+
+int command_baseline(const CommandLine& args) {
+  Result<CommandContext> context = make_context(args);
+  if (!context) return report_failure(context.message());
+  std::string action = args.positionals.empty() ? "" : args.positionals[0];
+  if (action == "train" && args.positionals.size() == 1) return train(args, *context);
+  if (action == "translate") return translate(args);
+  return usage("baseline needs an action: train [--snapshot DIR] or translate --dictionary FILE [FILE.cu]");
+}
+
+}  // namespace tailforge

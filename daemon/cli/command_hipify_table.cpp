@@ -1,0 +1,24 @@
+// `tailforge hipify-table`: regenerates the translator's CUDA->HIP identifier table
+// (policies/hipify_names.json) from the installed CUDA and HIP headers.
+#include <cstdlib>
+#include <iostream>
+
+#include "agents/hipify_names.h"
+#include "daemon/cli/commands.h"
+#include "policies/config.h"
+
+namespace tailforge {
+
+int command_hipify_table(const CommandLine& args) {
+  const char* cuda_home = std::getenv("CUDA_HOME");
+  std::string default_cuda = cuda_home && *cuda_home ? std::string(cuda_home) + "/include" : "/usr/local/cuda/include";
+  HipifyTableSources sources;
+  sources.cuda_include = args.get("--cuda-include", default_cuda);
+  sources.hip_includes = args.get_all("--hip-include");
+  if (sources.hip_includes.empty()) sources.hip_includes = {"/usr/include"};
+  sources.exceptions_path = args.get("--exceptions", data_path("policies/hipify_name_exceptions.json"));
+  return run_hipify_table_command(sources, args.get("--out", data_path("policies/hipify_names.json")), std::cout,
+                                  std::cerr);
+}
+
+}  // namespace tailforge

@@ -1,0 +1,48 @@
+// The subcommands of `tailforge`, one function each. Each takes the parsed command line and
+// returns the exit code. Shared set-up (config, store) lives in daemon/context.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "daemon/cli/cli.h"
+
+namespace tailforge {
+
+int command_status(const CommandLine& args);
+int command_daemon(const CommandLine& args);
+int command_toolchains(const CommandLine& args);
+int command_taxonomy(const CommandLine& args);
+int command_lineage(const CommandLine& args);
+int command_tails(const CommandLine& args);
+int command_generate(const CommandLine& args);
+int command_translate(const CommandLine& args);
+int command_hipify_table(const CommandLine& args);
+int command_verify(const CommandLine& args);
+int command_export(const CommandLine& args);
+int command_model(const CommandLine& args);
+int command_models(const CommandLine& args);
+int command_eval(const CommandLine& args);
+int command_baseline(const CommandLine& args);
+int command_import(const CommandLine& args);
+int command_reroll(const CommandLine& args);
+int command_backup(const CommandLine& args);
+int command_doctor(const CommandLine& args);
+int command_install_service(const CommandLine& args);
+int command_gc(const CommandLine& args);
+int command_serve(const CommandLine& args);
+int command_worker(const CommandLine& args);
+int command_slurm(const CommandLine& args);
+int command_kernelopt(const CommandLine& args);
+int command_curate(const CommandLine& args);
+// The kernelopt track's export (the newest curation's choices) and import (task files).
+int export_kernelopt(const CommandLine& args);
+int import_kernelopt(const CommandLine& args);
+// What every export prints after its files: the decontamination count (when benchmarks were
+// given), the leakage figures of the split as written, and where the card is.
+void print_export_checks(bool decontamination_asked, int64_t decontaminated, int64_t eval_rows_with_near_duplicate,
+                         std::optional<double> largest_eval_train_similarity, double dedup_threshold,
+                         const std::string& card_path);
+
+}  // namespace tailforge
