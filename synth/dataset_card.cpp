@@ -29,11 +29,7 @@ std::string markdown_cell(const std::string& text) {
   return out;
 }
 
-namespace {
-
-using nlohmann::json;
-
-std::string fixed(double value, int digits) {
+std::string fixed_decimals(double value, int digits) {
   std::ostringstream out;
   out.setf(std::ios::fixed);
   out.precision(digits);
@@ -49,6 +45,25 @@ std::string utc_time(int64_t ms) {
   std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &utc);
   return text;
 }
+
+void write_split_table(std::ostream& out, const std::string& heading, const std::map<std::string, SplitCounts>& counts,
+                       const std::map<std::string, std::string>& meanings) {
+  out << "| " << heading << " | train | eval |" << (meanings.empty() ? "" : " what it is |") << "\n";
+  out << "| --- | ---: | ---: |" << (meanings.empty() ? "" : " --- |") << "\n";
+  for (const auto& [name, count] : counts) {
+    out << "| " << markdown_cell(name.empty() ? "(none)" : name) << " | " << count.train << " | " << count.eval << " |";
+    if (!meanings.empty()) {
+      auto meaning = meanings.find(name);
+      out << " " << (meaning == meanings.end() ? "" : meaning->second) << " |";
+    }
+    out << "\n";
+  }
+  out << "\n";
+}
+
+namespace {
+
+using nlohmann::json;
 
 std::string string_of(const json& value, const char* key, const std::string& fallback = "") {
   auto found = value.find(key);
@@ -70,26 +85,6 @@ const json& array_of(const json& value, const char* key) {
   static const json empty = json::array();
   auto found = value.find(key);
   return found != value.end() && found->is_array() ? *found : empty;
-}
-
-struct SplitCounts {
-  int64_t train = 0;
-  int64_t eval = 0;
-};
-
-void split_table(std::ostream& out, const std::string& heading, const std::map<std::string, SplitCounts>& counts,
-                 const std::map<std::string, std::string>& meanings = {}) {
-  out << "| " << heading << " | train | eval |" << (meanings.empty() ? "" : " what it is |") << "\n";
-  out << "| --- | ---: | ---: |" << (meanings.empty() ? "" : " --- |") << "\n";
-  for (const auto& [name, count] : counts) {
-    out << "| " << markdown_cell(name.empty() ? "(none)" : name) << " | " << count.train << " | " << count.eval << " |";
-    if (!meanings.empty()) {
-      auto meaning = meanings.find(name);
-      out << " " << (meaning == meanings.end() ? "" : meaning->second) << " |";
-    }
-    out << "\n";
-  }
-  out << "\n";
 }
 
 const std::map<std::string, std::string>& origin_meanings() {
@@ -166,7 +161,8 @@ void write_clusters(std::ostream& out, const json& manifest) {
   int64_t with_twins = std::count_if(ordered.begin(), ordered.end(), [](int64_t size) { return size > 1; });
   out << "## Near-duplicate clusters\n\n";
   out << "Samples are clustered by near-duplicate (MinHash/LSH at Jaccard similarity "
-      << fixed(filters.value("dedup_threshold", 0.0), 2) << " of token shingles, every pair also checked exactly) "
+      << fixed_decimals(filters.value("dedup_threshold", 0.0), 2)
+      << " of token shingles, every pair also checked exactly) "
       << "and a whole cluster goes to one split: " << sizes.size() << " clusters for "
       << array_of(manifest, "samples").size() << " samples, " << with_twins << " of them with more than one sample";
   if (!ordered.empty() && ordered.front() > 1) {
@@ -194,8 +190,8 @@ void write_resampling(std::ostream& out, const json& manifest, const std::map<st
   out << (replicated ? "Train rows repeat each sample by its weight"
                      : "Weights are listed in manifest.json; rows are not repeated")
       << " (the largest weight among its feature tags and domain; a tracked value is lifted to "
-      << fixed(weights.value("target_fraction_of_head", 0.0), 2) << " of the most common one, at most "
-      << fixed(weights.value("max_weight", 0.0), 1) << "x). ";
+      << fixed_decimals(weights.value("target_fraction_of_head", 0.0), 2) << " of the most common one, at most "
+      << fixed_decimals(weights.value("max_weight", 0.0), 1) << "x). ";
   std::vector<std::pair<std::string, double>> weighted;
   for (const char* dimension : {"feature", "domain"}) {
     for (const auto& [name, weight] : object_of(weights, dimension).items()) {
@@ -211,7 +207,7 @@ void write_resampling(std::ostream& out, const json& manifest, const std::map<st
       bool feature = name.rfind("feature/", 0) == 0;
       const auto& counts = feature ? features : domains;
       auto found = counts.find(name.substr(name.find('/') + 1));
-      out << "| " << markdown_cell(name) << " | " << fixed(weight, 2) << " | "
+      out << "| " << markdown_cell(name) << " | " << fixed_decimals(weight, 2) << " | "
           << (found == counts.end() ? 0 : found->second.train) << " |\n";
     }
     out << "\n";
@@ -219,7 +215,7 @@ void write_resampling(std::ostream& out, const json& manifest, const std::map<st
   const json& boosted = array_of(weights, "model_failure_tails");
   if (!boosted.empty()) {
     out << "Tails the model under test fails, weighted at least "
-        << fixed(weights.value("model_failure_weight", 0.0), 1) << ":";
+        << fixed_decimals(weights.value("model_failure_weight", 0.0), 1) << ":";
     for (const json& tail : boosted) out << " " << markdown_cell(tail.is_string() ? tail.get<std::string>() : "?");
     out << ".\n\n";
   }
@@ -275,12 +271,13 @@ void write_leakage_section(std::ostream& out, const json& manifest) {
   out << "Measured on the files as written: the inputs of " << int_of(leakage, "eval_rows") << " eval rows against "
       << int_of(leakage, "train_rows") << " train rows, by exact Jaccard similarity of token shingles. ";
   if (leakage.contains("largest_similarity") && leakage["largest_similarity"].is_number()) {
-    out << "The most similar eval/train pair: " << fixed(leakage["largest_similarity"].get<double>(), 3) << ". ";
+    out << "The most similar eval/train pair: " << fixed_decimals(leakage["largest_similarity"].get<double>(), 3)
+        << ". ";
   } else {
-    out << "No eval/train pair reaches " << fixed(leakage.value("compared_from", 0.0), 2)
+    out << "No eval/train pair reaches " << fixed_decimals(leakage.value("compared_from", 0.0), 2)
         << " (pairs below it are not compared). ";
   }
-  out << "Eval rows with a near-duplicate (" << fixed(leakage.value("threshold", 0.0), 2)
+  out << "Eval rows with a near-duplicate (" << fixed_decimals(leakage.value("threshold", 0.0), 2)
       << " or more) among the train rows: " << int_of(leakage, "eval_rows_with_near_duplicate") << ".\n\n";
 }
 
@@ -301,7 +298,7 @@ void write_decontamination_section(std::ostream& out, const json& manifest, cons
   out << " (" << int_of(decontamination, "files_read") << " files, " << int_of(decontamination, "texts")
       << " texts). A sample is left out of " << left_out_of << " when its source or target is a near-duplicate of a benchmark "
          "text (Jaccard similarity "
-      << fixed(object_of(measures, "near_duplicate").value("threshold", 0.0), 2)
+      << fixed_decimals(object_of(measures, "near_duplicate").value("threshold", 0.0), 2)
       << " or more of token shingles; between C, C++, CUDA and HIP texts also with identifiers and numbers masked) "
          "or shares a run of "
       << int_of(object_of(measures, "shared_run"), "run_tokens")
@@ -314,7 +311,8 @@ void write_decontamination_section(std::ostream& out, const json& manifest, cons
       double value = row.value("value", 0.0);
       out << "| " << markdown_cell(string_of(row, "id")) << " | " << markdown_cell(string_of(row, "side")) << " | "
           << markdown_cell(string_of(row, "benchmark")) << " | " << markdown_cell(measure) << " | "
-          << (measure == "shared_run" ? std::to_string(static_cast<int64_t>(value)) + " tokens" : fixed(value, 3))
+          << (measure == "shared_run" ? std::to_string(static_cast<int64_t>(value)) + " tokens"
+                                      : fixed_decimals(value, 3))
           << " |\n";
     }
     out << "\n";
@@ -363,12 +361,12 @@ Result<std::string> dataset_card_markdown(Database& db, const json& manifest) {
     }
   }
   out << "## Composition\n\nSamples (not repeated rows) per split.\n\n";
-  split_table(out, "origin", origins, origin_meanings());
-  split_table(out, "domain", domains);
+  write_split_table(out, "origin", origins, origin_meanings());
+  write_split_table(out, "domain", domains);
   if (features.empty()) {
     out << "No sample has a feature tag.\n\n";
   } else {
-    split_table(out, "feature tag", features);
+    write_split_table(out, "feature tag", features);
   }
 
   if (Status s = write_verification(out, db, ids); !s) return s.error();

@@ -78,16 +78,6 @@ Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& optio
   return kept;
 }
 
-json record_for(const std::string& format, const ExportPair& pair, const ExportRow& row) {
-  if (format == "sharegpt") {
-    return {{"conversations", json::array({{{"from", "human"}, {"value", pair.instruction + "\n\n" + row.source}},
-                                           {{"from", "gpt"}, {"value", row.target}}})}};
-  }
-  json record = {{"instruction", pair.instruction}, {"input", row.source}, {"output", row.target}};
-  if (format == "jsonl") record["sample_id"] = row.sample_id;
-  return record;
-}
-
 }  // namespace
 
 std::string normalize_assembly(const std::string& text) {
@@ -289,7 +279,8 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
       copies = static_cast<int>(std::floor(weight));
       if (unit_hash("round:" + row.sample_id) < weight - std::floor(weight)) ++copies;
     }
-    json record = record_for(options.format, *pair, row);
+    json record = training_record(options.format, pair->instruction, row.source, row.target);
+    if (options.format == "jsonl") record["sample_id"] = row.sample_id;
     if (held_out) {
       eval.push_back(record);
       summary.eval_ids.push_back(row.sample_id);

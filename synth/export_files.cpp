@@ -10,6 +10,15 @@ namespace tailforge {
 
 using nlohmann::json;
 
+json training_record(const std::string& format, const std::string& instruction, const std::string& input,
+                     const std::string& output) {
+  if (format == "sharegpt") {
+    return {{"conversations", json::array({{{"from", "human"}, {"value", instruction + "\n\n" + input}},
+                                           {{"from", "gpt"}, {"value", output}}})}};
+  }
+  return {{"instruction", instruction}, {"input", input}, {"output", output}};
+}
+
 Status write_export_records(const std::string& path, const std::string& format, const std::vector<json>& records) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return make_error("export: cannot write " + path);

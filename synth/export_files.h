@@ -1,4 +1,4 @@
-// The pieces every track's export shares: writing the split files and LLaMA-Factory's
+// The pieces every track's export shares: the split files' records, writing them and LLaMA-Factory's
 // dataset_info.json, the near-duplicate clusters a split keeps whole, the deterministic draws that
 // send a cluster to eval or round a resampling weight, and the snapshot hash of the ids written.
 // synth/export.cpp (the tracks of verified pairs) and synth/kernelopt/export.cpp use them.
@@ -13,6 +13,12 @@
 #include "synth/minhash.h"
 
 namespace tailforge {
+
+// A split file's record in `format`: a sharegpt conversation (the human gives the instruction, a
+// blank line and the input; gpt answers the output), else alpaca's instruction, input and output
+// (jsonl rows too; the caller adds their other fields).
+nlohmann::json training_record(const std::string& format, const std::string& instruction, const std::string& input,
+                               const std::string& output);
 
 // Writes `records` to `path`: one JSON document (alpaca, sharegpt) or a line each (jsonl).
 Status write_export_records(const std::string& path, const std::string& format,

@@ -1,13 +1,11 @@
 #include "synth/kernelopt/export.h"
 
 #include <algorithm>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "store/database.h"
@@ -44,13 +42,11 @@ std::string origin_of(const KernelCandidate& candidate) {
   return candidate.origin == "model" ? "model " + candidate.model : "builtin";
 }
 
-json record_for(const std::string& format, const KerneloptExportRow& row, const std::string& input,
-                const std::string& output) {
-  if (format == "sharegpt") {
-    return {{"conversations", json::array({{{"from", "human"}, {"value", std::string(kKerneloptInstruction) + "\n\n" + input}},
-                                           {{"from", "gpt"}, {"value", output}}})}};
-  }
-  json record = {{"instruction", kKerneloptInstruction}, {"input", input}, {"output", output}};
+// The row's record; jsonl adds the task, the reference and kernel as trained on (`texts`), and the
+// curation's choice.
+json row_record(const std::string& format, const KerneloptExportRow& row, const ExportRow& texts,
+                const std::string& input, const std::string& output) {
+  json record = training_record(format, kKerneloptInstruction, input, output);
   if (format != "jsonl") return record;
   const KernelCandidate& candidate = row.candidate;
   record.update({{"sample_id", row.sample_id},
@@ -59,10 +55,10 @@ json record_for(const std::string& format, const KerneloptExportRow& row, const 
                  {"operator_type", row.task.operator_type},
                  {"domain", row.task.domain},
                  {"description", row.task.description},
-                 {"reference", training_text(row.task.reference_source)},
+                 {"reference", texts.source},
                  {"reasoning", training_text(candidate.reasoning)},
                  {"reasoning_length", reasoning_length(candidate.reasoning)},
-                 {"kernel", training_text(candidate.source)},
+                 {"kernel", texts.target},
                  {"strategy", candidate.strategy},
                  {"model", candidate.origin == "model" ? candidate.model : "builtin"},
                  {"speedup", row.speedup},
@@ -70,17 +66,6 @@ json record_for(const std::string& format, const KerneloptExportRow& row, const 
                  {"rule", row.rule},
                  {"why", row.why}});
   return record;
-}
-
-std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
-
-void count_table(std::ostream& out, const std::string& heading, const std::map<std::string, std::pair<int64_t, int64_t>>& counts) {
-  out << "| " << heading << " | train | eval |\n| --- | ---: | ---: |\n";
-  for (const auto& [name, count] : counts) {
-    out << "| " << markdown_cell(name.empty() ? "(none)" : name) << " | " << count.first << " | " << count.second
-        << " |\n";
-  }
-  out << "\n";
 }
 
 // The card, from the manifest alone.
@@ -96,12 +81,7 @@ std::string card_markdown(const json& manifest) {
   out << "| | |\n| --- | --- |\n";
   out << "| store | " << markdown_cell(manifest["source_database"].get<std::string>()) << " |\n";
   out << "| snapshot | " << manifest["snapshot_hash"].get<std::string>() << " (SHA-256 of the sorted sample ids) |\n";
-  std::time_t written = static_cast<std::time_t>(manifest["created_ms"].get<int64_t>() / 1000);
-  std::tm utc{};
-  gmtime_r(&written, &utc);
-  char when[32];
-  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &utc);
-  out << "| written | " << when << " |\n";
+  out << "| written | " << utc_time(manifest["created_ms"].get<int64_t>()) << " |\n";
   const json& files = manifest["files"];
   out << "| files | " << markdown_cell(files["train"].get<std::string>()) << ", "
       << markdown_cell(files["eval"].get<std::string>())
@@ -110,16 +90,16 @@ std::string card_markdown(const json& manifest) {
   out << "## Splits\n\n| split | rows |\n| --- | ---: |\n| train | " << counts["train_samples"].get<int64_t>()
       << " |\n| eval | " << counts["eval_samples"].get<int64_t>() << " |\n\n";
   out << "Rows are clustered by near-duplicate of their input (the task and its reference; Jaccard similarity "
-      << fixed(manifest["filters"]["dedup_threshold"].get<double>(), 2)
+      << fixed_decimals(manifest["filters"]["dedup_threshold"].get<double>(), 2)
       << " of token shingles, every pair checked exactly), and a whole cluster goes to one split: "
       << counts["clusters"].get<int64_t>() << " clusters. The candidates of one task share their input, so they share a split.\n\n";
 
-  std::map<std::string, std::pair<int64_t, int64_t>> by_type, by_domain, by_rule, by_origin, by_task_origin;
+  std::map<std::string, SplitCounts> by_type, by_domain, by_rule, by_origin, by_task_origin;
   std::map<std::string, std::vector<double>> speedups;  // per device, timed rows
   int64_t untimed = 0;
   for (const json& sample : manifest["samples"]) {
     bool eval = sample["split"] == "eval";
-    auto add = [eval](std::pair<int64_t, int64_t>& count) { (eval ? count.second : count.first) += 1; };
+    auto add = [eval](SplitCounts& count) { (eval ? count.eval : count.train) += 1; };
     add(by_type[sample["operator_type"].get<std::string>()]);
     add(by_domain[sample["domain"].get<std::string>()]);
     add(by_rule[sample["rule"].get<std::string>()]);
@@ -132,11 +112,11 @@ std::string card_markdown(const json& manifest) {
     }
   }
   out << "## Composition\n\n";
-  count_table(out, "operator type", by_type);
-  count_table(out, "domain", by_domain);
-  count_table(out, "curation rule", by_rule);
-  count_table(out, "kernel written by", by_origin);
-  count_table(out, "task from", by_task_origin);
+  write_split_table(out, "operator type", by_type);
+  write_split_table(out, "domain", by_domain);
+  write_split_table(out, "curation rule", by_rule);
+  write_split_table(out, "kernel written by", by_origin);
+  write_split_table(out, "task from", by_task_origin);
   out << "Tasks from `builtin` are tailforge's own catalog; `imported` tasks came from a task file the user "
          "imported (`tailforge import --track kernelopt`), under that file's terms.\n\n";
 
@@ -150,8 +130,8 @@ std::string card_markdown(const json& manifest) {
     for (auto& [device, values] : speedups) {
       std::sort(values.begin(), values.end());
       out << "| " << markdown_cell(device.empty() ? "(unnamed)" : device) << " | " << values.size() << " | "
-          << fixed(values.front(), 2) << " | " << fixed(values[values.size() / 2], 2) << " | "
-          << fixed(values.back(), 2) << " |\n";
+          << fixed_decimals(values.front(), 2) << " | " << fixed_decimals(values[values.size() / 2], 2) << " | "
+          << fixed_decimals(values.back(), 2) << " |\n";
     }
     out << "\n";
   }
@@ -169,7 +149,8 @@ Result<KerneloptExportSummary> write_kernelopt_export(std::vector<KerneloptExpor
   if (format != "alpaca" && format != "sharegpt" && format != "jsonl") {
     return make_error("export: unknown format '" + format + "' (alpaca, sharegpt or jsonl)");
   }
-  // Rows whose reference or kernel matches a benchmark the user named leave the export.
+  // Each row's reference and kernel as trained on, once: the decontamination reads them, jsonl
+  // rows carry them. Rows whose reference or kernel matches a benchmark the user named leave the export.
   std::vector<ExportRow> texts;
   for (const KerneloptExportRow& row : rows) {
     ExportRow text;
@@ -181,11 +162,12 @@ Result<KerneloptExportSummary> write_kernelopt_export(std::vector<KerneloptExpor
   Result<Decontamination> decontaminated =
       decontaminate_rows(texts, options.decontaminate, options.dedup, options.decontamination);
   if (!decontaminated) return make_error("export: " + decontaminated.message());
-  std::set<std::string> left_out;
-  for (const LeftOutRow& row : decontaminated->left_out) left_out.insert(row.sample_id);
-  rows.erase(std::remove_if(rows.begin(), rows.end(),
-                            [&](const KerneloptExportRow& row) { return left_out.count(row.sample_id) > 0; }),
-             rows.end());
+  // decontaminate_rows keeps the rest in order: keep the rows whose texts it kept, so texts[i] is rows[i]'s.
+  std::vector<KerneloptExportRow> kept;
+  for (size_t i = 0; i < rows.size() && kept.size() < texts.size(); ++i) {
+    if (rows[i].sample_id == texts[kept.size()].sample_id) kept.push_back(std::move(rows[i]));
+  }
+  rows = std::move(kept);
 
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
@@ -207,7 +189,7 @@ Result<KerneloptExportSummary> write_kernelopt_export(std::vector<KerneloptExpor
     clusters.insert(cluster[i]);
     bool held_out = cluster_held_out(cluster_key, options.eval_fraction);
     std::string output = row_output(row.candidate);
-    (held_out ? eval : train).push_back(record_for(format, row, inputs[i], output));
+    (held_out ? eval : train).push_back(row_record(format, row, texts[i], inputs[i], output));
     ids.push_back(row.sample_id);
     ++summary.by_rule[row.rule];
     ++by_type[row.task.operator_type];
