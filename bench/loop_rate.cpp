@@ -6,6 +6,8 @@
 //   ideal                 cores x 60 / stage s per sample: the verified samples a minute that every
 //                         core kept busy with stages would give;
 //   ratio                 verified/min over the ideal, which is the stage seconds over cores x wall.
+// Then each verifier stage's seconds per verified sample and its share (status --json's
+// stage_seconds), so a regression shows where it is.
 // The busy-core timeline (10 s buckets) shows where cores sat idle: cycle ends and the barriers
 // between a cycle's steps (verify, evaluate, synthesize, verify the synthesized, evaluate again).
 // Usage: loop_rate [--cycles 3] [--config FILE] [--tailforge PATH] [--keep]
@@ -25,6 +27,7 @@
 
 #include "store/cycles.h"
 #include "store/database.h"
+#include "store/status.h"
 #include "verifier/process.h"
 
 using namespace tailforge;
@@ -191,6 +194,15 @@ int main(int argc, char** argv) {
   std::printf("stage seconds: verifier %.0f, evaluation %.0f; %.2f per verified sample; ideal = %d x 60 / %.2f = "
               "%.1f/min\n", verifier_seconds, evaluation_seconds, per_sample, cores, per_sample, ideal);
   std::printf("ratio (verified/min / ideal):  %.2f   target >= 0.9   %s\n", rate / ideal, rate / ideal >= 0.9 ? "PASS" : "BELOW");
+  Result<StatusSummary> status = query_status(*db);
+  if (!status) return fail(status.message());
+  std::printf("verifier stage seconds per verified sample, by stage (share of the verifier's; runs, cached):\n");
+  for (const StageSeconds& stage : status->stage_seconds_by_stage) {
+    if (stage.seconds <= 0) continue;
+    std::printf("  %-28s %7.3f  %5.1f%%  (%lld, %lld)\n", stage.stage.c_str(), stage.seconds / static_cast<double>(verified),
+                100.0 * stage.seconds / std::max(verifier_seconds, 1e-9), static_cast<long long>(stage.runs),
+                static_cast<long long>(stage.cached));
+  }
   if (keep) {
     std::printf("kept %s\n", dir.c_str());
   } else {

@@ -96,6 +96,18 @@ Status query_growth(Database& db, StatusSummary& s) {
   return r;
 }
 
+Status query_stage_seconds(Database& db, StatusSummary& s) {
+  Statement& stages = db.cached(
+      "SELECT stage, sum(seconds), count(*), sum(cached) FROM verification GROUP BY stage ORDER BY 2 DESC, stage");
+  while (stages.step()) {
+    s.stage_seconds_by_stage.push_back({stages.text(0), stages.real(1), stages.int64(2), stages.int64(3)});
+    s.stage_seconds += stages.real(1);
+  }
+  Status r = stages.status();
+  stages.reset();
+  return r;
+}
+
 }  // namespace
 
 Result<StatusSummary> query_status(Database& db) {
@@ -137,6 +149,7 @@ Result<StatusSummary> query_status(Database& db) {
   if (!last) return last.error();
   s.last_cycle = *last;
   if (Status r = query_growth(db, s); !r) return r.error();
+  if (Status r = query_stage_seconds(db, s); !r) return r.error();
   return s;
 }
 
@@ -163,6 +176,15 @@ nlohmann::json status_to_json(const StatusSummary& s) {
   j["retrain_events"] = s.retrain_events;
   j["last_cycle"] = s.last_cycle ? cycle_to_json(*s.last_cycle) : nlohmann::json(nullptr);
   j["verified_per_min"] = s.verified_per_min;
+  auto per_verified = [&](double seconds) {
+    return s.verified > 0 ? nlohmann::json(seconds / static_cast<double>(s.verified)) : nlohmann::json(nullptr);
+  };
+  j["stage_seconds"] = {{"total", s.stage_seconds}, {"per_verified_sample", per_verified(s.stage_seconds)},
+                        {"stages", nlohmann::json::array()}};
+  for (const StageSeconds& stage : s.stage_seconds_by_stage) {
+    j["stage_seconds"]["stages"].push_back({{"stage", stage.stage}, {"seconds", stage.seconds}, {"runs", stage.runs},
+                                            {"cached", stage.cached}, {"per_verified_sample", per_verified(stage.seconds)}});
+  }
   j["workers"] = nlohmann::json::array();
   for (const WorkerRecord& worker : s.workers) j["workers"].push_back(worker_to_json(worker, s.now_ms, kWorkerLiveMs));
   j["waiting"] = nlohmann::json::array();
@@ -197,6 +219,12 @@ void print_counts(std::ostringstream& out, const char* title, const std::map<std
   if (counts.empty()) out << " none";
   out << "\n";
   for (const auto& [name, n] : counts) out << "  " << name << std::string(name.size() < 28 ? 28 - name.size() : 1, ' ') << n << "\n";
+}
+
+std::string fixed_seconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f s", seconds);
+  return text;
 }
 
 }  // namespace
@@ -256,6 +284,13 @@ std::string format_status_table(const StatusSummary& s) {
     char rate[64];
     std::snprintf(rate, sizeof rate, "%.1f", s.verified_per_min);
     out << "verified/min: " << rate << " (samples created in the last hour of the store's activity)\n";
+    out << "stage seconds per verified sample: " << fixed_seconds(s.stage_seconds / static_cast<double>(s.verified));
+    std::string most;
+    for (size_t i = 0; i < s.stage_seconds_by_stage.size() && i < 4; ++i) {
+      const StageSeconds& stage = s.stage_seconds_by_stage[i];
+      most += (most.empty() ? "" : ", ") + stage.stage + " " + fixed_seconds(stage.seconds / static_cast<double>(s.verified));
+    }
+    out << (most.empty() ? "" : " (" + most + (s.stage_seconds_by_stage.size() > 4 ? ", ..." : "") + ")") << "\n";
   }
   if (s.last_cycle) {
     const CycleRecord& c = *s.last_cycle;

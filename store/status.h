@@ -38,6 +38,15 @@ struct RetrainMark {
   std::optional<int64_t> model_id;
 };
 
+// The verifier's own seconds in one stage (slot waits not counted; a result from the compile
+// cache counts 0), summed over every verification the store holds.
+struct StageSeconds {
+  std::string stage;
+  double seconds = 0;
+  int64_t runs = 0;
+  int64_t cached = 0;  // runs answered by the compile cache
+};
+
 struct StatusSummary {
   int64_t samples = 0;
   std::map<std::string, int64_t> samples_by_origin;
@@ -60,6 +69,10 @@ struct StatusSummary {
   // Verified samples created in the hour up to the newest sample's creation, per minute of
   // that hour (or of the store's whole span when it is shorter).
   double verified_per_min = 0;
+  // Where the verifier's time goes: every stage's seconds, most first, and their sum. Over the
+  // verified samples, the cost of one (failed samples' stages included).
+  double stage_seconds = 0;
+  std::vector<StageSeconds> stage_seconds_by_stage;
   // The workers that lease jobs (store/workers.h) and the jobs no live worker may lease.
   std::vector<WorkerRecord> workers;
   std::vector<WaitingJobs> waiting;

@@ -88,4 +88,50 @@ TEST_CASE("status has the growth series: verified samples per time bucket by tra
   CHECK(query_status(db).value().growth_bucket_ms == 86'400'000);
 }
 
+
+TEST_CASE("status shows where the verifier's seconds go: per stage, per verified sample, cached runs counted") {
+  Database db = Database::open(":memory:").value();
+  std::vector<std::string> ids;
+  for (int n = 0; n < 3; ++n) {
+    Sample s{.track = "cuda2hip", .origin = "template", .language = "cuda", .text = "// stage seconds " + std::to_string(n) + "\n"};
+    s.status = n < 2 ? "verified" : "failed";  // the failed sample's stages cost time too
+    ids.push_back(insert_sample_if_absent(db, s).value().id);
+  }
+  auto stage = [&](int n, const std::string& name, double seconds, bool cached = false) {
+    REQUIRE(upsert_verification(db, {.sample_id = ids[n], .stage = name, .status = "ok", .seconds = seconds, .cached = cached}).ok());
+  };
+  stage(0, "hip_on_nvidia.exe", 6.0);
+  stage(1, "hip_on_nvidia.exe", 5.0);
+  stage(2, "hip_on_nvidia.exe", 1.0);
+  stage(0, "nvidia.exe", 3.0);
+  stage(1, "nvidia.exe", 0.0, true);
+  stage(0, "nvidia.ptx", 0.5);
+
+  StatusSummary status = query_status(db).value();
+  CHECK(status.verified == 2);
+  CHECK(status.stage_seconds == doctest::Approx(15.5));
+  REQUIRE(status.stage_seconds_by_stage.size() == 3);
+  CHECK(status.stage_seconds_by_stage[0].stage == "hip_on_nvidia.exe");  // most seconds first
+  CHECK(status.stage_seconds_by_stage[0].seconds == doctest::Approx(12.0));
+  CHECK(status.stage_seconds_by_stage[0].runs == 3);
+  CHECK(status.stage_seconds_by_stage[1].stage == "nvidia.exe");
+  CHECK(status.stage_seconds_by_stage[1].cached == 1);
+  CHECK(status.stage_seconds_by_stage[2].stage == "nvidia.ptx");
+
+  nlohmann::json json = status_to_json(status);
+  CHECK(json["stage_seconds"]["total"].get<double>() == doctest::Approx(15.5));
+  CHECK(json["stage_seconds"]["per_verified_sample"].get<double>() == doctest::Approx(7.75));
+  CHECK(json["stage_seconds"]["stages"][0]["stage"] == "hip_on_nvidia.exe");
+  CHECK(json["stage_seconds"]["stages"][0]["per_verified_sample"].get<double>() == doctest::Approx(6.0));
+  CHECK(json["stage_seconds"]["stages"][1]["runs"] == 2);
+  CHECK(json["stage_seconds"]["stages"][1]["cached"] == 1);
+  CHECK(format_status_table(status).find("stage seconds per verified sample: 7.75 s (hip_on_nvidia.exe 6.00 s, "
+                                         "nvidia.exe 1.50 s, nvidia.ptx 0.25 s)\n") != std::string::npos);
+
+  Database empty = Database::open(":memory:").value();
+  StatusSummary none = query_status(empty).value();
+  CHECK(status_to_json(none)["stage_seconds"]["per_verified_sample"].is_null());
+  CHECK(format_status_table(none).find("stage seconds") == std::string::npos);
+}
+
 }  // namespace tailforge
