@@ -2,6 +2,7 @@
 
 #include "agents/hipify_names.h"
 #include "agents/preprocessor_branches.h"
+#include "text/cpp_lexer.h"
 
 #include <algorithm>
 #include <fstream>
@@ -211,49 +212,35 @@ void load_lists(const json& root, HipifyRules& rules, std::string* error) {
 // ---------------------------------------------------------------- scanning source text
 
 // The source with comments, string literals and char literals blanked to spaces (newlines kept),
-// so that positions match the original and rules only ever see code.
+// so that positions match the original and rules only ever see code. A literal's prefix (L, u8R)
+// stays; digit separators stay inside their numbers.
 std::string code_view(const std::string& s) {
   std::string v = s;
-  size_t i = 0, n = s.size();
-  auto blank = [&](size_t from, size_t to) {
-    for (size_t k = from; k < to && k < n; ++k)
-      if (v[k] != '\n') v[k] = ' ';
-  };
-  while (i < n) {
-    char c = s[i];
-    if (c == '/' && i + 1 < n && s[i + 1] == '/') {
-      size_t end = s.find('\n', i);
-      if (end == std::string::npos) end = n;
-      blank(i, end);
-      i = end;
-    } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
-      size_t end = s.find("*/", i + 2);
-      end = end == std::string::npos ? n : end + 2;
-      blank(i, end);
-      i = end;
-    } else if (c == 'R' && i + 1 < n && s[i + 1] == '"' && (i == 0 || !std::isalnum(static_cast<unsigned char>(s[i - 1])))) {
-      size_t open = s.find('(', i + 2);
-      if (open == std::string::npos) { ++i; continue; }
-      std::string close = ")" + s.substr(i + 2, open - i - 2) + "\"";
-      size_t end = s.find(close, open);
-      end = end == std::string::npos ? n : end + close.size();
-      blank(i + 1, end);
-      i = end;
-    } else if (c == '"' || c == '\'') {
-      bool digit_separator = c == '\'' && i > 0 && i + 1 < n && std::isxdigit(static_cast<unsigned char>(s[i - 1])) &&
-                             std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-                             std::isdigit(static_cast<unsigned char>(s[i - 1]));
-      if (digit_separator) { ++i; continue; }
-      size_t k = i + 1;
-      while (k < n && s[k] != c && s[k] != '\n') k += s[k] == '\\' ? 2 : 1;
-      size_t end = std::min(n, k + 1);
-      blank(i, end);
-      i = end;
-    } else {
-      ++i;
+  for (size_t at = 0; at < s.size();) {
+    text::CppToken token = text::next_cpp_token(s, at);
+    at = token.end;
+    size_t from = token.begin;
+    if (token.kind == text::CppTokenKind::string_literal || token.kind == text::CppTokenKind::char_literal) {
+      from += token.prefix;
+    } else if (token.kind != text::CppTokenKind::comment) {
+      continue;
     }
+    for (size_t k = from; k < token.end; ++k)
+      if (v[k] != '\n') v[k] = ' ';
   }
   return v;
+}
+
+// The identifier tokens of a code view, with their positions (numbers and their suffixes skipped).
+std::vector<std::pair<size_t, std::string>> identifier_tokens(const std::string& code) {
+  std::vector<std::pair<size_t, std::string>> tokens;
+  for (size_t at = 0; at < code.size();) {
+    text::CppToken token = text::next_cpp_token(code, at);
+    at = token.end;
+    if (token.kind == text::CppTokenKind::identifier)
+      tokens.emplace_back(token.begin, code.substr(token.begin, token.end - token.begin));
+  }
+  return tokens;
 }
 
 // Line numbers of positions in one text, by binary search over its newlines: counting the
@@ -545,22 +532,10 @@ void translate_identifier(Translation& t, size_t begin, size_t end) {
 }
 
 void translate_identifiers(Translation& t) {
-  const std::string& code = t.code;
-  size_t i = 0;
-  while (i < code.size()) {
-    char c = code[i];
-    if (std::isdigit(static_cast<unsigned char>(c))) {  // a number: skip 1.5e-3f, 0xffu, ...
-      while (i < code.size() && (is_identifier_char(code[i]) || code[i] == '.' ||
-                                 ((code[i] == '-' || code[i] == '+') && (code[i - 1] == 'e' || code[i - 1] == 'E'))))
-        ++i;
-    } else if (is_identifier_char(c)) {
-      size_t end = i;
-      while (end < code.size() && is_identifier_char(code[end])) ++end;
-      translate_identifier(t, i, end);
-      i = end;
-    } else {
-      ++i;
-    }
+  for (size_t at = 0; at < t.code.size();) {
+    text::CppToken token = text::next_cpp_token(t.code, at);
+    at = token.end;
+    if (token.kind == text::CppTokenKind::identifier) translate_identifier(t, token.begin, token.end);
   }
 }
 
@@ -653,25 +628,6 @@ void check_unsupported(Translation& t, const std::string& translated) {
   if (t.inactive_regions.empty()) return check_unsupported_in(t, code, false);
   check_unsupported_in(t, blank_lines(t, code, true), false);
   check_unsupported_in(t, blank_lines(t, code, false), true);
-}
-
-// The identifier tokens of a code view, with their positions (numbers and their suffixes skipped).
-std::vector<std::pair<size_t, std::string>> identifier_tokens(const std::string& code) {
-  std::vector<std::pair<size_t, std::string>> tokens;
-  size_t i = 0;
-  while (i < code.size()) {
-    if (std::isdigit(static_cast<unsigned char>(code[i]))) {
-      while (i < code.size() && (is_identifier_char(code[i]) || code[i] == '.')) ++i;
-    } else if (is_identifier_char(code[i])) {
-      size_t end = i;
-      while (end < code.size() && is_identifier_char(code[end])) ++end;
-      tokens.emplace_back(i, code.substr(i, end - i));
-      i = end;
-    } else {
-      ++i;
-    }
-  }
-  return tokens;
 }
 
 // Names a source defines itself: #define NAME, struct/class/enum NAME, and a name declared after a
@@ -776,18 +732,16 @@ void note_hardcoded_warp_size(Translation& t, const std::string& translated) {
   std::string code = code_view(translated);
   bool warp_code = false;
   std::vector<std::pair<size_t, std::string>> numbers;
-  for (size_t i = 0; i < code.size();) {
-    if (!is_identifier_char(code[i])) { ++i; continue; }
-    size_t end = i;
-    while (end < code.size() && (is_identifier_char(code[end]) || code[end] == '.')) ++end;
-    std::string token = code.substr(i, end - i);
-    if (std::isdigit(static_cast<unsigned char>(token[0]))) {
-      numbers.emplace_back(i, token);
-    } else {
+  for (size_t at = 0; at < code.size();) {
+    text::CppToken token = text::next_cpp_token(code, at);
+    at = token.end;
+    std::string_view spelled(code.data() + token.begin, token.end - token.begin);
+    if (token.kind == text::CppTokenKind::number) {
+      numbers.emplace_back(token.begin, spelled);
+    } else if (token.kind == text::CppTokenKind::identifier) {
       for (const std::string& marker : t.rules.warp_code_markers)
-        if (token.compare(0, marker.size(), marker) == 0) warp_code = true;
+        if (spelled.starts_with(marker)) warp_code = true;
     }
-    i = end;
   }
   if (!warp_code) return;
   LineIndex lines(code);

@@ -5,6 +5,7 @@
 
 #include "agents/importer.h"
 #include "policies/config.h"
+#include "text/cpp_lexer.h"
 
 namespace tailforge {
 namespace {
@@ -128,32 +129,21 @@ Result<ImportFilters> load_import_filters(const std::string& path) {
 std::string code_without_comments(const std::string& text, bool blank_strings) {
   std::string out;
   out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    char next = i + 1 < text.size() ? text[i + 1] : '\0';
-    if (c == '/' && next == '/') {
-      while (i < text.size() && text[i] != '\n') ++i;
-      if (i < text.size()) out.push_back('\n');
-    } else if (c == '/' && next == '*') {
-      size_t end = text.find("*/", i + 2);
-      end = end == std::string::npos ? text.size() : end + 2;
-      out.append(static_cast<size_t>(
-                     std::count(text.begin() + static_cast<long>(i), text.begin() + static_cast<long>(end), '\n')),
-                 '\n');
-      out.push_back(' ');
-      i = end - 1;
-    } else if (c == '"' || c == '\'') {
-      out.push_back(c);
-      for (++i; i < text.size() && text[i] != c && text[i] != '\n'; ++i) {
-        if (text[i] == '\\' && i + 1 < text.size()) {
-          if (!blank_strings) out.push_back(text[i]);
-          ++i;
-        }
-        if (!blank_strings) out.push_back(text[i]);
-      }
-      if (i < text.size()) out.push_back(text[i]);
+  for (size_t at = 0; at < text.size();) {
+    text::CppToken token = text::next_cpp_token(text, at);
+    at = token.end;
+    std::string_view spelled(text.data() + token.begin, token.end - token.begin);
+    bool literal = token.kind == text::CppTokenKind::string_literal || token.kind == text::CppTokenKind::char_literal;
+    if (token.kind == text::CppTokenKind::comment) {
+      // Its newlines stay, so lines keep their numbers; a block comment leaves a space.
+      out.append(static_cast<size_t>(std::count(spelled.begin(), spelled.end(), '\n')), '\n');
+      if (spelled.starts_with("/*")) out.push_back(' ');
+    } else if (literal && blank_strings) {
+      // The prefix and quotes stay: "", L'', R"x()x".
+      out.append(text, token.begin, token.body_begin - token.begin);
+      if (token.closed) out.append(text, token.body_end, token.end - token.body_end);
     } else {
-      out.push_back(c);
+      out.append(spelled);
     }
   }
   return out;

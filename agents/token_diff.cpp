@@ -1,79 +1,23 @@
 #include "agents/token_diff.h"
 
+#include "text/cpp_lexer.h"
+
 #include <algorithm>
 #include <unordered_map>
 
 namespace tailforge {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_identifier_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_identifier_char(char c) { return is_identifier_start(c) || is_digit(c); }
-
-// The end of a quoted literal starting at text[begin] (the quote): just past the closing quote,
-// or the end of the line when it is unterminated.
-size_t end_of_quoted(const std::string& text, size_t begin) {
-  char quote = text[begin];
-  size_t i = begin + 1;
-  while (i < text.size() && text[i] != '\n') {
-    if (text[i] == '\\' && i + 1 < text.size()) {
-      i += 2;
-      continue;
-    }
-    if (text[i++] == quote) return i;
+TokenKind kind_of(text::CppTokenKind kind) {
+  switch (kind) {
+    case text::CppTokenKind::identifier: return TokenKind::identifier;
+    case text::CppTokenKind::number: return TokenKind::number;
+    case text::CppTokenKind::string_literal: return TokenKind::string_literal;
+    case text::CppTokenKind::char_literal: return TokenKind::char_literal;
+    case text::CppTokenKind::comment: return TokenKind::comment;
+    case text::CppTokenKind::whitespace:
+    case text::CppTokenKind::punctuation: break;
   }
-  return std::min(i, text.size());
-}
-
-size_t end_of_number(const std::string& text, size_t begin) {
-  size_t i = begin + 1;
-  while (i < text.size()) {
-    char c = text[i];
-    char previous = text[i - 1];
-    bool exponent_sign =
-        (c == '+' || c == '-') && (previous == 'e' || previous == 'E' || previous == 'p' || previous == 'P');
-    if (!is_identifier_char(c) && c != '.' && !exponent_sign) break;
-    ++i;
-  }
-  return i;
-}
-
-bool is_literal_prefix(const std::string& word) { return word == "L" || word == "u" || word == "U" || word == "u8"; }
-
-// The token starting at text[begin] (not whitespace): its kind and end.
-TokenKind scan_token(const std::string& text, size_t begin, size_t* end) {
-  char c = text[begin];
-  char next = begin + 1 < text.size() ? text[begin + 1] : '\0';
-  if (c == '/' && next == '/') {
-    size_t newline = text.find('\n', begin);
-    *end = newline == std::string::npos ? text.size() : newline;
-    return TokenKind::comment;
-  }
-  if (c == '/' && next == '*') {
-    size_t close = text.find("*/", begin + 2);
-    *end = close == std::string::npos ? text.size() : close + 2;
-    return TokenKind::comment;
-  }
-  if (c == '"' || c == '\'') {
-    *end = end_of_quoted(text, begin);
-    return c == '"' ? TokenKind::string_literal : TokenKind::char_literal;
-  }
-  if (is_digit(c) || (c == '.' && is_digit(next))) {
-    *end = end_of_number(text, begin);
-    return TokenKind::number;
-  }
-  if (is_identifier_start(c)) {
-    size_t i = begin + 1;
-    while (i < text.size() && is_identifier_char(text[i])) ++i;
-    if (i < text.size() && (text[i] == '"' || text[i] == '\'') && is_literal_prefix(text.substr(begin, i - begin))) {
-      *end = end_of_quoted(text, i);
-      return text[i] == '"' ? TokenKind::string_literal : TokenKind::char_literal;
-    }
-    *end = i;
-    return TokenKind::identifier;
-  }
-  *end = begin + 1;
   return TokenKind::punctuation;
 }
 
@@ -116,22 +60,18 @@ std::vector<DiffHunk> hunks_between(const std::vector<std::pair<size_t, size_t>>
 
 TokenizedText tokenize_source(const std::string& text) {
   TokenizedText out;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t start = i;
-    while (i < text.size() && is_space(text[i])) ++i;
-    if (i == text.size()) {
-      out.trailing_whitespace = text.substr(start);
-      break;
-    }
-    size_t end = i;
-    Token token;
-    token.kind = scan_token(text, i, &end);
-    token.whitespace = text.substr(start, i - start);
-    token.text = text.substr(i, end - i);
-    out.tokens.push_back(std::move(token));
-    i = end;
+  size_t previous_end = 0;
+  for (size_t at = 0; at < text.size();) {
+    text::CppToken token = text::next_cpp_token(text, at);
+    at = token.end;
+    if (token.kind == text::CppTokenKind::whitespace) continue;
+    Token& added = out.tokens.emplace_back();
+    added.kind = kind_of(token.kind);
+    added.whitespace = text.substr(previous_end, token.begin - previous_end);
+    added.text = text.substr(token.begin, token.end - token.begin);
+    previous_end = token.end;
   }
+  out.trailing_whitespace = text.substr(previous_end);
   return out;
 }
 

@@ -22,8 +22,8 @@ struct TokenizedText {
 };
 
 // Splits text into identifiers, numbers, string and char literals, comments (one token each) and
-// single-char punctuation. Never fails: an unterminated literal or comment runs to the end of
-// its line (literal) or of the text (comment).
+// single-char punctuation, with the shared lexer (text/cpp_lexer.h). Never fails: an unterminated
+// quoted literal runs to the end of its line, a comment or raw string to the end of the text.
 TokenizedText tokenize_source(const std::string& text);
 
 // whitespace + text of every token, then the trailing whitespace: the tokenized text, byte for byte.

@@ -1,7 +1,8 @@
 #include "synth/minhash.h"
 
+#include "text/cpp_lexer.h"
+
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -26,10 +27,6 @@ uint64_t fnv1a(std::string_view text) {
   return h;
 }
 
-bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
-
 // Words kept as themselves when identifiers are masked: C/C++/CUDA keywords and builtin types.
 const std::unordered_set<std::string_view>& keywords() {
   static const std::unordered_set<std::string_view> words = {
@@ -42,70 +39,64 @@ const std::unordered_set<std::string_view>& keywords() {
   return words;
 }
 
-// Length of the comment starting at text[i], or 0.
-size_t comment_length(std::string_view text, size_t i) {
-  if (i + 1 >= text.size() || text[i] != '/') return 0;
-  if (text[i + 1] == '/') {
-    size_t end = text.find('\n', i);
-    return (end == std::string_view::npos ? text.size() : end) - i;
-  }
-  if (text[i + 1] == '*') {
-    size_t end = text.find("*/", i + 2);
-    return (end == std::string_view::npos ? text.size() : end + 2) - i;
-  }
-  return 0;
+// The shingles of every stored signature were made by a tokenizer of minhash's own, before the
+// shared lexer; these keep its tokens wherever the lexer's differ for anything but raw strings and
+// digit separators. A // comment ended at its newline, even after a backslash.
+size_t legacy_comment_end(std::string_view text, const text::CppToken& comment) {
+  std::string_view spelled = text.substr(comment.begin, comment.end - comment.begin);
+  size_t newline = spelled.find('\n');
+  return spelled.starts_with("//") && newline != std::string_view::npos ? comment.begin + newline : comment.end;
 }
 
-size_t quoted_length(std::string_view text, size_t i) {
-  char quote = text[i];
-  size_t j = i + 1;
-  while (j < text.size() && text[j] != quote && text[j] != '\n') {
-    j += (text[j] == '\\' && j + 1 < text.size()) ? 2 : 1;
+// A number took a sign only after e or E, and not in a hex number (0x1p+4 was 0x1p, +, 4).
+size_t legacy_number_end(std::string_view text, const text::CppToken& number) {
+  bool hex = number.end - number.begin > 1 && (text[number.begin + 1] == 'x' || text[number.begin + 1] == 'X');
+  for (size_t i = number.begin + 1; i < number.end; ++i) {
+    bool sign = text[i] == '+' || text[i] == '-';
+    if (sign && (hex || (text[i - 1] != 'e' && text[i - 1] != 'E'))) return i;
   }
-  return std::min(j + 1, text.size()) - i;
-}
-
-size_t number_length(std::string_view text, size_t i) {
-  size_t j = i;
-  while (j < text.size()) {
-    char c = text[j];
-    bool exponent_sign = (c == '+' || c == '-') && j > i && (text[j - 1] == 'e' || text[j - 1] == 'E') &&
-                         !(j > i + 1 && (text[i + 1] == 'x' || text[i + 1] == 'X'));
-    if (!is_identifier_char(c) && c != '.' && !exponent_sign) break;
-    ++j;
-  }
-  return j - i;
+  return number.end;
 }
 
 }  // namespace
 
 std::vector<std::string> normalized_tokens(std::string_view text, const MinHashOptions& options) {
   std::vector<std::string> tokens;
-  size_t i = 0;
-  while (i < text.size()) {
-    char c = text[i];
-    if (size_t comment = comment_length(text, i)) {
-      i += comment;
-    } else if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-    } else if (c == '"' || c == '\'') {
-      size_t length = quoted_length(text, i);
-      tokens.emplace_back(text.substr(i, length));
-      i += length;
-    } else if (is_digit(c) || (c == '.' && i + 1 < text.size() && is_digit(text[i + 1]))) {
-      size_t length = number_length(text, i);
-      tokens.emplace_back(options.mask_numbers ? std::string_view("0") : text.substr(i, length));
-      i += length;
-    } else if (is_identifier_start(c)) {
-      size_t j = i;
-      while (j < text.size() && is_identifier_char(text[j])) ++j;
-      std::string_view word = text.substr(i, j - i);
-      bool masked = options.mask_identifiers && !keywords().count(word);
-      tokens.emplace_back(masked ? std::string_view("id") : word);
-      i = j;
-    } else {
-      tokens.emplace_back(1, c);
-      ++i;
+  auto add_word = [&](std::string_view word) {
+    bool masked = options.mask_identifiers && !keywords().count(word);
+    tokens.emplace_back(masked ? std::string_view("id") : word);
+  };
+  size_t at = 0;
+  while (at < text.size()) {
+    text::CppToken token = text::next_cpp_token(text, at);
+    at = token.end;
+    std::string_view spelled = text.substr(token.begin, token.end - token.begin);
+    switch (token.kind) {
+      case text::CppTokenKind::whitespace:
+        break;
+      case text::CppTokenKind::comment:
+        at = legacy_comment_end(text, token);
+        break;
+      case text::CppTokenKind::string_literal:
+      case text::CppTokenKind::char_literal: {
+        // Legacy: an encoding prefix was a word of its own, and a literal left open at the end of
+        // its line kept the newline. A raw string is one token, its prefix included.
+        size_t start = token.raw ? token.begin : token.begin + token.prefix;
+        if (start > token.begin) add_word(text.substr(token.begin, start - token.begin));
+        if (!token.closed && at < text.size() && text[at] == '\n') ++at;
+        tokens.emplace_back(text.substr(start, at - start));
+        break;
+      }
+      case text::CppTokenKind::number:
+        at = legacy_number_end(text, token);
+        tokens.emplace_back(options.mask_numbers ? std::string_view("0") : text.substr(token.begin, at - token.begin));
+        break;
+      case text::CppTokenKind::identifier:
+        add_word(spelled);
+        break;
+      case text::CppTokenKind::punctuation:
+        tokens.emplace_back(spelled);
+        break;
     }
   }
   return tokens;

@@ -196,6 +196,18 @@ TEST_CASE("strings, char literals and comments are never rewritten") {
   CHECK(r.hip_source.rfind("#include <hip/hip_runtime.h>\n", 0) == 0);
 }
 
+TEST_CASE("raw strings with any prefix are never rewritten, and a digit separator opens no char literal") {
+  std::string cuda =
+      "const char* a = u8R\"(\" cudaMalloc \")\";\n"
+      "const wchar_t* b = LR\"x(\" cudaFree )\" \")x\";\n"
+      "int main() { int mask = 0xFF'FF; float* d; cudaMalloc(&d, 4); return mask; }\n";
+  auto r = translate_cuda_to_hip(shipped_rules(), cuda);
+  REQUIRE_MESSAGE(r.ok, r.message);
+  CHECK(r.hip_source.find("u8R\"(\" cudaMalloc \")\"") != std::string::npos);
+  CHECK(r.hip_source.find("LR\"x(\" cudaFree )\" \")x\"") != std::string::npos);
+  CHECK(r.hip_source.find("int mask = 0xFF'FF; float* d; hipMalloc(&d, 4);") != std::string::npos);
+}
+
 TEST_CASE("launch bounds keep only the thread count and launches stay as they are") {
   auto r = translate_cuda_to_hip(shipped_rules(),
                                  "__global__ void __launch_bounds__(256, 2) k(float* x) {}\n"

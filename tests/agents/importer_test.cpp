@@ -296,6 +296,16 @@ TEST_CASE("the hello-world rule: every kernel only prints and cannot hand a resu
   CHECK(is_hello_world("__global__ void a();\n__global__ void a() { printf(\"hi\"); }", print));
 }
 
+TEST_CASE("the program-text rules see a raw string as one string and a digit-separated number as code") {
+  // The quotes inside a raw string end nothing; the ' of 1'000 opens no char literal.
+  std::string text = "auto s = R\"x(\" __global__ /* \")x\"; int n = 1'000; __global__ void k() {} // end\n";
+  CHECK(code_without_comments(text, true) == "auto s = R\"x()x\"; int n = 1'000; __global__ void k() {} \n");
+  CHECK(code_without_comments(text, false) ==
+        "auto s = R\"x(\" __global__ /* \")x\"; int n = 1'000; __global__ void k() {} \n");
+  CHECK_FALSE(has_kernel_or_launch(code_without_comments("const char* s = u8R\"(\" __global__ \")\";\n", true)));
+  CHECK(has_kernel_or_launch(code_without_comments("int n = 0x1'F; __global__ void k() {}\n", true)));
+}
+
 TEST_CASE("binary, unreadable, oversized, special files and symlink loops are skipped with a reason") {
   TempDir dir;
   std::string root = dir.file("tree");

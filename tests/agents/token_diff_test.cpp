@@ -63,6 +63,16 @@ TEST_CASE("literals, comments and numbers are one token each, other symbols one 
   CHECK(tokenized.tokens[14].kind == TokenKind::number);
 }
 
+TEST_CASE("a raw string and a digit-separated number are one token each") {
+  std::string text = "auto s = u8R\"x(a \"b\" )\" c)x\"; long n = 1'000'000 + 0x1'Fu;";
+  TokenizedText tokenized = tokenize_source(text);
+  CHECK(texts(tokenized) == std::vector<std::string>{"auto", "s", "=", "u8R\"x(a \"b\" )\" c)x\"", ";", "long", "n",
+                                                     "=", "1'000'000", "+", "0x1'Fu", ";"});
+  CHECK(tokenized.tokens[3].kind == TokenKind::string_literal);
+  CHECK(tokenized.tokens[8].kind == TokenKind::number);
+  CHECK(join_tokens(tokenized) == text);
+}
+
 TEST_CASE("the token diff keeps a longest common subsequence and ignores whitespace") {
   std::mt19937 random(7);
   for (int round = 0; round < 200; ++round) {

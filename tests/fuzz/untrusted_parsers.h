@@ -30,6 +30,7 @@
 #include "policies/config.h"
 #include "policies/feature_tags.h"
 #include "store/failures.h"
+#include "text/cpp_lexer.h"
 #include "verifier/c2x86/float_constants.h"
 #include "verifier/c2x86/io_tests.h"
 #include "verifier/c2x86/jump_tables.h"
@@ -185,6 +186,9 @@ class UntrustedParsers {
       translate_cuda_to_hip(hipify_, s);
       std::unordered_set<std::string> names;
       collect_defined_names(s, names);
+    });
+    add("text.cpp_lexer", kAll, [](const std::string& s) {
+      for (size_t at = 0; at < s.size();) at = text::next_cpp_token(s, at).end;
     });
     add("headers.scan_declared_names", kAll, [](const std::string& s) {
       std::set<std::string> names;

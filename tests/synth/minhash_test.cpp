@@ -79,3 +79,36 @@ TEST_CASE("a stricter threshold needs more rows per band") {
   LshBands strict = choose_lsh_bands(128, 0.9);
   CHECK(strict.rows > loose.rows);
 }
+
+TEST_CASE("a raw string is one token and a digit-separated number one number") {
+  MinHashOptions options;
+  CHECK(normalized_tokens("s = R\"x(a \"b\" // c)x\"; n = 1'000'000;", options) ==
+        std::vector<std::string>{"s", "=", "R\"x(a \"b\" // c)x\"", ";", "n", "=", "1'000'000", ";"});
+  options.mask_numbers = true;
+  CHECK(normalized_tokens("m = 0x1'F;", options) == std::vector<std::string>{"m", "=", "0", ";"});
+}
+
+TEST_CASE("ordinary code keeps the tokens and signature it had before the shared lexer") {
+  // Stored signatures were made with these tokens: an encoding prefix is a word of its own, a
+  // hex float's sign ends its number, a // comment ends at its newline even after a backslash, and
+  // a literal left open keeps its newline.
+  MinHashOptions options;
+  CHECK(normalized_tokens("L\"w\" u8'c' 0x1p-3f 0x1e+5 1e+5", options) ==
+        std::vector<std::string>{"L", "\"w\"", "u8", "'c'", "0x1p", "-", "3f", "0x1e", "+", "5", "1e+5"});
+  CHECK(normalized_tokens("// a \\\nb \"open\nc", options) == std::vector<std::string>{"b", "\"open\n", "c"});
+  std::string text =
+      "// ordinary CUDA: a prefix, an escape, a hex float and a continued comment\n"
+      "__global__ void scale(float* out, const float* in, int n) { // in place \\\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) out[i] = in[i] * 0x1p-3f + 1.5e-3f; /* block */\n"
+      "}\n"
+      "const wchar_t* name = L\"scale\\\"d\"; char c = '\\n';\n";
+  // Computed by the tokenizer minhash had before the shared lexer.
+  MinHashSignature plain = MinHasher(options).signature(text);
+  CHECK(std::vector<uint32_t>(plain.begin(), plain.begin() + 4) ==
+        std::vector<uint32_t>{9445234, 180344997, 79019907, 9255922});
+  options.mask_numbers = options.mask_identifiers = true;
+  MinHashSignature masked = MinHasher(options).signature(text);
+  CHECK(std::vector<uint32_t>(masked.begin(), masked.begin() + 4) ==
+        std::vector<uint32_t>{55973337, 10349597, 5892487, 61199639});
+}
