@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "agents/baseline_dictionary.h"
+#include "policies/config.h"
 
 namespace tailforge {
 namespace {
@@ -12,22 +13,6 @@ namespace {
 using nlohmann::json;
 
 const char kFormatTag[] = "tailforge-baseline-dictionary/1";
-
-Result<std::string> read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-Result<json> parse_json_text(const std::string& text, const std::string& file) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    return make_error(file + ": invalid JSON: " + e.what());
-  }
-}
 
 std::string kind_name(TokenKind kind) { return kind == TokenKind::number ? "number" : "identifier"; }
 

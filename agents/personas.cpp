@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "policies/config.h"
+
 namespace tailforge {
 namespace {
 
@@ -12,22 +14,6 @@ using nlohmann::json;
 
 Error error_at(const std::string& file, const std::string& path, const std::string& what) {
   return make_error(file + ": " + path + ": " + what);
-}
-
-Result<std::string> read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-Result<json> parse_json(const std::string& text, const std::string& file) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    return make_error(file + ": invalid JSON: " + e.what());
-  }
 }
 
 Result<std::string> required_string(const json& object, const std::string& key,
@@ -263,9 +249,9 @@ Result<GeneratorCatalog> parse_generator_catalog(const std::string& personas_tex
                                                  const std::string& templates_text,
                                                  const std::string& templates_name) {
   GeneratorCatalog catalog;
-  auto personas_json = parse_json(personas_text, personas_name);
+  auto personas_json = parse_json_text(personas_text, personas_name);
   if (!personas_json) return personas_json.error();
-  auto templates_json = parse_json(templates_text, templates_name);
+  auto templates_json = parse_json_text(templates_text, templates_name);
   if (!templates_json) return templates_json.error();
   try {
     if (auto status = parse_personas(*personas_json, personas_name, catalog); !status) {

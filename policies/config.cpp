@@ -30,13 +30,27 @@ std::string data_dir() {
 
 std::string data_path(const std::string& relative) { return (fs::path(data_dir()) / relative).string(); }
 
-Result<nlohmann::json> read_json_file(const std::string& path) {
-  std::ifstream in(path);
+Result<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(path + ": cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& file) {
   try {
-    return nlohmann::json::parse(buffer.str(), nullptr, true, /*ignore_comments=*/true);
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(file + ": invalid JSON: " + e.what());
+  }
+}
+
+Result<nlohmann::json> read_json_file(const std::string& path) {
+  Result<std::string> text = read_text_file(path);
+  if (!text) return text.error();
+  try {
+    return nlohmann::json::parse(*text, nullptr, true, /*ignore_comments=*/true);
   } catch (const nlohmann::json::parse_error& e) {
     return make_error(path + ": invalid JSON: " + e.what());
   }
