@@ -23,15 +23,6 @@ std::string joined(const std::vector<std::string>& ids, size_t most) {
   return out;
 }
 
-// A small input of each track, for a command model to answer.
-std::string small_input(const std::string& track) {
-  if (track == "c2x86") return "int add_one(int x) { return x + 1; }\n";
-  if (track == "ptx2cuda") return ".version 8.0\n.target sm_80\n.address_size 64\n\n.visible .entry noop()\n{\n\tret;\n}\n";
-  if (track == "sass2rdna3") return "        /*0000*/                   EXIT ;\n";
-  return "__global__ void add_one(float* x, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-         "  if (i < n) x[i] += 1.0f;\n}\n";
-}
-
 ModelCheck check_openai(const ModelRecord& model, const ModelRuntime& runtime) {
   ModelCheck check;
   LlmOptions options = model_llm_options(model, runtime.llm);
@@ -74,7 +65,7 @@ ModelCheck check_openai(const ModelRecord& model, const ModelRuntime& runtime) {
   return check;
 }
 
-ModelCheck check_by_answering(const ModelRecord& model, const ModelRuntime& runtime) {
+ModelCheck check_by_answering(const ModelRecord& model, const ModelRuntime& runtime, const std::string& small_input) {
   ModelCheck check;
   Result<std::unique_ptr<ModelUnderTest>> caller = make_model_under_test(model, runtime);
   if (!caller) {
@@ -86,7 +77,7 @@ ModelCheck check_by_answering(const ModelRecord& model, const ModelRuntime& runt
     check.lines.push_back("failed: " + scratch.message());
     return check;
   }
-  ModelAnswer answer = (*caller)->answer(*scratch, small_input(model.track));
+  ModelAnswer answer = (*caller)->answer(*scratch, small_input);
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f", answer.seconds);
   if (answer.ok) {
@@ -102,10 +93,10 @@ ModelCheck check_by_answering(const ModelRecord& model, const ModelRuntime& runt
 
 }  // namespace
 
-ModelCheck check_model(const ModelRecord& model, const ModelRuntime& runtime) {
+ModelCheck check_model(const ModelRecord& model, const ModelRuntime& runtime, const std::string& small_input) {
   if (Status valid = validate_model_definition(model); !valid) return {false, {"failed: " + valid.message()}};
   if (model.kind == "openai") return check_openai(model, runtime);
-  return check_by_answering(model, runtime);
+  return check_by_answering(model, runtime, small_input);
 }
 
 }  // namespace tailforge

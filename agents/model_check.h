@@ -17,6 +17,8 @@ struct ModelCheck {
   std::vector<std::string> lines;  // what was tried and what came back, in order
 };
 
-ModelCheck check_model(const ModelRecord& model, const ModelRuntime& runtime);
+// `small_input`: an input of the model's track, asked of a command model (synth/tracks.h has one
+// per track).
+ModelCheck check_model(const ModelRecord& model, const ModelRuntime& runtime, const std::string& small_input);
 
 }  // namespace tailforge

@@ -11,9 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-// The tracks a model can be evaluated on: those with an evaluator in synth/evaluate.h.
-const char* const kEvaluatedTracks[] = {"cuda2hip", "sass2rdna3", "ptx2cuda", "c2x86"};
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -136,17 +133,6 @@ Status validate_model_definition(const ModelRecord& model) {
   if (model.name.find_first_of(" \t\r\n/") != std::string::npos) {
     return make_error(at + "a name may not hold spaces or '/'");
   }
-  bool evaluated = false;
-  for (const char* track : kEvaluatedTracks) evaluated = evaluated || model.track == track;
-  // A kernelopt model writes candidate kernels with reasoning; `tailforge kernelopt run --model`
-  // measures them, not the evaluation jobs.
-  if (model.track == "kernelopt" && model.kind != "openai") {
-    return make_error(at + "a kernelopt model answers with reasoning and a kernel: kind openai");
-  }
-  if (!evaluated && model.track != "kernelopt") {
-    return make_error(at + "track '" + model.track + "' has no evaluator (cuda2hip, sass2rdna3, ptx2cuda, c2x86 and "
-                           "kernelopt have)");
-  }
   json parameters = json::parse(model.parameters, nullptr, false);
   if (!parameters.is_object()) return make_error(at + "parameters must be a JSON object");
   if (parameters.contains("timeout_seconds") &&
@@ -174,10 +160,7 @@ Status validate_model_definition(const ModelRecord& model) {
     if (!strings) return make_error(at + "a command model needs --command ARGV... (program and its arguments)");
     return {};
   }
-  if (model.kind == "builtin") {
-    if (model.track != "cuda2hip") return make_error(at + "a builtin model is the CUDA->HIP rule translator: track cuda2hip");
-    return {};
-  }
+  if (model.kind == "builtin") return {};
   return make_error(at + "kind '" + model.kind + "' is not openai, command or builtin");
 }
 

@@ -54,7 +54,8 @@ Result<std::unique_ptr<ModelUnderTest>> make_model_under_test(const ModelRecord&
 // model's endpoint, model id, key variable, CA file, request fields and timeout.
 LlmOptions model_llm_options(const ModelRecord& model, const LlmOptions& base);
 
-// Checks a model definition before it is stored: kind, track, and the fields its kind needs.
+// Checks a model definition before it is stored: its name, kind and the fields its kind needs
+// (whether its track takes it is check_model_track's, synth/tracks.h).
 Status validate_model_definition(const ModelRecord& model);
 
 }  // namespace tailforge

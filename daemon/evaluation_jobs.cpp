@@ -10,6 +10,7 @@
 #include "store/evaluations.h"
 #include "store/models.h"
 #include "synth/model_versions.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
 
@@ -64,8 +65,9 @@ Status EvaluationJobs::plan(Database& db, JobQueue& queue, const Job& job, const
   if (!models) return models.error();
   std::set<std::string> tracks = {synth_.track};
   for (const ModelRecord& model : *models) {
-    // kernelopt models are measured by `tailforge kernelopt run --model`, not on an evaluation set.
-    if (model.active && model.track != "kernelopt") tracks.insert(model.track);
+    // Some tracks' models are measured elsewhere (kernelopt's by `tailforge kernelopt run --model`).
+    const Track* track = find_track(model.track);
+    if (model.active && track && track->evaluated) tracks.insert(model.track);
   }
   for (const std::string& track : tracks) {
     Result<EvalSetRefresh> refreshed = refresh_eval_set(db, eval_, synth_, track);

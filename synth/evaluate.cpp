@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "store/models.h"
 #include "store/samples.h"
-#include "synth/evaluate_c2x86.h"
-#include "synth/evaluate_ptx2cuda.h"
+#include "synth/tracks.h"
 #include "synth/training_text.h"
 
 namespace tailforge {
@@ -68,13 +66,15 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
     expected = *text;
   }
 
-  // What the model reads: the sample's text, except for ptx2cuda, whose text is the answer's
-  // reference (the CUDA kernel) and whose question is the pair's Rolled-PTX.
+  // What the model reads: the sample's text, or the question its track asks instead (ptx2cuda:
+  // the pair's Rolled-PTX, its text being the answer's reference).
+  const Track* track = find_track(item.track);
+  if (!track || !track->judge) return make_error("evaluation item " + item.sample_id + ": track '" + item.track + "' has no judge");
   std::string question = training_text((*sample)->text);  // never what tailforge added to it
-  if (item.track == "ptx2cuda") {
-    Result<std::string> rolled = ptx2cuda_question(db, **sample);
-    if (!rolled) return rolled.error();
-    question = *rolled;
+  if (track->question) {
+    Result<std::string> asked = track->question(db, **sample);
+    if (!asked) return asked.error();
+    question = *asked;
   }
   ModelAnswer answer = model.answer(db, question);
   JudgedAnswer judged;
@@ -106,30 +106,10 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
   fs::path dir = fs::path(setup.work_dir) / ("eval-" + std::to_string(record.id) + "-" + item.sample_id.substr(0, 16));
   std::error_code ec;
   fs::create_directories(dir, ec);
+  Result<std::vector<StageResult>> stages = track->judge({db, **sample, answer.output, expected, setup, dir.string()});
+  if (!stages) return stages.error();
   ChainResult result;
-  if (item.track == "ptx2cuda") {
-    result.stages = judge_ptx2cuda_answer(db, **sample, answer.output, setup, dir.string());
-  } else if (item.track == "c2x86") {
-    Result<std::vector<StageResult>> stages = judge_c2x86_answer(db, **sample, answer.output, setup);
-    if (!stages) return stages.error();
-    result.stages = std::move(*stages);
-  } else {
-    // The answer is named as its track's target form, which picks the chain's stages.
-    fs::path file = dir / (item.track == "sass2rdna3" ? "answer.s" : "answer.hip");
-    {
-      std::ofstream out(file, std::ios::binary);
-      out << answer.output;
-      if (!out) return make_error("cannot write " + file.string() + " (disk full?)");
-    }
-    ChainOptions options;
-    options.verifier = setup.verifier;
-    options.track = item.track;
-    options.cache_db = &db;
-    options.gate = setup.gate;
-    options.expected_stdout = expected;
-    options.toolchains = setup.toolchains;
-    result = verify_file(file.string(), options);
-  }
+  result.stages = std::move(*stages);
   fs::remove_all(dir, ec);
 
   e.stages.push_back({"answer", "ok", std::nullopt, std::nullopt, answer.seconds, false});

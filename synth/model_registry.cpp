@@ -2,6 +2,7 @@
 
 #include "agents/model_under_test.h"
 #include "store/corpus.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
 
@@ -53,6 +54,7 @@ Result<ModelRecord> model_from_definition(const json& definition, std::optional<
   }
   model.parameters = parameters.dump();
   if (Status valid = validate_model_definition(model); !valid) return valid.error();
+  if (Status taken = check_model_track(model); !taken) return taken.error();
   if (parent_name) *parent_name = parent;
   return model;
 }

@@ -22,6 +22,7 @@
 #include "verifier/toolchains.h"
 #include "synth/model_registry.h"
 #include "synth/tested_model.h"
+#include "synth/tracks.h"
 #include "synth/model_report.h"
 
 namespace tailforge {
@@ -132,7 +133,8 @@ bool print_check(const ModelRecord& model, const ModelCheck& check) {
 Result<ModelCheck> check_with_config(const CommandContext& context, const ModelRecord& model) {
   Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(context.config);
   if (!resources) return resources.error();
-  return check_model(model, (*resources)->runtime(nullptr));
+  if (Status taken = check_model_track(model); !taken) return ModelCheck{false, {"failed: " + taken.message()}};
+  return check_model(model, (*resources)->runtime(nullptr), std::string(find_track(model.track)->check_input));
 }
 
 }  // namespace

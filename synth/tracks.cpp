@@ -1,0 +1,107 @@
+#include "synth/tracks.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "synth/evaluate_c2x86.h"
+#include "synth/evaluate_ptx2cuda.h"
+
+namespace tailforge {
+
+namespace {
+
+// The answer, named as its track's target form (which picks the chain's stages), through the
+// verifier chain, compared with the item's reference output where it has one.
+Result<std::vector<StageResult>> judge_by_chain(const JudgeInput& input, const char* file_name, const char* track) {
+  std::filesystem::path file = std::filesystem::path(input.work_dir) / file_name;
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << input.answer;
+    if (!out) return make_error("cannot write " + file.string() + " (disk full?)");
+  }
+  ChainOptions options;
+  options.verifier = input.setup.verifier;
+  options.track = track;
+  options.cache_db = &input.db;
+  options.gate = input.setup.gate;
+  options.expected_stdout = input.expected_stdout;
+  options.toolchains = input.setup.toolchains;
+  return verify_file(file.string(), options).stages;
+}
+
+Result<std::vector<StageResult>> judge_hip(const JudgeInput& input) { return judge_by_chain(input, "answer.hip", "cuda2hip"); }
+
+Result<std::vector<StageResult>> judge_rdna3(const JudgeInput& input) {
+  return judge_by_chain(input, "answer.s", "sass2rdna3");
+}
+
+Result<std::vector<StageResult>> judge_cuda_for_ptx(const JudgeInput& input) {
+  return judge_ptx2cuda_answer(input.db, input.item, input.answer, input.setup, input.work_dir);
+}
+
+Result<std::vector<StageResult>> judge_x86(const JudgeInput& input) {
+  return judge_c2x86_answer(input.db, input.item, input.answer, input.setup);
+}
+
+}  // namespace
+
+const std::vector<Track>& tracks() {
+  static const std::vector<Track> table = {
+      {.name = "cuda2hip",
+       .summary = "CUDA programs to HIP, verified on AMD (gfx1100) and, through HIP-on-NVIDIA, on NVIDIA",
+       .builtin_model = true,
+       .check_input = "__global__ void add_one(float* x, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                      "  if (i < n) x[i] += 1.0f;\n}\n",
+       .judge = judge_hip},
+      {.name = "sass2rdna3",
+       .summary = "a kernel's NVIDIA SASS to AMD RDNA3 assembly, cut from verified CUDA programs",
+       .check_input = "        /*0000*/                   EXIT ;\n",
+       .judge = judge_rdna3},
+      {.name = "ptx2cuda",
+       .summary = "a kernel's Rolled-PTX back to CUDA, judged on the pair's recorded launch",
+       .check_input = ".version 8.0\n.target sm_80\n.address_size 64\n\n.visible .entry noop()\n{\n\tret;\n}\n",
+       .question = ptx2cuda_question,
+       .judge = judge_cuda_for_ptx},
+      {.name = "c2x86",
+       .summary = "C functions to x86-64 assembly, checked against gcc -O0 on IO tests",
+       .check_input = "int add_one(int x) { return x + 1; }\n",
+       .judge = judge_x86},
+      {.name = "kernelopt",
+       .summary = "faster CUDA kernels for a task, with reasoning, measured against the task's reference",
+       .evaluated = false,
+       .model_kind = "openai",
+       .model_kind_reason = "answers with reasoning and a kernel"},
+  };
+  return table;
+}
+
+const Track* find_track(std::string_view name) {
+  for (const Track& track : tracks())
+    if (track.name == name) return &track;
+  return nullptr;
+}
+
+std::string track_names() {
+  std::string names;
+  for (const Track& track : tracks()) names += (names.empty() ? "" : ", ") + std::string(track.name);
+  return names;
+}
+
+Status check_model_track(const ModelRecord& model) {
+  std::string at = "model '" + model.name + "': ";
+  const Track* track = find_track(model.track);
+  if (!track) return make_error(at + "track '" + model.track + "' has no evaluator (" + track_names() + " have)");
+  if (!track->model_kind.empty() && model.kind != track->model_kind) {
+    return make_error(at + "a " + model.track + " model " + std::string(track->model_kind_reason) + ": kind " +
+                      std::string(track->model_kind));
+  }
+  if (model.kind == "builtin" && !track->builtin_model) {
+    std::string answered;
+    for (const Track& known : tracks())
+      if (known.builtin_model) answered += (answered.empty() ? "" : ", ") + std::string(known.name);
+    return make_error(at + "a builtin model is the CUDA->HIP rule translator: track " + answered);
+  }
+  return {};
+}
+
+}  // namespace tailforge

@@ -1,0 +1,60 @@
+// The tracks, one row each: what a track's samples and answers are, and what the track brings to
+// evaluating a model (the question a model reads, the judge of its answer, a small input for
+// `model check`, which kinds of model it takes). Evaluation, model registration and the command
+// line look a track up here instead of comparing its name; a new track adds its row here and
+// its judge in its own files.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/models.h"
+#include "store/result.h"
+#include "store/samples.h"
+#include "synth/evaluate.h"
+
+namespace tailforge {
+
+// What a judge gets: the item's sample, the model's answer, the item's reference output (when it
+// has one) and a work folder of its own.
+struct JudgeInput {
+  Database& db;
+  const Sample& item;
+  const std::string& answer;
+  const std::optional<std::string>& expected_stdout;
+  const EvaluationSetup& setup;
+  const std::string& work_dir;
+};
+
+struct Track {
+  std::string_view name;
+  std::string_view summary;  // one line: what is translated into what
+  // The loop's evaluation asks the track's models (kernelopt's are measured by `kernelopt run`).
+  bool evaluated = true;
+  // Models of the track must be of this kind ("" = any of openai, command, builtin), and why.
+  std::string_view model_kind;
+  std::string_view model_kind_reason;
+  // The rule translator (kind builtin) answers this track.
+  bool builtin_model = false;
+  // A small input of the track, for `model check` to ask a command model.
+  std::string_view check_input;
+  // The question a model reads for an item; null: the item's own text (training_text of it).
+  Result<std::string> (*question)(Database& db, const Sample& item) = nullptr;
+  // The stages an answer goes through, in order, as a chain result's.
+  Result<std::vector<StageResult>> (*judge)(const JudgeInput& input) = nullptr;
+};
+
+// Every track, in the order help and reports list them.
+const std::vector<Track>& tracks();
+// The track of that name; nullptr for none.
+const Track* find_track(std::string_view name);
+// Every track's name, for messages: "cuda2hip, sass2rdna3, ...".
+std::string track_names();
+
+// Whether `model` may be registered on its track: a known track, of the kind the track takes,
+// builtin only where the rule translator answers.
+Status check_model_track(const ModelRecord& model);
+
+}  // namespace tailforge
