@@ -28,9 +28,24 @@ struct JudgeInput {
   const std::string& work_dir;
 };
 
+// A tool the daemon needs to grow a track, as `tailforge doctor` checks it.
+struct ToolNeed {
+  std::string_view tool;     // a Toolchains role: nvcc, hip_clang, llvm_mc, cuobjdump, gcc
+  bool required = false;     // without it nothing of the track verifies (else: less does)
+  std::string_view needed_for;  // what it does for the track, or what is lost without it
+  std::string_view fix;      // how to get it
+};
+
 struct Track {
   std::string_view name;
   std::string_view summary;  // one line: what is translated into what
+  // `tailforge verify FILE --track` takes it: the verifier chain checks a file of the track by
+  // itself (a ptx2cuda pair needs its program, a kernelopt kernel its task).
+  bool verifies_files = false;
+  // What `tailforge doctor` checks when the daemon grows the track (synth.track), and whether the
+  // GPU targets of verifier.amd_targets and the NVIDIA ones are checked too.
+  std::vector<ToolNeed> tools;
+  bool checks_gpu_targets = false;
   // The loop's evaluation asks the track's models (kernelopt's are measured by `kernelopt run`).
   bool evaluated = true;
   // Models of the track must be of this kind ("" = any of openai, command, builtin), and why.

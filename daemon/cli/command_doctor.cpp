@@ -19,6 +19,7 @@
 #include "synth/policy.h"
 #include "synth/retrain.h"
 #include "synth/snapshot_retention.h"
+#include "synth/tracks.h"
 #include "verifier/memory_cgroup.h"
 #include "verifier/nvidia.h"
 #include "verifier/options.h"
@@ -272,17 +273,12 @@ int command_doctor(const CommandLine& args) {
   std::string track = policy ? policy->track : "cuda2hip";
   const Toolchains& toolchains = detected_toolchains();
   if (context && verifier) {
-    if (track == "c2x86") {
-      check_tool(checks, toolchains, "gcc", true, "the c2x86 oracle, assembler and linker", "apt install gcc");
-    } else {
-      check_tool(checks, toolchains, "nvcc", true, "CUDA programs cannot be compiled",
-                 "install the CUDA toolkit and put its bin folder on PATH (/usr/local/cuda/bin is searched too)");
-      check_tool(checks, toolchains, "hip_clang", false, "the gfx targets' HIP compile is skipped",
-                 "apt install hipcc clang (Debian's ROCm packages)");
-      check_tool(checks, toolchains, "llvm_mc", false, "RDNA3 assembly is not checked", "apt install llvm");
-      check_tool(checks, toolchains, "cuobjdump", false, "no SASS, so no sass2rdna3 pairs",
-                 "install the CUDA toolkit's binary utilities");
-      check_gpu_targets(checks, *verifier, toolchains);
+    if (const Track* grown = find_track(track)) {
+      for (const ToolNeed& need : grown->tools) {
+        check_tool(checks, toolchains, std::string(need.tool), need.required, std::string(need.needed_for),
+                   std::string(need.fix));
+      }
+      if (grown->checks_gpu_targets) check_gpu_targets(checks, *verifier, toolchains);
     }
     check_sandbox(checks, *verifier, toolchains);
     check_store(checks, context->db_path, config["daemon"]["min_free_disk_mb"].get<int64_t>());

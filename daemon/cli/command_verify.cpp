@@ -7,6 +7,7 @@
 #include "policies/categorizer.h"
 #include "policies/config.h"
 #include "verifier/chain.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
 
@@ -36,8 +37,11 @@ int command_verify(const CommandLine& args) {
     return 2;
   }
   std::string track = args.get("--track");
-  if (!track.empty() && track != "cuda2hip" && track != "c2x86" && track != "sass2rdna3") {
-    std::cerr << "tailforge: --track must be cuda2hip, c2x86 or sass2rdna3, got '" << track << "'\n";
+  if (const Track* named = find_track(track); !track.empty() && !(named && named->verifies_files)) {
+    std::string takes;
+    for (const Track& known : tracks())
+      if (known.verifies_files) takes += (takes.empty() ? "" : ", ") + std::string(known.name);
+    std::cerr << "tailforge: --track must be one of " << takes << ", got '" << track << "'\n";
     return 2;
   }
   Result<VerifierOptions> verifier = verifier_options_from_json(context->config);

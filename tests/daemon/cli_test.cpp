@@ -138,6 +138,19 @@ TEST_CASE("a bad configuration stops a command with the file, key path, value an
         "tailforge: " + config + ": key /daemon/samples_per_cycle has value \"twelve\", expected an integer\n");
 }
 
+TEST_CASE("verify --track takes the tracks whose files the chain checks by itself, from the track table") {
+  TempDir dir;
+  std::string file = dir.file("k.cu");
+  std::ofstream(file) << "__global__ void k() {}\n";
+  for (const char* track : {"ptx2cuda", "kernelopt", "fortran"}) {
+    ProcessResult verify = run_tailforge({"verify", file, "--track", track, "--db", dir.file("v.db")});
+    CAPTURE(verify.stderr_text);
+    CHECK(verify.exit_code == 2);
+    CHECK(verify.stderr_text.find(std::string("--track must be one of cuda2hip, sass2rdna3, c2x86, got '") + track + "'") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("version prints the version") {
   ProcessResult version = run_tailforge({"version"});
   CHECK(version.exit_code == 0);

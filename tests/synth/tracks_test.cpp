@@ -105,8 +105,6 @@ TEST_CASE("no track name is compared outside the table and the tracks' own folde
       {"verifier/chain.cpp", 1},                  // the chain's HIP branch (verifier chain)
       {"daemon/pipeline.cpp", 2},                 // the c2x86 generator and synthesizer, its translator
       {"daemon/sample_verification.cpp", 4},      // c2x86's check, cuda2hip's translation and derived pairs
-      {"daemon/cli/command_verify.cpp", 1},       // the tracks `verify --track` takes
-      {"daemon/cli/command_doctor.cpp", 1},       // the tools a track needs
       {"daemon/cli/command_agents.cpp", 2},       // the generators of `generate --track`
       {"daemon/cli/command_kernelopt.cpp", 2},    // the kernelopt commands' own track
       {"daemon/cli/command_dataset.cpp", 2},      // the kernelopt export, the sass2rdna3 hint
