@@ -1,8 +1,9 @@
-// The tracks, one row each: what a track's samples and answers are, and what the track brings to
-// evaluating a model (the question a model reads, the judge of its answer, a small input for
-// `model check`, which kinds of model it takes). Evaluation, model registration and the command
-// line look a track up here instead of comparing its name; a new track adds its row here and
-// its judge in its own files.
+// The tracks, one row each, and what each brings: to evaluating a model (the question a model
+// reads, the judge of its answer, a small input for `model check`, which kinds of model it
+// takes), to `tailforge verify` (whether the chain checks a file of it by itself) and to
+// `tailforge doctor` (the tools it needs). Evaluation, model registration and those commands look
+// a track up here instead of comparing its name; a new track adds its row here and its judge in
+// its own files.
 #pragma once
 
 #include <optional>
