@@ -70,4 +70,10 @@ ModelCandidates ask_model_for_candidates(const LlmOptions& options, const LlmPro
   return result;
 }
 
+Status check_kernelopt_model(const ModelRecord& model) {
+  if (model.track == "kernelopt" && model.kind == "openai") return {};
+  return make_error("model '" + model.name + "' is a " + model.kind + " model of track " + model.track +
+                    ": kernelopt run needs an openai model of track kernelopt");
+}
+
 }  // namespace tailforge

@@ -10,6 +10,7 @@
 
 #include "agents/llm_client.h"
 #include "agents/llm_roles.h"
+#include "store/models.h"
 #include "verifier/kernelopt/kernel_task.h"
 
 namespace tailforge {
@@ -18,6 +19,10 @@ struct ModelCandidates {
   std::vector<KernelCandidate> candidates;
   std::vector<std::string> failures;  // "agent.llm.<category>: message", one per answer that gave no kernel
 };
+
+// Whether `model` can write candidates: an openai model of track kernelopt (the error says what
+// it is instead).
+Status check_kernelopt_model(const ModelRecord& model);
 
 // What the model is shown for a task: description, buffers, tolerance and the reference.
 std::string kernelopt_task_prompt(const KernelTask& task);

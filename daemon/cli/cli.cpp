@@ -307,7 +307,7 @@ std::vector<CommandSpec> dataset_commands() {
      1, command_kernelopt},
     {"curate", "", "apply the ConCuR rules to the kernelopt measurements (shortest reasoning that is also fastest, "
                    "speedup over 5, single-operator balance), store the choices and print why, with task difficulty",
-     {kDb, kConfig, kLogLevel, kJson, {"--track", true, "kernelopt (the only curated track)"},
+     {kDb, kConfig, kLogLevel, kJson, {"--track", true, "the ConCuR rules are the kernelopt track's", one_of({"kernelopt"})},
       {"--high-speedup", true, "every right kernel faster than this is chosen (default 5)", number(0)},
       {"--single-share", true, "share of single-operator samples to reach (default 0.5)", number(0, 1)},
       {"--difficulty", true, "EASY,HARD ARL cut-offs in words (default: terciles of the tasks' ARLs)", number_pair(0)}},

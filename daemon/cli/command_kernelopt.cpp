@@ -93,10 +93,7 @@ Status store_model_candidates(const CommandContext& context, Database& db, const
   Result<std::optional<ModelRecord>> model = find_model(db, name);
   if (!model) return model.error();
   if (!*model) return make_error("no model named '" + name + "' (tailforge model add --track kernelopt ...)");
-  if ((*model)->track != "kernelopt" || (*model)->kind != "openai") {
-    return make_error("model '" + name + "' is a " + (*model)->kind + " model of track " + (*model)->track +
-                      ": kernelopt run needs an openai model of track kernelopt");
-  }
+  if (Status usable = check_kernelopt_model(**model); !usable) return usable;
   Result<LlmOptions> options = llm_options_from_json(context.config["llm"]);
   if (!options) return options.error();
   nlohmann::json parameters = nlohmann::json::parse((*model)->parameters, nullptr, false);
@@ -297,11 +294,6 @@ int command_kernelopt(const CommandLine& args) {
 int command_curate(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
-  if (args.get("--track", "kernelopt") != "kernelopt") {
-    std::cerr << "tailforge: curate applies the ConCuR rules of the kernelopt track only, got --track "
-              << args.get("--track") << "\n";
-    return 2;
-  }
   CurationOptions options;
   options.high_speedup = args.get_number("--high-speedup", options.high_speedup);
   options.single_share = args.get_number("--single-share", options.single_share);

@@ -51,6 +51,7 @@ TEST_CASE("an option's value of the wrong form exits 2 naming the option and the
       {{"curate", "--difficulty", "30,20"}, "option '--difficulty' needs two numbers A,B"},
       {{"curate", "--difficulty", "30"}, "option '--difficulty' needs two numbers A,B"},
       {{"export", "--out", "x", "--format", "csv"}, "option '--format' needs one of alpaca, sharegpt, jsonl, got 'csv'"},
+      {{"curate", "--track", "cuda2hip"}, "option '--track' needs one of kernelopt, got 'cuda2hip'"},
       {{"gc", "--cap-mb", "-1"}, "option '--cap-mb' needs a whole number of at least 0"},
       {{"daemon", "--cycles=1e3"}, "option '--cycles' needs a whole number"},
       {{"eval", "--model", "m", "--limit", "0"}, "option '--limit' needs a whole number of at least 1"},

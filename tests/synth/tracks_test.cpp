@@ -106,7 +106,6 @@ TEST_CASE("no track name is compared outside the table and the tracks' own folde
       {"daemon/pipeline.cpp", 2},                 // the c2x86 generator and synthesizer, its translator
       {"daemon/sample_verification.cpp", 4},      // c2x86's check, cuda2hip's translation and derived pairs
       {"daemon/cli/command_agents.cpp", 2},       // the generators of `generate --track`
-      {"daemon/cli/command_kernelopt.cpp", 2},    // the kernelopt commands' own track
       {"daemon/cli/command_dataset.cpp", 2},      // the kernelopt export, the sass2rdna3 hint
       {"daemon/cli/command_import.cpp", 2},       // the kernelopt import, cuda2hip only
   };
