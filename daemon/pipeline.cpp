@@ -37,6 +37,7 @@
 #include "verifier/chain.h"
 #include "verifier/sass2rdna3/kernel_pairs.h"
 #include "verifier/stage_runner.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
 
@@ -87,7 +88,8 @@ class DefaultPipeline : public Pipeline {
     }
     retrain_.eval = shared_->eval;
     seed_ = config["daemon"]["seed"].get<int64_t>();
-    c2x86_ = shared_->synth.track == "c2x86";
+    const Track* grown = find_track(shared_->synth.track);
+    c_functions_ = grown && grown->generated == Track::Generated::c_functions;
 
     const Toolchains& toolchains = detected_toolchains();
     SlotSizes sizes = size_slots(config, toolchains, slots);
@@ -111,7 +113,7 @@ class DefaultPipeline : public Pipeline {
     llm_generator_ = agents.value("generator", "builtin") == "llm";
     llm_translator_ = agents.value("translator", "builtin") == "llm";
     llm_synthesizer_ = agents.value("synthesizer", "builtin") == "llm";
-    if (c2x86_ && (llm_generator_ || llm_synthesizer_)) {
+    if (c_functions_ && (llm_generator_ || llm_synthesizer_)) {
       return make_error(std::string("agents.") + (llm_generator_ ? "generator" : "synthesizer") +
                         ": the LLM agents write CUDA programs; the c2x86 track (synth policy) grows C functions with "
                         "the built-in generator and synthesizer: set it to \"builtin\"");
@@ -151,7 +153,7 @@ class DefaultPipeline : public Pipeline {
       return make_error("generate job payload needs cycle, index and seed: " + job.payload);
     }
     int64_t cycle = payload["cycle"].get<int64_t>();
-    Result<Sample> sample = c2x86_
+    Result<Sample> sample = c_functions_
                                 ? generate_c2x86_sample(payload["seed"].get<uint64_t>(), payload["index"].get<uint64_t>(), cycle)
                                 : cuda_sample(db, payload["seed"].get<uint64_t>(), payload["index"].get<size_t>(), cycle);
     if (!sample) return make_error("generating: " + sample.message());
@@ -273,9 +275,11 @@ class DefaultPipeline : public Pipeline {
     const Sample& sample = **found;
     Transaction transaction(db);
     if (!transaction.begin_status()) return transaction.begin_status();
+    // The daemon's translator wrote what a translate stage checked, where it translates the track.
+    const Track* track = find_track(sample.track);
+    bool translated_here = track && track->verified_by == Track::Verified::chain_after_hip_translation;
     StageAgent agent_of = [&](const StageResult& stage) {
-      return stage.name.rfind("translate.", 0) == 0 && sample.track != "c2x86" ? std::optional(translator_agent())
-                                                                                : sample.model;
+      return stage.name.rfind("translate.", 0) == 0 && translated_here ? std::optional(translator_agent()) : sample.model;
     };
     if (Status s = store_stage_results(db, sample, output.chain.stages, shared_->taxonomy, agent_of, host); !s) return s;
     if (Status s = set_sample_status(db, sample.id, output.verified ? "verified" : "failed"); !s) return s;
@@ -320,7 +324,7 @@ class DefaultPipeline : public Pipeline {
         llm_synthesizer_
             ? synthesize_for_cycle_with_llm(db, *llm_, {feature_rules_, domain_rules_, shared_->synth.language},
                                             shared_->synth, *cycle, seed)
-            : c2x86_ ? synthesize_c2x86_for_cycle(db, shared_->synth, *cycle, seed)
+            : c_functions_ ? synthesize_c2x86_for_cycle(db, shared_->synth, *cycle, seed)
                      : synthesize_for_cycle(db, catalog_, shared_->synth, *cycle, seed);
     if (!summary) return make_error("synthesis for cycle " + std::to_string(*cycle) + ": " + summary.message());
     std::string tails;
@@ -386,7 +390,7 @@ class DefaultPipeline : public Pipeline {
   bool llm_generator_ = false;
   bool llm_translator_ = false;
   bool llm_synthesizer_ = false;
-  bool c2x86_ = false;  // the synth policy's track: generate C functions instead of CUDA programs
+  bool c_functions_ = false;  // the synth policy's track generates C functions, not CUDA programs
   std::unique_ptr<LlmAgents> llm_;  // when an agent is "llm"
   std::unique_ptr<EvaluationJobs> evaluation_;
   std::unique_ptr<SampleVerifier> verifier_;

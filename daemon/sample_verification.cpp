@@ -9,6 +9,7 @@
 #include "daemon/c2x86_jobs.h"
 #include "policies/config.h"
 #include "verifier/stage_runner.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
 
@@ -49,7 +50,10 @@ Result<VerifyInput> read_verify_input(Database& db, const std::string& sample_id
 
 Result<VerifyOutput> SampleVerifier::run(const VerifyInput& input, Database* cache_db, const Translator& translate) const {
   const Sample& sample = input.sample;
-  if (sample.track == "c2x86") return run_c2x86(sample, cache_db);
+  const Track* track = find_track(sample.track);
+  if (track && track->verified_by == Track::Verified::c_function_check) return run_c2x86(sample, cache_db);
+  // The daemon's translator makes the HIP side, and a verified program yields the derived pairs.
+  const bool translates = track && track->verified_by == Track::Verified::chain_after_hip_translation;
 
   // Absolute: the bundle's include directories are made relative to it.
   std::error_code ec;
@@ -71,7 +75,7 @@ Result<VerifyOutput> SampleVerifier::run(const VerifyInput& input, Database* cac
     file = written->program_path;
     options.include_dirs.push_back(file.parent_path().string());
     options.include_dirs.insert(options.include_dirs.end(), written->include_dirs.begin(), written->include_dirs.end());
-    if (sample.track == "cuda2hip") {
+    if (translates) {
       TreeTranslateOptions tree_options;
       tree_options.compat_dir = data_path("verifier/hip_compat");
       Result<TreeTranslation> hip_tree =
@@ -92,6 +96,7 @@ Result<VerifyOutput> SampleVerifier::run(const VerifyInput& input, Database* cac
   }
   options.verifier = resources_.verifier;
   options.track = sample.track;
+  options.translate_cuda_to_hip = translates;
   options.cache_db = cache_db;
   options.gate = gate_;
   options.toolchains = &toolchains_;
@@ -112,11 +117,11 @@ Result<VerifyOutput> SampleVerifier::run(const VerifyInput& input, Database* cac
   VerifyOutput output;
   output.chain = verify_file(file.string(), options);
   const ChainResult& result = output.chain;
-  bool translated = sample.track != "cuda2hip" || (result.stage("translate.hip") && result.stage("translate.hip")->ok());
+  bool translated = !translates || (result.stage("translate.hip") && result.stage("translate.hip")->ok());
   bool any_ok = std::any_of(result.stages.begin(), result.stages.end(), [](const StageResult& s) { return s.ok(); });
   output.verified = result.ok && any_ok && translated;
   // A verified CUDA program also yields the sass2rdna3 and ptx2cuda tracks: a pair per kernel each.
-  if (output.verified && sample.track == "cuda2hip") {
+  if (output.verified && translates) {
     output.kernel_pairs = pair_kernels(result, options, (dir / "kernels").string());
     output.ptx_pairs = pair_ptx_kernels(read_file_text(file.string()), result, options, (dir / "ptx2cuda").string());
   }

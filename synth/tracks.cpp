@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "synth/evaluate_c2x86.h"
+#include "verifier/toolchains.h"
 #include "synth/evaluate_ptx2cuda.h"
 
 namespace tailforge {
@@ -43,6 +44,20 @@ Result<std::vector<StageResult>> judge_x86(const JudgeInput& input) {
   return judge_c2x86_answer(input.db, input.item, input.answer, input.setup);
 }
 
+// sass2rdna3 pairs come from verified CUDA programs whose SASS was dumped: say what stopped that.
+std::string why_no_kernel_pairs(Database& db) {
+  std::string why = "no sass2rdna3 pairs: each comes from a verified CUDA program's SASS (cuobjdump or nvdisasm) and its "
+                    "gfx1100 assembly.\n";
+  Result<std::optional<std::string>> skipped = latest_skip_reason(db, "nvidia.sass");
+  if (skipped && *skipped) why += "the newest nvidia.sass stage was skipped: " + **skipped + "\n";
+  const Toolchains& toolchains = detected_toolchains();
+  if (!toolchains.tool("cuobjdump").found() && !toolchains.tool("nvdisasm").found()) {
+    why += "this host has neither cuobjdump nor nvdisasm (both come with the CUDA toolkit): run the daemon on a host "
+           "that has them.\n";
+  }
+  return why;
+}
+
 }  // namespace
 
 const std::vector<Track>& tracks() {
@@ -56,6 +71,9 @@ const std::vector<Track>& tracks() {
                  {"llvm_mc", false, "RDNA3 assembly is not checked", "apt install llvm"},
                  {"cuobjdump", false, "no SASS, so no sass2rdna3 pairs", "install the CUDA toolkit's binary utilities"}},
        .checks_gpu_targets = true,
+       .generated = Track::Generated::cuda_programs,
+       .verified_by = Track::Verified::chain_after_hip_translation,
+       .imported = Track::Imported::cuda_tree,
        .builtin_model = true,
        .check_input = "__global__ void add_one(float* x, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                       "  if (i < n) x[i] += 1.0f;\n}\n",
@@ -63,6 +81,7 @@ const std::vector<Track>& tracks() {
       {.name = "sass2rdna3",
        .summary = "a kernel's NVIDIA SASS to AMD RDNA3 assembly, cut from verified CUDA programs",
        .verifies_files = true,
+       .why_none_exported = why_no_kernel_pairs,
        .check_input = "        /*0000*/                   EXIT ;\n",
        .judge = judge_rdna3},
       {.name = "ptx2cuda",
@@ -74,10 +93,14 @@ const std::vector<Track>& tracks() {
        .summary = "C functions to x86-64 assembly, checked against gcc -O0 on IO tests",
        .verifies_files = true,
        .tools = {{"gcc", true, "the c2x86 oracle, assembler and linker", "apt install gcc"}},
+       .generated = Track::Generated::c_functions,
+       .verified_by = Track::Verified::c_function_check,
        .check_input = "int add_one(int x) { return x + 1; }\n",
        .judge = judge_x86},
       {.name = "kernelopt",
        .summary = "faster CUDA kernels for a task, with reasoning, measured against the task's reference",
+       .imported = Track::Imported::task_file,
+       .exported = Track::Exported::curated_kernels,
        .evaluated = false,
        .model_kind = "openai",
        .model_kind_reason = "answers with reasoning and a kernel"},

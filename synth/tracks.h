@@ -1,9 +1,9 @@
-// The tracks, one row each, and what each brings: to evaluating a model (the question a model
-// reads, the judge of its answer, a small input for `model check`, which kinds of model it
-// takes), to `tailforge verify` (whether the chain checks a file of it by itself) and to
-// `tailforge doctor` (the tools it needs). Evaluation, model registration and those commands look
-// a track up here instead of comparing its name; a new track adds its row here and its judge in
-// its own files.
+// The tracks, one row each, and what each brings: to the loop (what generates its samples, how
+// they are verified), to evaluating a model (the question a model reads, the judge of its answer,
+// a small input for `model check`, which kinds of model it takes), and to the commands (whether
+// `verify` checks a file of it, the tools `doctor` checks, what `import` takes and `export`
+// writes). The pipeline, evaluation, model registration and the commands look a track up here
+// instead of comparing its name; a new track adds its row here and its judge in its own files.
 #pragma once
 
 #include <optional>
@@ -47,6 +47,22 @@ struct Track {
   // GPU targets of verifier.amd_targets and the NVIDIA ones are checked too.
   std::vector<ToolNeed> tools;
   bool checks_gpu_targets = false;
+  // What the daemon's generate jobs and synthesis, and `tailforge generate`, make for it (none:
+  // the track is cut from another track's samples, or measured apart).
+  enum class Generated { none, cuda_programs, c_functions };
+  Generated generated = Generated::none;
+  // How the daemon verifies a sample of it: the verifier chain as it is; the chain after the
+  // daemon's translator made the HIP side, a verified program then also yielding the derived
+  // tracks' pairs; or the C function check.
+  enum class Verified { chain, chain_after_hip_translation, c_function_check };
+  Verified verified_by = Verified::chain;
+  // What `tailforge import PATH` takes for it, and what `tailforge export` writes from.
+  enum class Imported { none, cuda_tree, task_file };
+  Imported imported = Imported::none;
+  enum class Exported { verified_pairs, curated_kernels };
+  Exported exported = Exported::verified_pairs;
+  // Said when an export of the track found nothing: what usually keeps its pairs from being made.
+  std::string (*why_none_exported)(Database& db) = nullptr;
   // The loop's evaluation asks the track's models (kernelopt's are measured by `kernelopt run`).
   bool evaluated = true;
   // Models of the track must be of this kind ("" = any of openai, command, builtin), and why.

@@ -146,10 +146,10 @@ std::vector<std::string> cuda_link_libraries(const std::string& source_path, con
 }
 
 void run_track(StageContext& context, const ChainOptions& options, const std::string& source,
-               const std::string& extension, const std::string& track) {
+               const std::string& extension) {
   const std::string& dir = context.scratch_dir;
   if (extension == ".cu") {
-    if (track != "cuda2hip") return run_nvidia_stages(context, source);
+    if (!options.translate_cuda_to_hip) return run_nvidia_stages(context, source);
     // Named as a .hip input is (verify_file copies it to source.hip), so a model's answer that
     // equals this translation hits the same compile cache entries. The NVIDIA stages need no
     // translation: they run beside it and the HIP stages. The translator is called on this thread.
@@ -227,7 +227,7 @@ ChainResult verify_file(const std::string& path, const ChainOptions& options) {
   try {
     std::string source = context.scratch_dir + "/source" + extension;
     fs::copy_file(path, source);
-    run_track(context, options, source, extension, result.track);
+    run_track(context, options, source, extension);
   } catch (const std::exception& error) {
     context.add(StageResult{"chain", "error", 0, std::string("internal error: ") + error.what()});
   }

@@ -33,6 +33,10 @@ struct ChainOptions {
   Database* cache_db = nullptr;             // the compile cache; nullptr = no cache
   ResourceGate* gate = nullptr;             // nullptr = no slot limits
   Translator translate;                     // empty: translate.hip is skipped
+  // A .cu file goes through the translator to HIP, checked on AMD and through HIP-on-NVIDIA
+  // beside its own NVIDIA stages; false: the NVIDIA stages only (a track that does not translate
+  // to HIP: synth/tracks.h's verified_by).
+  bool translate_cuda_to_hip = true;
   std::string asm_target = "gfx1100";       // for .s input
   // What the program must print: for .c input (default: the file "<path>.expected" if present),
   // and for .hip input, compared with its run on NVIDIA (stage "compare").

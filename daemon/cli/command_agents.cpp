@@ -12,6 +12,7 @@
 #include "policies/config.h"
 #include "verifier/options.h"
 #include "verifier/toolchains.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
 
@@ -60,10 +61,16 @@ int command_generate(const CommandLine& args) {
   const uint64_t count = static_cast<uint64_t>(args.get_int("--count", 10));
   const uint64_t seed = static_cast<uint64_t>(args.get_int("--seed", 1));
   std::string track = args.get("--track", "cuda2hip");
-  if (track == "c2x86") return generate_c_functions(*context, count, seed, args.get("--out", "generated"));
-  if (track != "cuda2hip") {
-    std::cerr << "tailforge: generate --track must be cuda2hip or c2x86, got '" << track << "'\n";
+  const Track* generated = find_track(track);
+  if (!generated || generated->generated == Track::Generated::none) {
+    std::string takes;
+    for (const Track& known : tracks())
+      if (known.generated != Track::Generated::none) takes += (takes.empty() ? "" : " or ") + std::string(known.name);
+    std::cerr << "tailforge: generate --track must be " << takes << ", got '" << track << "'\n";
     return 2;
+  }
+  if (generated->generated == Track::Generated::c_functions) {
+    return generate_c_functions(*context, count, seed, args.get("--out", "generated"));
   }
   const nlohmann::json& generator = context->config["generator"];
   Result<GeneratorCatalog> catalog = load_generator_catalog(data_path(generator["personas_file"].get<std::string>()),

@@ -12,29 +12,10 @@
 #include "policies/config.h"
 #include "store/backup.h"
 #include "store/retention.h"
-#include "store/samples.h"
 #include "synth/export.h"
-#include "verifier/toolchains.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
-
-namespace {
-
-// sass2rdna3 pairs come from verified CUDA programs whose SASS was dumped: say what stopped that.
-std::string why_no_kernel_pairs(Database& db) {
-  std::string why = "no sass2rdna3 pairs: each comes from a verified CUDA program's SASS (cuobjdump or nvdisasm) and its "
-                    "gfx1100 assembly.\n";
-  Result<std::optional<std::string>> skipped = latest_skip_reason(db, "nvidia.sass");
-  if (skipped && *skipped) why += "the newest nvidia.sass stage was skipped: " + **skipped + "\n";
-  const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("cuobjdump").found() && !toolchains.tool("nvdisasm").found()) {
-    why += "this host has neither cuobjdump nor nvdisasm (both come with the CUDA toolkit): run the daemon on a host "
-           "that has them.\n";
-  }
-  return why;
-}
-
-}  // namespace
 
 void print_export_checks(bool decontamination_asked, int64_t decontaminated, int64_t eval_rows_with_near_duplicate,
                          std::optional<double> largest_eval_train_similarity, double dedup_threshold,
@@ -56,7 +37,8 @@ void print_export_checks(bool decontamination_asked, int64_t decontaminated, int
 int command_export(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
-  if (args.get("--track") == "kernelopt") return export_kernelopt(args);
+  const Track* named = find_track(args.get("--track", "cuda2hip"));
+  if (named && named->exported == Track::Exported::curated_kernels) return export_kernelopt(args);
   ExportOptions options;
   options.track = args.get("--track", "cuda2hip");
   options.format = args.get("--format", "alpaca");
@@ -90,7 +72,7 @@ int command_export(const CommandLine& args) {
   }
   if (summary->harnesses > 0) std::cout << "recorded launches: " << summary->harnesses << " under harness/\n";
   if (summary->io_tests > 0) std::cout << "io tests: " << summary->io_tests << " functions under io_tests/\n";
-  if (summary->samples == 0 && options.track == "sass2rdna3") std::cout << why_no_kernel_pairs(*db);
+  if (summary->samples == 0 && named && named->why_none_exported) std::cout << named->why_none_exported(*db);
   return 0;
 }
 

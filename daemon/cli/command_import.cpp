@@ -16,6 +16,7 @@
 #include "daemon/cli/context.h"
 #include "policies/config.h"
 #include "synth/minhash.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
 
@@ -114,7 +115,8 @@ int import_exebench(const CommandContext& context, const CommandLine& args) {
 }  // namespace
 
 int command_import(const CommandLine& args) {
-  if (args.get("--track") == "kernelopt") return import_kernelopt(args);
+  const Track* named = find_track(args.get("--track"));
+  if (named && named->imported == Track::Imported::task_file) return import_kernelopt(args);
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
   if (args.positionals.size() != 1) {
@@ -130,9 +132,14 @@ int command_import(const CommandLine& args) {
   Result<ImportFilters> filters = load_import_filters(args.get("--filters", data_path("policies/import_filters.json")));
   if (!filters) return report_failure(filters.message());
   std::string track = args.get("--track", filters->track);
-  if (track != "cuda2hip") {
-    std::cerr << "tailforge: --track must be cuda2hip for a source tree (kernelopt imports a task file), got '" << track
-              << "'\n";
+  if (const Track* tree_track = find_track(track); !tree_track || tree_track->imported != Track::Imported::cuda_tree) {
+    std::string trees, files;
+    for (const Track& known : tracks()) {
+      std::string& list = known.imported == Track::Imported::cuda_tree ? trees : files;
+      if (known.imported != Track::Imported::none) list += (list.empty() ? "" : ", ") + std::string(known.name);
+    }
+    std::cerr << "tailforge: --track must be " << trees << " for a source tree (" << files << " imports a task file), got '"
+              << track << "'\n";
     return 2;
   }
   Result<FeatureRules> features =

@@ -56,6 +56,10 @@ int command_verify(const CommandLine& args) {
   ChainOptions options;
   options.verifier = *verifier;
   options.track = track;
+  // A .cu file is translated to HIP for the tracks whose samples the daemon translates (and when
+  // no track is named: a .cu file is a cuda2hip program then).
+  const Track* named = find_track(track);
+  options.translate_cuda_to_hip = !named || named->verified_by == Track::Verified::chain_after_hip_translation;
   options.cache_db = args.has("--no-cache") ? nullptr : &*db;
   options.asm_target = args.get("--target", "gfx1100");
   options.translate = [&rules](const std::string& cuda) {

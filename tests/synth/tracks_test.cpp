@@ -1,7 +1,6 @@
 // The track table (synth/tracks.h): every track the loop evaluates has a judge and a small input
 // for `model check`; registering a model checks its track against the table; and no code outside
-// the table and the tracks' own folders compares a track's name, except the places listed below,
-// which are still to move into the table (issue 43, item 2).
+// the table and the tracks' own folders compares a track's name.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -99,18 +98,10 @@ TEST_CASE("the track-name checker finds comparisons either way round and nothing
   CHECK(track_comparisons("  if (language == \"c2x86\") {\n").empty());
 }
 
-TEST_CASE("no track name is compared outside the table and the tracks' own folders, but for the places still to move") {
-  // Each still compares a track's name; each goes when its track's part moves into the table.
-  const std::map<std::string, int> still_to_move = {
-      {"verifier/chain.cpp", 1},                  // the chain's HIP branch (verifier chain)
-      {"daemon/pipeline.cpp", 2},                 // the c2x86 generator and synthesizer, its translator
-      {"daemon/sample_verification.cpp", 4},      // c2x86's check, cuda2hip's translation and derived pairs
-      {"daemon/cli/command_agents.cpp", 2},       // the generators of `generate --track`
-      {"daemon/cli/command_dataset.cpp", 2},      // the kernelopt export, the sass2rdna3 hint
-      {"daemon/cli/command_import.cpp", 2},       // the kernelopt import, cuda2hip only
-  };
+TEST_CASE("no track name is compared outside the table and the tracks' own folders") {
+  // A place that must tell tracks apart asks the table for what the track brings.
   const std::set<std::string> track_folders = {"c2x86", "sass2rdna3", "ptx2cuda", "kernelopt"};
-  std::map<std::string, int> found;
+  std::map<std::string, std::vector<std::string>> found;  // file -> its lines that compare
   for (const char* library : {"text", "store", "policies", "verifier", "agents", "synth", "daemon", "dashboard"}) {
     for (const fs::directory_entry& entry : fs::recursive_directory_iterator(fs::path(source_root()) / library)) {
       std::string extension = entry.path().extension().string();
@@ -123,17 +114,15 @@ TEST_CASE("no track name is compared outside the table and the tracks' own folde
       std::ifstream in(entry.path(), std::ios::binary);
       std::stringstream text;
       text << in.rdbuf();
-      std::vector<std::string> lines = track_comparisons(text.str());
-      if (!lines.empty()) found[relative] = static_cast<int>(lines.size());
-      for (const std::string& line : lines) {
-        CAPTURE(relative);
-        CAPTURE(line);
-        CHECK(still_to_move.count(relative));
-      }
+      for (const std::string& line : track_comparisons(text.str())) found[relative].push_back(line);
     }
   }
-  // A place that moved leaves the list with it.
-  CHECK(found == still_to_move);
+  for (const auto& [file, lines] : found) {
+    CAPTURE(file);
+    CAPTURE(lines.front());
+    CHECK(lines.empty());
+  }
+  CHECK(found.empty());
 }
 
 }  // namespace tailforge
