@@ -114,9 +114,13 @@ const Track* find_track(std::string_view name) {
   return nullptr;
 }
 
-std::string track_names() {
+std::string track_names(const std::function<bool(const Track&)>& which, std::string_view separator) {
   std::string names;
-  for (const Track& track : tracks()) names += (names.empty() ? "" : ", ") + std::string(track.name);
+  for (const Track& track : tracks()) {
+    if (which && !which(track)) continue;
+    if (!names.empty()) names += separator;
+    names += track.name;
+  }
   return names;
 }
 
@@ -129,10 +133,8 @@ Status check_model_track(const ModelRecord& model) {
                       std::string(track->model_kind));
   }
   if (model.kind == "builtin" && !track->builtin_model) {
-    std::string answered;
-    for (const Track& known : tracks())
-      if (known.builtin_model) answered += (answered.empty() ? "" : ", ") + std::string(known.name);
-    return make_error(at + "a builtin model is the CUDA->HIP rule translator: track " + answered);
+    return make_error(at + "a builtin model is the CUDA->HIP rule translator: track " +
+                      track_names([](const Track& known) { return known.builtin_model; }));
   }
   return {};
 }

@@ -6,6 +6,7 @@
 // instead of comparing its name; a new track adds its row here and its judge in its own files.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,8 +83,9 @@ struct Track {
 const std::vector<Track>& tracks();
 // The track of that name; nullptr for none.
 const Track* find_track(std::string_view name);
-// Every track's name, for messages: "cuda2hip, sass2rdna3, ...".
-std::string track_names();
+// The names of the tracks `which` accepts (every track when empty), in table order, for
+// messages: "cuda2hip, sass2rdna3, ..." (or joined by `separator`: "cuda2hip or c2x86").
+std::string track_names(const std::function<bool(const Track&)>& which = {}, std::string_view separator = ", ");
 
 // Whether `model` may be registered on its track: a known track, of the kind the track takes,
 // builtin only where the rule translator answers.

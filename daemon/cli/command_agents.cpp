@@ -63,10 +63,8 @@ int command_generate(const CommandLine& args) {
   std::string track = args.get("--track", "cuda2hip");
   const Track* generated = find_track(track);
   if (!generated || generated->generated == Track::Generated::none) {
-    std::string takes;
-    for (const Track& known : tracks())
-      if (known.generated != Track::Generated::none) takes += (takes.empty() ? "" : " or ") + std::string(known.name);
-    std::cerr << "tailforge: generate --track must be " << takes << ", got '" << track << "'\n";
+    auto generates = [](const Track& t) { return t.generated != Track::Generated::none; };
+    std::cerr << "tailforge: generate --track must be " << track_names(generates, " or ") << ", got '" << track << "'\n";
     return 2;
   }
   if (generated->generated == Track::Generated::c_functions) {

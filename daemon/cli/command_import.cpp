@@ -133,13 +133,9 @@ int command_import(const CommandLine& args) {
   if (!filters) return report_failure(filters.message());
   std::string track = args.get("--track", filters->track);
   if (const Track* tree_track = find_track(track); !tree_track || tree_track->imported != Track::Imported::cuda_tree) {
-    std::string trees, files;
-    for (const Track& known : tracks()) {
-      std::string& list = known.imported == Track::Imported::cuda_tree ? trees : files;
-      if (known.imported != Track::Imported::none) list += (list.empty() ? "" : ", ") + std::string(known.name);
-    }
-    std::cerr << "tailforge: --track must be " << trees << " for a source tree (" << files << " imports a task file), got '"
-              << track << "'\n";
+    auto takes = [](Track::Imported what) { return [what](const Track& t) { return t.imported == what; }; };
+    std::cerr << "tailforge: --track must be " << track_names(takes(Track::Imported::cuda_tree)) << " for a source tree ("
+              << track_names(takes(Track::Imported::task_file)) << " imports a task file), got '" << track << "'\n";
     return 2;
   }
   Result<FeatureRules> features =

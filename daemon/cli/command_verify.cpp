@@ -38,10 +38,8 @@ int command_verify(const CommandLine& args) {
   }
   std::string track = args.get("--track");
   if (const Track* named = find_track(track); !track.empty() && !(named && named->verifies_files)) {
-    std::string takes;
-    for (const Track& known : tracks())
-      if (known.verifies_files) takes += (takes.empty() ? "" : ", ") + std::string(known.name);
-    std::cerr << "tailforge: --track must be one of " << takes << ", got '" << track << "'\n";
+    std::cerr << "tailforge: --track must be one of " << track_names([](const Track& t) { return t.verifies_files; })
+              << ", got '" << track << "'\n";
     return 2;
   }
   Result<VerifierOptions> verifier = verifier_options_from_json(context->config);
