@@ -7,6 +7,7 @@
 #include "agents/hipify.h"
 #include "agents/tree_translate.h"
 #include "daemon/c2x86_jobs.h"
+#include "daemon/derived_pairs.h"
 #include "policies/config.h"
 #include "verifier/stage_runner.h"
 #include "synth/tracks.h"
@@ -120,11 +121,8 @@ Result<VerifyOutput> SampleVerifier::run(const VerifyInput& input, Database* cac
   bool translated = !translates || (result.stage("translate.hip") && result.stage("translate.hip")->ok());
   bool any_ok = std::any_of(result.stages.begin(), result.stages.end(), [](const StageResult& s) { return s.ok(); });
   output.verified = result.ok && any_ok && translated;
-  // A verified CUDA program also yields the sass2rdna3 and ptx2cuda tracks: a pair per kernel each.
-  if (output.verified && translates) {
-    output.kernel_pairs = pair_kernels(result, options, (dir / "kernels").string());
-    output.ptx_pairs = pair_ptx_kernels(read_file_text(file.string()), result, options, (dir / "ptx2cuda").string());
-  }
+  // A verified program also yields the derived tracks' pairs.
+  if (output.verified && translates) derive_pairs(file.string(), options, dir.string(), output);
   fs::remove_all(dir, ec);
   return output;
 }

@@ -16,6 +16,7 @@
 #include "daemon/cli/context.h"
 #include "daemon/http/http_api.h"
 #include "store/failures.h"
+#include "synth/tracks.h"
 #include "text/number.h"
 
 namespace tailforge {
@@ -43,6 +44,12 @@ ValueForm one_of(std::vector<std::string> choices) {
   return {ValueForm::Kind::kChoice, 0, 0, std::move(choices)};
 }
 ValueForm time_bound() { return {ValueForm::Kind::kTime, 0, 0, {}}; }
+
+// Which tracks an option's help lists, as the track table says.
+bool verifies_files(const Track& track) { return track.verifies_files; }
+bool exports_curation(const Track& track) { return track.exported == Track::Exported::curated_kernels; }
+bool generates(const Track& track) { return track.generated != Track::Generated::none; }
+bool generates_c(const Track& track) { return track.generated == Track::Generated::c_functions; }
 ValueForm address() { return {ValueForm::Kind::kAddress, 0, 0, {}}; }
 
 struct FlagSpec {
@@ -259,7 +266,7 @@ std::vector<CommandSpec> store_reading_commands() {
       {"--since", true, "only failures newer than this", time_bound()},
       {"--until", true, "only failures older than this", time_bound()},
       {"--stage", true, "stage name prefix, e.g. amd.assemble"},
-      {"--track", true, "cuda2hip, sass2rdna3, ptx2cuda, c2x86, kernelopt"},
+      {"--track", true, track_names()},
       {"--model", true, "a model's failures on the evaluation set instead of the corpus's"},
       {"--origin", true, "where the samples came from", one_of({"template", "llm", "synthesized", "imported", "mutated"})},
       {"--domain", true, "sample domain"},
@@ -284,12 +291,13 @@ std::vector<CommandSpec> store_reading_commands() {
 std::vector<CommandSpec> dataset_commands() {
   return {
     {"verify", "FILE", "run the verifier chain on one .cu, .hip, .c or .s file; exit 1 when a stage failed",
-     {kDb, kConfig, kLogLevel, kJson, {"--track", true, "cuda2hip, c2x86 or sass2rdna3 (default: from the extension)"},
+     {kDb, kConfig, kLogLevel, kJson, {"--track", true, track_names(verifies_files) + " (default: from the extension)"},
       {"--target", true, "AMD target for a .s file (default gfx1100)"},
       {"--no-cache", false, "run every tool even when the compile cache has its result"}},
      1, command_verify},
     {"export", "", "write verified pairs as LLaMA-Factory files with a manifest and a held-out split",
-     {kDb, kConfig, kLogLevel, {"--track", true, "cuda2hip (default), sass2rdna3, ptx2cuda, c2x86 or kernelopt (the newest curation's choices: task -> reasoning + kernel)"},
+     {kDb, kConfig, kLogLevel, {"--track", true, track_names() + " (default cuda2hip; " + track_names(exports_curation, " or ") +
+                                      ": the newest curation's choices: task -> reasoning + kernel)"},
       {"--format", true, "the rows' format (default alpaca)", one_of({"alpaca", "sharegpt", "jsonl"})}, {"--out", true, "output folder"},
       {"--decontaminate", true, "a benchmark folder (.cu, .hip, .ptx, .s, .c ... files) or JSONL file: samples "
                                 "that are near-duplicates of one of its texts, or share a run of "
@@ -397,11 +405,12 @@ std::vector<CommandSpec> code_commands() {
      1, command_import},
     {"toolchains", "", "compilers, assemblers and GPUs found here, and which stages can run",
      {kJson}, 0, command_toolchains},
-    {"generate", "", "write built-in generated CUDA programs (or C functions with IO tests: --track c2x86) and a manifest.jsonl",
+    {"generate", "", "write built-in generated CUDA programs (or C functions with IO tests: --track " +
+                         track_names(generates_c, " or ") + ") and a manifest.jsonl",
      {kConfig, kLogLevel, {"--count", true, "number of programs (default 10)", whole_number(1, 1000000)},
       {"--seed", true, "seed (default 1)", whole_number(0)}, {"--out", true, "output folder (default ./generated)"},
-      {"--track", true, "cuda2hip (default) or c2x86: C functions, drivers, IO tests and gcc -O0 oracle assembly, "
-                        "each checked"}},
+      {"--track", true, track_names(generates, " or ") + " (default cuda2hip); " + track_names(generates_c, " or ") +
+                            ": C functions, drivers, IO tests and gcc -O0 oracle assembly, each checked"}},
      0, command_generate},
     {"translate", "FILE.cu | --tree SRC --out DST",
      "print the built-in CUDA->HIP translation of a file, or translate a whole tree (programs and their "

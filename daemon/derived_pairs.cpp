@@ -1,0 +1,47 @@
+#include "daemon/derived_pairs.h"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/kernel_pairs_store.h"
+#include "daemon/ptx_pairs_store.h"
+#include "verifier/stage_runner.h"
+
+namespace tailforge {
+
+namespace {
+
+std::string unmatched_and_none(size_t unmatched, const std::string& none_reason) {
+  return (unmatched == 0 ? "" : ", unmatched " + std::to_string(unmatched)) +
+         (none_reason.empty() ? "" : ", none: " + none_reason);
+}
+
+}  // namespace
+
+void derive_pairs(const std::string& program_file, const ChainOptions& options, const std::string& work_dir,
+                  VerifyOutput& output) {
+  output.kernel_pairs = pair_kernels(output.chain, options, work_dir + "/kernels");
+  output.ptx_pairs = pair_ptx_kernels(read_file_text(program_file), output.chain, options, work_dir + "/ptx2cuda");
+}
+
+Status store_derived_pairs(Database& db, const Sample& program, const VerifyOutput& output, const Taxonomy& taxonomy,
+                           const std::string& host) {
+  std::string id = program.id.substr(0, 12);
+  if (output.kernel_pairs) {
+    const KernelPairing& pairing = *output.kernel_pairs;
+    Result<StoredDerivedSamples> stored = store_kernel_pairs(db, program, pairing, taxonomy, host);
+    if (!stored) return stored.error();
+    spdlog::debug("sample {}: {} kernel pairs ({} new, {} verified){}", id, pairing.pairs.size(), stored->inserted,
+                  stored->verified, unmatched_and_none(pairing.unmatched.size(), pairing.none_reason));
+  }
+  if (output.ptx_pairs) {
+    const PtxPairing& pairing = *output.ptx_pairs;
+    Result<StoredDerivedSamples> stored = store_ptx_pairs(db, program, pairing, taxonomy, host);
+    if (!stored) return stored.error();
+    spdlog::debug("sample {}: {} ptx2cuda pairs ({} new, {} verified){}; capture {}", id, pairing.pairs.size(),
+                  stored->inserted, stored->verified, unmatched_and_none(pairing.unmatched.size(), pairing.none_reason),
+                  pairing.capture.status + (pairing.capture.reason.empty() ? "" : " (" + pairing.capture.reason + ")"));
+  }
+  return {};
+}
+
+}  // namespace tailforge

@@ -1,0 +1,106 @@
+#include "daemon/sample_sources.h"
+
+#include <algorithm>
+
+#include "daemon/c2x86_jobs.h"
+#include "daemon/llm_synthesis.h"
+#include "synth/c2x86_candidates.h"
+
+namespace tailforge {
+
+namespace {
+
+std::vector<std::string> merged_tags(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  std::sort(a.begin(), a.end());
+  a.erase(std::unique(a.begin(), a.end()), a.end());
+  return a;
+}
+
+// CUDA programs: the built-in generator picks persona, template and values from the job's seed
+// and index; the LLM generator is asked the prompt that choice gives.
+class CudaProgramSource : public SampleSource {
+ public:
+  explicit CudaProgramSource(const SampleSourceSetup& setup) : setup_(setup) {}
+
+  Result<Sample> generate(Database& db, uint64_t seed, uint64_t index, int64_t cycle) override {
+    Result<GeneratedProgram> program = generate_program(setup_.catalog, batch_request(seed, index));
+    if (!program) return program.error();
+    return setup_.llm_generator ? llm_sample(db, *program, cycle) : builtin_sample(*program, cycle);
+  }
+
+  Result<SynthesisSummary> synthesize(Database& db, int64_t cycle, uint64_t seed) override {
+    if (!setup_.llm_synthesizer) return synthesize_for_cycle(db, setup_.catalog, setup_.policy, cycle, seed);
+    return synthesize_for_cycle_with_llm(db, *setup_.llm,
+                                         {setup_.feature_rules, setup_.domain_rules, setup_.policy.language},
+                                         setup_.policy, cycle, seed);
+  }
+
+ private:
+  Sample builtin_sample(const GeneratedProgram& program, int64_t cycle) const {
+    Sample sample = sample_from_program(program, "template", cycle);
+    nlohmann::json variables = program.variables;
+    variables["cass_domain"] = classify_domain(setup_.domain_rules, program.source);
+    sample.variables = variables.dump();
+    sample.model = "builtin-generator";
+    sample.features = merged_tags(program.features, feature_tags(setup_.feature_rules, "cuda", program.source));
+    return sample;
+  }
+
+  // The LLM's program for the prompt of `choice`: persona, template and placeholder values are
+  // the choice's; text, tags and prompt hash are the LLM program's.
+  Result<Sample> llm_sample(Database& db, const GeneratedProgram& choice, int64_t cycle) {
+    Result<LlmProgram> program = setup_.llm->generate(db, choice.prompt_text);
+    if (!program) return program.error();
+    Sample sample = sample_from_program(choice, "llm", cycle);
+    sample.text = program->source;
+    sample.prompt_hash = program->prompt_hash;
+    sample.model = setup_.llm->model();
+    nlohmann::json variables = {{"placeholders", choice.variables.value("placeholders", nlohmann::json::object())}};
+    variables["cass_domain"] = classify_domain(setup_.domain_rules, sample.text);
+    sample.variables = variables.dump();
+    sample.features = feature_tags(setup_.feature_rules, "cuda", sample.text);
+    return sample;
+  }
+
+  SampleSourceSetup setup_;
+};
+
+// C functions of the c2x86 generator, their kinds rotating with the job's index.
+class CFunctionSource : public SampleSource {
+ public:
+  explicit CFunctionSource(const SynthPolicy& policy) : policy_(policy) {}
+
+  Result<Sample> generate(Database&, uint64_t seed, uint64_t index, int64_t cycle) override {
+    return generate_c2x86_sample(seed, index, cycle);
+  }
+
+  Result<SynthesisSummary> synthesize(Database& db, int64_t cycle, uint64_t seed) override {
+    return synthesize_c2x86_for_cycle(db, policy_, cycle, seed);
+  }
+
+ private:
+  const SynthPolicy& policy_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SampleSource>> make_sample_source(const Track* grown, const SampleSourceSetup& setup) {
+  Track::Generated kind = grown ? grown->generated : Track::Generated::none;
+  switch (kind) {
+    case Track::Generated::c_functions:
+      if (setup.llm_generator || setup.llm_synthesizer) {
+        return make_error(std::string("agents.") + (setup.llm_generator ? "generator" : "synthesizer") +
+                          ": the LLM agents write CUDA programs; the " + std::string(grown->name) +
+                          " track (synth policy) grows C functions with the built-in generator and synthesizer: set "
+                          "it to \"builtin\"");
+      }
+      return std::unique_ptr<SampleSource>(std::make_unique<CFunctionSource>(setup.policy));
+    case Track::Generated::cuda_programs:
+    case Track::Generated::none:
+      break;
+  }
+  return std::unique_ptr<SampleSource>(std::make_unique<CudaProgramSource>(setup));
+}
+
+}  // namespace tailforge
