@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <sstream>
 
 #include "policies/config.h"
@@ -48,6 +49,21 @@ std::vector<std::string> executable_gencode_flags(const std::vector<std::string>
     flags.push_back("arch=" + virtual_arch + ",code=" + virtual_arch);
   }
   return flags;
+}
+
+std::vector<std::string> hip_on_nvidia_gencode_flags(const std::vector<std::string>& configured,
+                                                     const Toolchains& toolchains) {
+  std::vector<std::string> gpu_targets;
+  for (const GpuInfo& gpu : toolchains.gpus) {
+    if (gpu.vendor != "nvidia") continue;
+    const std::vector<std::string>& codes = toolchains.nvcc_gpu_codes;
+    if (gpu.arch.empty() || std::find(codes.begin(), codes.end(), gpu.arch) == codes.end()) {
+      return executable_gencode_flags(configured, toolchains);  // the embedded PTX may be what runs
+    }
+    if (std::find(gpu_targets.begin(), gpu_targets.end(), gpu.arch) == gpu_targets.end()) gpu_targets.push_back(gpu.arch);
+  }
+  if (gpu_targets.empty() && !configured.empty()) gpu_targets.push_back(configured.front());
+  return gencode_flags(gpu_targets);
 }
 
 std::string availability_reason(const StageContext& context, const std::string& family) {
@@ -130,6 +146,85 @@ std::vector<KernelText> split_sass_functions(const std::string& sass) {
   return functions;
 }
 
+namespace {
+
+// The cubin nvcc --keep leaves for `sm`: "<stem>.compute_NN.cubin", or
+// "<stem>.compute_NN.sm_NN.cubin" when the -gencode flags ask that virtual architecture for more
+// than one code (its PTX is embedded as well).
+std::string kept_cubin_name(const std::string& stem, const std::string& sm, const std::vector<std::string>& gencode) {
+  std::string virtual_arch = "compute_" + sm.substr(3);
+  int codes = 0;
+  for (const std::string& flag : gencode) {
+    if (flag.rfind("arch=" + virtual_arch + ",", 0) == 0) ++codes;
+  }
+  return stem + "." + virtual_arch + (codes > 1 ? "." + sm : "") + ".cubin";
+}
+
+bool single_pass_applies(const StageContext& context) {
+  if (!context.options.nvcc_single_pass || context.compile_only) return false;
+  std::vector<std::string> stages = {"nvidia.ptx", "nvidia.exe"};
+  for (const std::string& sm : context.options.sm_targets) stages.push_back("nvidia.cubin." + sm);
+  for (const std::string& stage : stages) {
+    if (!stage_enabled(context.options, stage)) return false;
+  }
+  return true;
+}
+
+// The PTX, each target's cubin and the executable from one nvcc run that keeps its intermediate
+// files, which are what `nvcc -ptx` and `nvcc -cubin` write, byte for byte. Each output is its own
+// stage, as the separate compiles make them (same names, artifacts and files); nvidia.exe carries
+// the run's seconds and the others say so. False, adding nothing, when the run did not give every
+// output (a compile error, a failed link, another nvcc's file names): the separate compiles then
+// say which output failed.
+bool run_single_nvcc_pass(StageContext& context, const std::string& cuda_path, const std::vector<std::string>& includes,
+                          const std::string& exe) {
+  const std::vector<std::string>& sms = context.options.sm_targets;
+  const std::string& dir = context.scratch_dir;
+  std::string keep = dir + "/nvcc-keep";
+  std::error_code ec;
+  std::filesystem::create_directories(keep, ec);
+  if (ec) return false;
+  std::string stem = std::filesystem::path(cuda_path).stem().string();
+  std::vector<std::string> gencode = executable_gencode_flags(sms, context.toolchains);
+  std::vector<std::string> args = includes;
+  args.insert(args.end(), gencode.begin(), gencode.end());
+  args.insert(args.end(), {"--keep", "--keep-dir", keep, cuda_path, "-o", exe});
+  for (const std::string& library : context.cuda_libraries) args.push_back("-l" + library);
+  ToolStep step{"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""};
+  step.outputs.push_back({"ptx", keep + "/" + stem + ".compute_" + sms.front().substr(3) + ".ptx", false});
+  for (const std::string& sm : sms) step.outputs.push_back({"cubin", keep + "/" + kept_cubin_name(stem, sm, gencode), true});
+  step.outputs_required = true;
+  StageResult pass = run_tool_stage(context, step);
+  if (!pass.ok() || pass.artifacts.size() != step.outputs.size()) return false;
+
+  // The files the separate compiles would leave, for the stages after these (SASS, pairs).
+  std::vector<std::string> paths = {exe, dir + "/nvidia.ptx"};
+  for (const std::string& sm : sms) paths.push_back(dir + "/nvidia." + sm + ".cubin");
+  for (size_t i = 1; i < paths.size(); ++i) {
+    if (!write_file_text(paths[i], pass.artifacts[i].content)) return false;
+  }
+  auto output_stage = [&](const std::string& name, size_t artifact) {
+    StageResult stage = pass;
+    stage.name = name;
+    stage.artifacts = {pass.artifacts[artifact]};
+    stage.artifacts.front().name = std::filesystem::path(paths[artifact]).filename();
+    if (name != "nvidia.exe") {
+      stage.seconds = 0;
+      stage.child_seconds = 0;
+      stage.reason = "made by nvidia.exe's nvcc run (verifier.nvcc_single_pass), whose seconds are counted there";
+    }
+    return stage;
+  };
+  StageResult ptx = output_stage("nvidia.ptx", 1);
+  add_kernel_artifacts(ptx, "ptx_kernel", split_ptx_kernels(ptx.artifacts.front().content));
+  context.add(std::move(ptx));
+  for (size_t i = 0; i < sms.size(); ++i) context.add(output_stage("nvidia.cubin." + sms[i], 2 + i));
+  context.add(output_stage("nvidia.exe", 0));
+  return true;
+}
+
+}  // namespace
+
 void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
   const auto& sms = context.options.sm_targets;
   std::string dir = context.scratch_dir;
@@ -139,29 +234,37 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
     args.insert(args.begin(), flags.begin(), flags.end());
     return args;
   };
-  // The five compiles read only the source: they run at once.
   std::string exe = dir + "/nvidia.exe";
+  // The separate compiles read only the source: they run at once.
+  auto separate_compiles = [&](StageContext& context) {
+    std::vector<Branch> compiles;
+    compiles.push_back([&](StageContext& branch) {
+      ToolStep step{"nvidia.ptx", "nvcc", with_includes({"-ptx", "-arch=compute_" + sms.front().substr(3), cuda_path, "-o", dir + "/nvidia.ptx"}),
+                    {cuda_path}, {{"ptx", dir + "/nvidia.ptx", false}}, sms.front(), {}, ""};
+      StageResult stage = run_tool_stage(branch, step);
+      if (stage.ok()) add_kernel_artifacts(stage, "ptx_kernel", split_ptx_kernels(stage.artifacts.front().content));
+      branch.add(std::move(stage));
+    });
+    for (const auto& sm : sms) {
+      compiles.push_back([&, sm](StageContext& branch) {
+        std::string cubin = dir + "/nvidia." + sm + ".cubin";
+        branch.add(run_tool_stage(branch, {"nvidia.cubin." + sm, "nvcc", with_includes({"-cubin", "-arch=" + sm, cuda_path, "-o", cubin}),
+                                           {cuda_path}, {{"cubin", cubin, true}}, sm, {}, ""}));
+      });
+    }
+    compiles.push_back([&](StageContext& branch) {
+      if (branch.compile_only) return branch.add(skipped_stage("nvidia.exe", kCompileOnlyReason));
+      std::vector<std::string> args = with_includes(executable_gencode_flags(sms, branch.toolchains));
+      args.insert(args.end(), {cuda_path, "-o", exe});
+      for (const std::string& library : branch.cuda_libraries) args.push_back("-l" + library);
+      branch.add(run_tool_stage(branch, {"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""}));
+    });
+    run_branches(context, compiles);
+  };
   std::vector<Branch> compiles;
   compiles.push_back([&](StageContext& branch) {
-    ToolStep step{"nvidia.ptx", "nvcc", with_includes({"-ptx", "-arch=compute_" + sms.front().substr(3), cuda_path, "-o", dir + "/nvidia.ptx"}),
-                  {cuda_path}, {{"ptx", dir + "/nvidia.ptx", false}}, sms.front(), {}, ""};
-    StageResult stage = run_tool_stage(branch, step);
-    if (stage.ok()) add_kernel_artifacts(stage, "ptx_kernel", split_ptx_kernels(stage.artifacts.front().content));
-    branch.add(std::move(stage));
-  });
-  for (const auto& sm : sms) {
-    compiles.push_back([&, sm](StageContext& branch) {
-      std::string cubin = dir + "/nvidia." + sm + ".cubin";
-      branch.add(run_tool_stage(branch, {"nvidia.cubin." + sm, "nvcc", with_includes({"-cubin", "-arch=" + sm, cuda_path, "-o", cubin}),
-                                         {cuda_path}, {{"cubin", cubin, true}}, sm, {}, ""}));
-    });
-  }
-  compiles.push_back([&](StageContext& branch) {
-    if (branch.compile_only) return branch.add(skipped_stage("nvidia.exe", kCompileOnlyReason));
-    std::vector<std::string> args = with_includes(executable_gencode_flags(sms, branch.toolchains));
-    args.insert(args.end(), {cuda_path, "-o", exe});
-    for (const std::string& library : branch.cuda_libraries) args.push_back("-l" + library);
-    branch.add(run_tool_stage(branch, {"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""}));
+    if (single_pass_applies(branch) && run_single_nvcc_pass(branch, cuda_path, with_includes({}), exe)) return;
+    separate_compiles(branch);
   });
   compiles.push_back([&](StageContext& branch) {
     branch.add(run_tool_stage(branch, {"nvidia.host_asm", "nvcc",
@@ -190,7 +293,7 @@ void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path
   std::vector<std::string> args = {"-I", header_dir};
   for (const auto& flag : include_flags(context.hip_include_dirs)) args.push_back(flag);
   args.insert(args.end(), {"-x", "cu"});
-  for (const auto& flag : executable_gencode_flags(context.options.sm_targets, context.toolchains)) args.push_back(flag);
+  for (const auto& flag : hip_on_nvidia_gencode_flags(context.options.sm_targets, context.toolchains)) args.push_back(flag);
   args.insert(args.end(), {hip_path, "-o", exe});
   context.add(run_tool_stage(context, {"hip_on_nvidia.exe", "nvcc", args, {hip_path, header_dir + "/hip/hip_runtime.h"},
                                        {{"executable", exe, true}}, "", {}, ""}));

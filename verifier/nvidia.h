@@ -23,6 +23,11 @@ std::vector<std::string> executable_sm_targets(const std::vector<std::string>& c
 // lowest one, which the driver compiles for a GPU no cubin fits (a newer one, or an unlisted one).
 std::vector<std::string> executable_gencode_flags(const std::vector<std::string>& configured,
                                                   const Toolchains& toolchains);
+// The -gencode flags of HIP-on-NVIDIA's executable, which only its run reads: a cubin for each
+// NVIDIA GPU found here when nvcc builds for all of them; with no GPU, the first configured
+// target's alone (the compile is then the whole check); else those of a program that runs.
+std::vector<std::string> hip_on_nvidia_gencode_flags(const std::vector<std::string>& configured,
+                                                     const Toolchains& toolchains);
 // Why a stage family ("nvidia.run", "nvidia.sass") cannot run here; empty when it can.
 std::string availability_reason(const StageContext& context, const std::string& family);
 

@@ -26,6 +26,9 @@ struct VerifierOptions {
   bool keep_scratch = false; // leave the scratch directory for inspection
   std::vector<std::string> stages;  // stage-name prefixes to run ("amd.asm", "translate"); empty = all
   std::string hip_on_cuda_include;  // "" = <source dir>/verifier/hip_on_cuda (holds hip/hip_runtime.h)
+  // The PTX, the cubins and the executable of a CUDA program from one nvcc run (its kept
+  // intermediate files), instead of one run each.
+  bool nvcc_single_pass = true;
   SandboxOptions sandbox;
 };
 

@@ -218,6 +218,14 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
     process = run_process(spec);
   }
   describe_outcome(process, stage);
+  if (stage.ok() && step.outputs_required) {
+    for (const auto& output : step.outputs) {
+      if (std::filesystem::exists(output.path)) continue;
+      stage.status = "error";
+      stage.reason = step.tool_role + " did not write " + output.path;
+      break;
+    }
+  }
   if (stage.ok()) {
     for (const auto& output : step.outputs) {
       std::string name = std::filesystem::path(output.path).filename();

@@ -50,6 +50,9 @@ struct ToolStep {
   std::string target;
   std::vector<std::string> key_extra;  // anything else the result depends on
   std::string stdout_kind;             // non-empty: the tool's stdout becomes an artifact of this kind
+  // An output missing after a successful run makes the stage an error (not cached) instead of an
+  // empty artifact: for outputs a tool writes as a side effect (nvcc --keep).
+  bool outputs_required = false;
 };
 
 // One independent part of a chain (the NVIDIA compiles, the AMD stages, ...): it adds its stages

@@ -69,6 +69,23 @@ TEST_CASE("a program that runs is built for the configured targets, this machine
   CHECK(executable_gencode_flags({"sm_90a", "sm_100"}, Toolchains{}).back() == "arch=compute_100,code=compute_100");
 }
 
+TEST_CASE("HIP-on-NVIDIA's executable, read only by its run, is built for the GPUs here, or one target without a GPU") {
+  const std::vector<std::string> configured = {"sm_80", "sm_90"};
+  CHECK(hip_on_nvidia_gencode_flags(configured, Toolchains{}) ==
+        std::vector<std::string>{"-gencode", "arch=compute_80,code=sm_80"});
+  CHECK(hip_on_nvidia_gencode_flags(configured, with_gpu("sm_90", kCuda13Codes)) ==
+        std::vector<std::string>{"-gencode", "arch=compute_90,code=sm_90"});
+  Toolchains two = with_gpu("sm_89", kCuda13Codes);
+  two.gpus.push_back({"nvidia", "GPU 1: Test GPU", "sm_89"});
+  two.gpus.push_back({"nvidia", "GPU 2: Test GPU", "sm_120"});
+  CHECK(hip_on_nvidia_gencode_flags(configured, two) ==
+        std::vector<std::string>{"-gencode", "arch=compute_89,code=sm_89", "-gencode", "arch=compute_120,code=sm_120"});
+  // A GPU nvcc cannot build a cubin for (newer than its list, or unknown) runs the embedded PTX.
+  CHECK(hip_on_nvidia_gencode_flags(configured, with_gpu("sm_130", kCuda13Codes)) ==
+        executable_gencode_flags(configured, with_gpu("sm_130", kCuda13Codes)));
+  CHECK(hip_on_nvidia_gencode_flags(configured, with_gpu("", kCuda13Codes)).back() == "arch=compute_80,code=compute_80");
+}
+
 TEST_CASE("a GPU older than anything nvcc builds has its runs skipped with the reason, not failed") {
   Toolchains volta = with_gpu("sm_70", kCuda13Codes);
   volta.tools["bwrap"] = Tool{"bwrap", "/usr/bin/bwrap", "0.8", ""};

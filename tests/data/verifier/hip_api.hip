@@ -1,5 +1,6 @@
 // Uses much of the HIP runtime subset the HIP-on-CUDA header maps; it only has to compile.
 #include <hip/hip_runtime.h>
+#include <hip/hip_cooperative_groups.h>  // cooperative_groups:: needs it, as on AMD
 #include <cstdio>
 __constant__ float scale;
 __global__ void k(float* out, int n) {

@@ -1,0 +1,163 @@
+// verifier.nvcc_single_pass: a CUDA program's PTX, cubins and executable from one nvcc run give the
+// artifacts the separate runs give, byte for byte, and a failure still says which output failed.
+// (Two nvcc runs of one command already write different executables, so an executable is checked
+// as a non-empty ELF file, not byte for byte.)
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "agents/generator.h"
+#include "agents/personas.h"
+#include "policies/config.h"
+#include "test_support/temp_dir.h"
+#include "test_support/varied_programs.h"
+#include "verifier/chain.h"
+#include "verifier/toolchains.h"
+
+using namespace tailforge;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kOutputStages = {"nvidia.ptx", "nvidia.cubin.sm_80", "nvidia.cubin.sm_90", "nvidia.exe"};
+
+ChainResult compile(const std::string& path, bool single_pass, const std::vector<std::string>& include_dirs = {}) {
+  ChainOptions options;
+  options.verifier.nvcc_single_pass = single_pass;
+  options.verifier.sm_targets = {"sm_80", "sm_90"};
+  options.verifier.stages = {"nvidia.ptx", "nvidia.cubin", "nvidia.exe"};
+  options.include_dirs = include_dirs;
+  return verify_file(path, options);
+}
+
+std::string status_of(const ChainResult& result, const std::string& name) {
+  const StageResult* stage = result.stage(name);
+  return stage ? stage->status : "<missing>";
+}
+
+// The same status for every output stage, and for each that succeeded the same artifacts.
+void check_same_outputs(const ChainResult& one_run, const ChainResult& separate, const std::string& label) {
+  for (const std::string& name : kOutputStages) {
+    INFO(label << ": " << name);
+    const StageResult* a = one_run.stage(name);
+    const StageResult* b = separate.stage(name);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->status == b->status);
+    if (!a->ok() || !b->ok()) continue;
+    REQUIRE(a->artifacts.size() == b->artifacts.size());
+    for (size_t i = 0; i < a->artifacts.size(); ++i) {
+      const Artifact& x = a->artifacts[i];
+      const Artifact& y = b->artifacts[i];
+      CHECK(x.kind == y.kind);
+      CHECK(x.name == y.name);
+      CHECK(x.binary == y.binary);
+      if (x.kind == "executable") {
+        CHECK(x.content.rfind("\x7f" "ELF", 0) == 0);
+        CHECK(y.content.rfind("\x7f" "ELF", 0) == 0);
+      } else {
+        CHECK(x.content == y.content);
+      }
+    }
+  }
+}
+
+void write(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+}  // namespace
+
+TEST_CASE("one nvcc run gives the PTX and cubins the separate runs give, byte for byte; a failure names its output") {
+  if (!detected_toolchains().tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found");
+    return;
+  }
+  TempDir dir;
+  for (size_t i = 0; i < 2; ++i) {
+    fs::path file = fs::path(dir.path()) / ("program" + std::to_string(i) + ".cu");
+    write(file, varied_programs()[i]);
+    ChainResult one_run = compile(file.string(), true);
+    ChainResult separate = compile(file.string(), false);
+    for (const std::string& name : kOutputStages) REQUIRE(status_of(one_run, name) == "ok");
+    check_same_outputs(one_run, separate, file.filename().string());
+    // One nvcc command made them all; the executable's stage carries its seconds.
+    const StageResult* exe = one_run.stage("nvidia.exe");
+    CHECK(exe->command.find("--keep") != std::string::npos);
+    for (const char* name : {"nvidia.ptx", "nvidia.cubin.sm_80", "nvidia.cubin.sm_90"}) {
+      const StageResult* stage = one_run.stage(name);
+      CHECK(stage->command == exe->command);
+      CHECK(stage->seconds == 0);
+      CHECK(stage->reason.find("nvidia.exe's nvcc run") != std::string::npos);
+    }
+    CHECK(separate.stage("nvidia.ptx")->command.find("--keep") == std::string::npos);
+    const StageResult* ptx = one_run.stage("nvidia.ptx");
+    CHECK(std::count_if(ptx->artifacts.begin(), ptx->artifacts.end(),
+                        [](const Artifact& a) { return a.kind == "ptx_kernel"; }) >= 1);
+  }
+
+  // A device compile error: every output fails, as with the separate runs.
+  fs::path broken = fs::path(dir.path()) / "broken.cu";
+  write(broken, "__global__ void k(float* x) { x[0] = undeclared_name; }\nint main() { return 0; }\n");
+  ChainResult broken_one = compile(broken.string(), true);
+  check_same_outputs(broken_one, compile(broken.string(), false), "broken.cu");
+  for (const std::string& name : kOutputStages) CHECK(status_of(broken_one, name) == "fail");
+
+  // A link error: the PTX and cubins are fine, only the executable fails.
+  fs::path unlinked = fs::path(dir.path()) / "unlinked.cu";
+  write(unlinked, "void defined_nowhere();\n__global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }\n"
+                  "int main() { defined_nowhere(); k<<<1, 32>>>(nullptr); return 0; }\n");
+  ChainResult unlinked_one = compile(unlinked.string(), true);
+  check_same_outputs(unlinked_one, compile(unlinked.string(), false), "unlinked.cu");
+  CHECK(status_of(unlinked_one, "nvidia.ptx") == "ok");
+  CHECK(status_of(unlinked_one, "nvidia.cubin.sm_80") == "ok");
+  CHECK(status_of(unlinked_one, "nvidia.exe") == "fail");
+  CHECK(unlinked_one.stage("nvidia.exe")->diagnostics.find("defined_nowhere") != std::string::npos);
+}
+
+TEST_CASE("one nvcc run and the separate runs agree on generated programs and the shared corpus" *
+          doctest::test_suite("long")) {
+  if (!detected_toolchains().tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found");
+    return;
+  }
+  TempDir dir;
+  Result<GeneratorCatalog> catalog = load_default_generator_catalog(data_dir());
+  REQUIRE(catalog.ok());
+  int compared = 0;
+  for (size_t index = 0; index < 6; ++index) {
+    Result<GeneratedProgram> program = generate_program(*catalog, batch_request(44, index));
+    REQUIRE(program.ok());
+    fs::path file = fs::path(dir.path()) / ("generated" + std::to_string(index) + ".cu");
+    write(file, program->source);
+    check_same_outputs(compile(file.string(), true), compile(file.string(), false), file.filename().string());
+    ++compared;
+  }
+  // Programs people wrote, compiled with their own folder and the tree's root on the include path.
+  fs::path corpus = fs::path(TAILFORGE_TEST_DATA) / "../../../shared/corpus";
+  if (!fs::exists(corpus)) {
+    MESSAGE("skipped (corpus part): ../shared/corpus not found");
+    return;
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(corpus)) {
+    if (entry.path().extension() == ".cu" && entry.file_size() < 24000) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  size_t step = std::max<size_t>(1, files.size() / 8);
+  for (size_t i = 0; i < files.size(); i += step) {
+    std::vector<std::string> includes = {files[i].parent_path().string()};
+    for (fs::path up = files[i].parent_path(); up != corpus && up.has_parent_path(); up = up.parent_path()) {
+      includes.push_back(up.parent_path().string());
+    }
+    check_same_outputs(compile(files[i].string(), true, includes), compile(files[i].string(), false, includes),
+                       files[i].string());
+    ++compared;
+  }
+  MESSAGE(compared << " programs compared");
+}
