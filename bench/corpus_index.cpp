@@ -71,12 +71,11 @@ int main(int argc, char** argv) {
               static_cast<long long>(distinct), seconds_since(start));
 
   MinHashOptions options;
-  MinHasher hasher(options);
-  std::vector<MinHashSignature> asked;  // half near copies of stored functions, half new ones
+  std::vector<std::vector<uint64_t>> asked;  // shingle sets: half near copies of stored functions, half new ones
   for (int64_t q = 0; q < queries; ++q) {
     std::string text = q % 2 ? function_text(1000 + static_cast<uint64_t>(q * 37 % samples), static_cast<uint64_t>(q * 37 % samples))
                              : function_text(9000000 + static_cast<uint64_t>(q), static_cast<uint64_t>(q));
-    asked.push_back(hasher.signature(text + (q % 4 == 1 ? "\n// copy\n" : "")));
+    asked.push_back(shingle_hashes(text + (q % 4 == 1 ? "\n// copy\n" : ""), options));
   }
 
   // The old way: every job reads and hashes the whole corpus into memory.
@@ -87,7 +86,7 @@ int main(int argc, char** argv) {
   {
     NearDuplicateIndex index(options);
     if (!for_each_sample_text(db, "c2x86", [&](const std::string&, const std::string& text) { index.add(text); })) return 1;
-    for (const MinHashSignature& signature : asked) memory_answers.push_back(index.find_near_duplicate_of_signature(signature).has_value());
+    for (const std::vector<uint64_t>& shingles : asked) memory_answers.push_back(index.find_near_duplicate_of_shingles(shingles).has_value());
     memory_heap = heap_in_use() - heap_before;
   }
   double memory_seconds = seconds_since(start);
@@ -106,8 +105,8 @@ int main(int argc, char** argv) {
   {
     StoredNearDuplicateIndex job(db, "c2x86", options);
     if (!job.catch_up()) return 1;
-    for (const MinHashSignature& signature : asked) {
-      Result<std::optional<std::string>> found = job.find_near_duplicate(signature);
+    for (const std::vector<uint64_t>& shingles : asked) {
+      Result<std::optional<std::string>> found = job.find_near_duplicate(shingles);
       if (!found) return 1;
       stored_answers.push_back(found->has_value());
     }

@@ -173,9 +173,7 @@ bool is_c_family(std::string_view text) {
 }
 
 void BenchmarkIndex::Measure::add(std::string_view content, uint32_t text_index) {
-  std::vector<uint64_t> set = shingle_hashes(content, index.hasher().options());
-  index.add_signature(index.hasher().signature_of_shingles(set));
-  shingles.push_back(std::move(set));
+  index.add_shingles(shingle_hashes(content, index.hasher().options()));
   text.push_back(text_index);
 }
 
@@ -184,12 +182,8 @@ std::optional<BenchmarkMatch> BenchmarkIndex::Measure::most_similar(std::string_
   if (index.size() == 0) return std::nullopt;
   std::vector<uint64_t> set = shingle_hashes(content, index.hasher().options());
   std::optional<BenchmarkMatch> best;
-  for (size_t candidate : index.near_duplicates(index.hasher().signature_of_shingles(set))) {
-    const std::vector<uint64_t>& other = shingles[candidate];
-    std::vector<uint64_t> common;
-    std::set_intersection(set.begin(), set.end(), other.begin(), other.end(), std::back_inserter(common));
-    size_t together = set.size() + other.size() - common.size();
-    double similarity = together == 0 ? 1.0 : static_cast<double>(common.size()) / static_cast<double>(together);
+  for (size_t candidate : index.near_duplicates(set)) {
+    double similarity = shingle_set_jaccard(set, index.shingles_at(candidate));
     if (!best || similarity > best->value) best = BenchmarkMatch{names[text[candidate]], name, similarity};
   }
   return best;
@@ -200,7 +194,7 @@ BenchmarkIndex::BenchmarkIndex(const std::vector<BenchmarkText>& texts, const Mi
     : run_options_(dedup),
       run_tokens_(static_cast<size_t>(std::max(1, settings.run_tokens))),
       masked_measure_(settings.mask_identifiers || settings.mask_numbers),
-      plain_{"near_duplicate", NearDuplicateIndex(dedup), {}, {}},
+      plain_{"near_duplicate", NearDuplicateIndex(dedup), {}},
       masked_{"near_duplicate_masked",
               NearDuplicateIndex([&] {
                 MinHashOptions masked = dedup;
@@ -208,7 +202,6 @@ BenchmarkIndex::BenchmarkIndex(const std::vector<BenchmarkText>& texts, const Mi
                 masked.mask_numbers = masked.mask_numbers || settings.mask_numbers;
                 return masked;
               }()),
-              {},
               {}} {
   for (const BenchmarkText& text : texts) {
     uint32_t index = static_cast<uint32_t>(names_.size());

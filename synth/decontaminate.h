@@ -86,12 +86,11 @@ class BenchmarkIndex {
     uint32_t text;
     uint32_t position;
   };
-  // Texts of one near-duplicate measure: the LSH index and, per indexed text, its shingles (for
-  // the exact similarity) and its benchmark text.
+  // Texts of one near-duplicate measure: the index (which keeps each text's shingles) and, per
+  // indexed text, its benchmark text.
   struct Measure {
     std::string name;
     NearDuplicateIndex index;
-    std::vector<std::vector<uint64_t>> shingles;
     std::vector<uint32_t> text;
     void add(std::string_view content, uint32_t text_index);
     std::optional<BenchmarkMatch> most_similar(std::string_view content, const std::vector<std::string>& names) const;

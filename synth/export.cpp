@@ -43,7 +43,7 @@ std::vector<std::string> tags_of(const std::string& features_json) {
 // The track's verified pairs, less the evaluation set's items and their near-duplicates (a model
 // must never train on what it is evaluated on); `held_back` counts what was left out.
 Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& options, const ExportPair** pair,
-                                        int64_t* held_back = nullptr) {
+                                        int64_t* held_back = nullptr, std::vector<std::string>* item_sources = nullptr) {
   auto found = options.policy.export_pairs.find(options.track);
   if (found == options.policy.export_pairs.end()) {
     return make_error("export: track '" + options.track + "' has no pair in the synth policy's export.pairs");
@@ -67,7 +67,9 @@ Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& optio
   // are judged on the side the model reads.
   NearDuplicateIndex evaluated(options.policy.dedup);
   for (const ExportRow& row : *rows) {
-    if (items->count(row.sample_id)) evaluated.add(row.source);
+    if (!items->count(row.sample_id)) continue;
+    evaluated.add(row.source);
+    if (item_sources) item_sources->push_back(row.source);
   }
   std::vector<ExportRow> kept;
   for (ExportRow& row : *rows) {
@@ -207,7 +209,8 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   }
   const ExportPair* pair = nullptr;
   int64_t held_back = 0;
-  Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair, &held_back);
+  std::vector<std::string> item_sources;  // the evaluation items as a model reads them
+  Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair, &held_back, &item_sources);
   if (!rows) return rows.error();
   // Samples that match a benchmark the user named leave the export (synth/decontaminate.h).
   Result<Decontamination> decontaminated =
@@ -342,6 +345,17 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   if (!leakage) return make_error("export: " + leakage.message());
   summary.largest_eval_train_similarity = leakage->largest_similarity;
   summary.eval_rows_with_near_duplicate = leakage->eval_rows_with_near_duplicate;
+  // No evaluation item may have a near-duplicate among the training rows: measured on the file.
+  Result<SplitLeakage> item_leakage =
+      measure_item_leakage(options.out_dir + "/" + train_file, options.format,
+                           options.format == "sharegpt" ? pair->instruction : "", item_sources, options.policy.dedup);
+  if (!item_leakage) return make_error("export: " + item_leakage.message());
+  Result<int64_t> item_version = eval_set_version(db, options.track);
+  if (!item_version) return make_error("export: " + item_version.message());
+  summary.largest_item_train_similarity = item_leakage->largest_similarity;
+  summary.items_with_near_duplicate = item_leakage->eval_rows_with_near_duplicate;
+  summary.evaluation_items = item_leakage->eval_rows;
+  summary.evaluation_set_version = *item_version;
   summary.decontaminated = static_cast<int64_t>(decontaminated->left_out.size());
 
   json manifest = {
@@ -372,6 +386,7 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
       {"decontamination",
        decontamination_json(*decontaminated, options.policy.dedup, options.policy.decontamination)},
       {"leakage", split_leakage_json(*leakage, options.policy.dedup)},
+      {"evaluation_set", item_leakage_json(*item_leakage, options.policy.dedup, *item_version)},
       {"samples", sample_list}};
   if (!pair->length_reductions.empty()) {
     json reductions = json::object();

@@ -69,6 +69,13 @@ struct ExportSummary {
   // compared_from, see synth/split_leakage.h) and the eval rows with a near-duplicate in train.
   std::optional<double> largest_eval_train_similarity;
   int64_t eval_rows_with_near_duplicate = 0;
+  // The same of the written train file against the track's evaluation items (manifest
+  // "evaluation_set"): the largest similarity of an item to a train row, and the items at or above
+  // the threshold, which a retrain refuses (synth/retrain.h).
+  std::optional<double> largest_item_train_similarity;
+  int64_t items_with_near_duplicate = 0;
+  int64_t evaluation_items = 0;
+  int64_t evaluation_set_version = 0;
   std::string card_path;  // README.md
   std::vector<std::string> train_ids;
   std::vector<std::string> eval_ids;

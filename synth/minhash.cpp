@@ -1,5 +1,6 @@
 #include "synth/minhash.h"
 
+#include "synth/similarity_join.h"
 #include "text/cpp_lexer.h"
 
 #include <algorithm>
@@ -122,12 +123,12 @@ std::vector<uint64_t> shingle_hashes(std::string_view text, const MinHashOptions
 }
 
 double shingle_jaccard(std::string_view a, std::string_view b, const MinHashOptions& options) {
-  std::vector<uint64_t> x = shingle_hashes(a, options);
-  std::vector<uint64_t> y = shingle_hashes(b, options);
-  if (x.empty() && y.empty()) return 1.0;
-  std::vector<uint64_t> common;
-  std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(common));
-  return static_cast<double>(common.size()) / static_cast<double>(x.size() + y.size() - common.size());
+  return shingle_set_jaccard(shingle_hashes(a, options), shingle_hashes(b, options));
+}
+
+double shingle_set_jaccard(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  if (a.empty() && b.empty()) return 1.0;
+  return set_jaccard(a, b);
 }
 
 MinHasher::MinHasher(const MinHashOptions& options) : options_(options) {
@@ -165,27 +166,16 @@ double estimated_jaccard(const MinHashSignature& a, const MinHashSignature& b) {
 }
 
 LshBands choose_lsh_bands(int permutations, double threshold) {
-  auto integrate = [](auto f, double from, double to) {
-    const int steps = 200;
-    double width = (to - from) / steps, area = 0;
-    for (int i = 0; i < steps; ++i) area += f(from + (i + 0.5) * width) * width;
-    return area;
-  };
-  LshBands best{1, std::max(1, permutations)};
-  double best_error = std::numeric_limits<double>::max();
-  for (int bands = 1; bands <= permutations; ++bands) {
-    for (int rows = 1; bands * rows <= permutations; ++rows) {
-      auto collide = [&](double s) { return 1.0 - std::pow(1.0 - std::pow(s, rows), bands); };
-      double false_positive = integrate(collide, 0.0, threshold);
-      double false_negative = integrate([&](double s) { return 1.0 - collide(s); }, threshold, 1.0);
-      double error = false_positive + false_negative;
-      if (error < best_error) {
-        best_error = error;
-        best = {bands, rows};
-      }
-    }
+  const double kMissAtThreshold = 1e-6;
+  permutations = std::max(1, permutations);
+  LshBands chosen{permutations, 1};
+  for (int rows = 1; rows <= permutations; ++rows) {
+    int bands = permutations / rows;
+    double miss = std::pow(1.0 - std::pow(threshold, rows), bands);
+    if (miss > kMissAtThreshold) break;
+    chosen = {bands, rows};
   }
-  return best;
+  return chosen;
 }
 
 NearDuplicateIndex::NearDuplicateIndex(const MinHashOptions& options)
@@ -197,43 +187,51 @@ uint64_t lsh_band_key(const MinHashSignature& signature, const LshBands& bands, 
   return h;
 }
 
-size_t NearDuplicateIndex::add(std::string_view text) { return add_signature(hasher_.signature(text)); }
+size_t NearDuplicateIndex::add(std::string_view text) { return add_shingles(shingle_hashes(text, hasher_.options())); }
 
-size_t NearDuplicateIndex::add_signature(MinHashSignature signature) {
+size_t NearDuplicateIndex::add_shingles(std::vector<uint64_t> shingles) {
   size_t index = signatures_.size();
+  MinHashSignature signature = hasher_.signature_of_shingles(shingles);
   for (int band = 0; band < bands_.bands; ++band) {
     uint32_t& head = bucket_head_[lsh_band_key(signature, bands_, band)];
     next_in_bucket_.push_back(head);
     head = static_cast<uint32_t>(index + 1);
   }
   signatures_.push_back(std::move(signature));
+  shingles_.push_back(std::move(shingles));
   return index;
 }
 
-std::vector<size_t> NearDuplicateIndex::near_duplicates(const MinHashSignature& signature) const {
-  std::vector<size_t> found;
+std::vector<size_t> NearDuplicateIndex::near_duplicates(const std::vector<uint64_t>& shingles) const {
+  const double threshold = hasher_.options().threshold;
+  MinHashSignature signature = hasher_.signature_of_shingles(shingles);
+  std::vector<size_t> candidates;
   for (int band = 0; band < bands_.bands; ++band) {
     auto bucket = bucket_head_.find(lsh_band_key(signature, bands_, band));
     if (bucket == bucket_head_.end()) continue;
     for (uint32_t member = bucket->second; member != 0;
          member = next_in_bucket_[(member - 1) * bands_.bands + band]) {
-      size_t index = member - 1;
-      if (std::find(found.begin(), found.end(), index) != found.end()) continue;
-      if (estimated_jaccard(signature, signatures_[index]) >= hasher_.options().threshold) found.push_back(index);
+      candidates.push_back(member - 1);
     }
   }
-  std::sort(found.begin(), found.end());
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  std::vector<size_t> found;
+  for (size_t index : candidates) {
+    if (estimated_jaccard(signature, signatures_[index]) < threshold - kEstimateMargin) continue;
+    if (shingle_set_jaccard(shingles, shingles_[index]) >= threshold) found.push_back(index);
+  }
   return found;
 }
 
-std::optional<size_t> NearDuplicateIndex::find_near_duplicate_of_signature(const MinHashSignature& signature) const {
-  std::vector<size_t> found = near_duplicates(signature);
+std::optional<size_t> NearDuplicateIndex::find_near_duplicate_of_shingles(const std::vector<uint64_t>& shingles) const {
+  std::vector<size_t> found = near_duplicates(shingles);
   if (found.empty()) return std::nullopt;
   return found.front();
 }
 
 std::optional<size_t> NearDuplicateIndex::find_near_duplicate(std::string_view text) const {
-  return find_near_duplicate_of_signature(hasher_.signature(text));
+  return find_near_duplicate_of_shingles(shingle_hashes(text, hasher_.options()));
 }
 
 std::vector<size_t> cluster_texts(const std::vector<std::string>& texts, const MinHashOptions& options) {
@@ -245,12 +243,12 @@ std::vector<size_t> cluster_texts(const std::vector<std::string>& texts, const M
   };
   NearDuplicateIndex index(options);
   for (size_t i = 0; i < texts.size(); ++i) {
-    MinHashSignature signature = index.hasher().signature(texts[i]);
-    for (size_t other : index.near_duplicates(signature)) {
+    std::vector<uint64_t> shingles = shingle_hashes(texts[i], options);
+    for (size_t other : index.near_duplicates(shingles)) {
       size_t a = root(i), b = root(other);
       if (a != b) parent[std::max(a, b)] = std::min(a, b);
     }
-    index.add_signature(std::move(signature));
+    index.add_shingles(std::move(shingles));
   }
   std::vector<size_t> labels(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) labels[i] = root(i);

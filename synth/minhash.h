@@ -32,8 +32,11 @@ std::vector<uint64_t> shingle_hashes(std::string_view text, const MinHashOptions
 uint64_t mix64(uint64_t x);
 uint64_t token_hash64(std::string_view token);
 
-// The exact Jaccard similarity of two texts' shingle sets (for tests and benchmarks).
+// The exact Jaccard similarity of two texts' shingle sets.
 double shingle_jaccard(std::string_view a, std::string_view b, const MinHashOptions& options);
+// The same of two shingle sets (sorted and distinct, as shingle_hashes gives them); two empty
+// sets are equal (1).
+double shingle_set_jaccard(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b);
 
 using MinHashSignature = std::vector<uint32_t>;
 
@@ -58,37 +61,48 @@ struct LshBands {
   int rows = 0;
 };
 
-// bands x rows <= permutations, chosen to minimize the false-positive plus false-negative
-// probability mass around `threshold` (the classic S-curve optimum).
+// Bands for proposing candidates that are then confirmed exactly: as many rows per band
+// (bands = permutations / rows) as keep the chance that a pair at `threshold` shares no band
+// below one in a million. A pair above the threshold is missed less often still; pairs well below
+// it become candidates too, which costs a comparison each.
 LshBands choose_lsh_bands(int permutations, double threshold);
+
+// A candidate whose estimated similarity is this far below the threshold is not compared exactly:
+// for a pair at the threshold, an estimate from 128 permutations falls that low less than once in
+// a million times.
+inline constexpr double kEstimateMargin = 0.25;
 
 // The bucket of `signature` in `band`: a hash of the band's rows.
 uint64_t lsh_band_key(const MinHashSignature& signature, const LshBands& bands, int band);
 
-// An LSH index over signatures. Candidates from shared bands are confirmed by the estimated
-// Jaccard similarity, so a reported near-duplicate is at or above the threshold by estimate.
+// An LSH index over texts' shingle sets. Shared bands propose candidates (choose_lsh_bands) and
+// the exact Jaccard similarity of the shingle sets decides, so a reported near-duplicate is at or
+// above the threshold, and one at or above it is missed less than once in a million.
 class NearDuplicateIndex {
  public:
   explicit NearDuplicateIndex(const MinHashOptions& options);
 
-  // Adds a text; returns its index (0, 1, 2, ... in order of addition).
+  // Adds a text (or its shingle set, as shingle_hashes gives it); returns its index (0, 1, 2, ...
+  // in order of addition).
   size_t add(std::string_view text);
-  size_t add_signature(MinHashSignature signature);
+  size_t add_shingles(std::vector<uint64_t> shingles);
   // The first added text that is a near-duplicate of `text`, if any.
   std::optional<size_t> find_near_duplicate(std::string_view text) const;
-  std::optional<size_t> find_near_duplicate_of_signature(const MinHashSignature& signature) const;
-  // Every added text that is a near-duplicate of the signature, ascending.
-  std::vector<size_t> near_duplicates(const MinHashSignature& signature) const;
+  std::optional<size_t> find_near_duplicate_of_shingles(const std::vector<uint64_t>& shingles) const;
+  // Every added text that is a near-duplicate of the shingle set, ascending.
+  std::vector<size_t> near_duplicates(const std::vector<uint64_t>& shingles) const;
 
   size_t size() const { return signatures_.size(); }
   const MinHasher& hasher() const { return hasher_; }
   LshBands bands() const { return bands_; }
   const MinHashSignature& signature_at(size_t index) const { return signatures_[index]; }
+  const std::vector<uint64_t>& shingles_at(size_t index) const { return shingles_[index]; }
 
  private:
   MinHasher hasher_;
   LshBands bands_;
   std::vector<MinHashSignature> signatures_;
+  std::vector<std::vector<uint64_t>> shingles_;
   std::unordered_map<uint64_t, uint32_t> bucket_head_;  // band key -> newest member + 1
   std::vector<uint32_t> next_in_bucket_;                // (index * bands + band) -> older member + 1
 };

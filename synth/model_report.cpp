@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "store/corpus.h"
+#include "synth/dataset_card.h"
 #include "synth/model_versions.h"
 #include "synth/policy.h"
 
@@ -104,11 +105,43 @@ Result<TrackScores> track_scores(Database& db, const std::string& track) {
   return scores;
 }
 
+// The item figures the retrain events of `track` recorded with their snapshots, by the set's version.
+Result<std::vector<ItemLeakage>> item_leakage_by_version(Database& db, const std::string& track, double* threshold) {
+  Result<std::vector<RetrainEventRecord>> events = list_retrain_events(db, 1000000);
+  if (!events) return events.error();
+  std::map<int64_t, ItemLeakage> by_version;
+  for (const RetrainEventRecord& event : *events) {
+    json reason = json::parse(event.reason, nullptr, false);
+    if (!reason.is_object() || reason.value("track", "") != track || !reason.contains("snapshot")) continue;
+    const json& snapshot = reason["snapshot"];
+    if (!snapshot.is_object() || !snapshot.contains("evaluation_items_with_near_duplicate")) continue;
+    int64_t version = snapshot.value("evaluation_set_version", int64_t{0});
+    ItemLeakage& leakage = by_version[version];
+    leakage.version = version;
+    ++leakage.snapshots;
+    const json& largest = snapshot["largest_evaluation_item_similarity"];
+    if (largest.is_number()) {
+      leakage.largest_similarity = std::max(leakage.largest_similarity.value_or(0.0), largest.get<double>());
+    }
+    leakage.items_with_near_duplicate =
+        std::max(leakage.items_with_near_duplicate, snapshot.value("evaluation_items_with_near_duplicate", int64_t{0}));
+    if (reason.contains("near_duplicate_threshold") && reason["near_duplicate_threshold"].is_number()) {
+      *threshold = reason["near_duplicate_threshold"].get<double>();
+    }
+  }
+  std::vector<ItemLeakage> list;
+  for (auto& [version, leakage] : by_version) list.push_back(leakage);
+  return list;
+}
+
 Result<ModelsReport> models_report(Database& db, const std::string& track) {
   Result<TrackScores> scores = track_scores(db, track);
   Result<std::vector<EvalItem>> items = list_eval_items(db, track);
   if (!scores || !items) return make_error("models: " + (!scores ? scores.message() : items.message()));
-  ModelsReport report{track, scores->eval_version, scores->eval_items, {}, 0};
+  ModelsReport report{track, scores->eval_version, scores->eval_items, {}, 0.8, {}, 0};
+  Result<std::vector<ItemLeakage>> leakage = item_leakage_by_version(db, track, &report.near_duplicate_threshold);
+  if (!leakage) return make_error("models: " + leakage.message());
+  report.leakage = std::move(*leakage);
   for (const ModelScore& score : scores->models) {
     ModelSummary summary;
     summary.model = score.model;
@@ -220,8 +253,16 @@ json models_report_to_json(const ModelsReport& report) {
     item["retrained_for"] = tails;
     models.push_back(item);
   }
+  json leakage = json::array();
+  for (const ItemLeakage& l : report.leakage) {
+    leakage.push_back({{"version", l.version}, {"snapshots", l.snapshots},
+                       {"largest_similarity", l.largest_similarity ? json(*l.largest_similarity) : json()},
+                       {"items_with_near_duplicate", l.items_with_near_duplicate}});
+  }
   json out = {{"track", report.track},
-              {"evaluation_set", {{"version", report.eval_version}, {"items", report.eval_items}}},
+              {"evaluation_set", {{"version", report.eval_version}, {"items", report.eval_items},
+                                  {"near_duplicate_threshold", report.near_duplicate_threshold},
+                                  {"training_row_similarity", leakage}}},
               {"models", models}};
   if (report.under_test) {
     out["model_under_test"] = {{"name", report.under_test->model ? json(report.under_test->model->name) : json()},
@@ -234,6 +275,17 @@ std::string format_models_table(const ModelsReport& report) {
   std::ostringstream out;
   out << "models of " << report.track << ", evaluation set v" << report.eval_version << " (" << report.eval_items
       << " items); accuracy = share of items whose answer passed every check that could run here\n";
+  if (!report.leakage.empty()) {
+    out << "  training rows near evaluation items (exact, on each written snapshot; near-duplicate at "
+        << fixed_decimals(report.near_duplicate_threshold, 2) << "):";
+    for (const ItemLeakage& l : report.leakage) {
+      out << " v" << l.version << " largest "
+          << (l.largest_similarity ? fixed_decimals(*l.largest_similarity, 3) : std::string("below 0.5")) << ", "
+          << l.items_with_near_duplicate << " items at or above (" << l.snapshots
+          << (l.snapshots == 1 ? " snapshot)" : " snapshots)") << ";";
+    }
+    out << "\n";
+  }
   if (report.models.empty()) {
     out << "  no models yet: tailforge model add --name N --kind openai|command|builtin ...\n";
     return out.str();

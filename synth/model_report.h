@@ -68,10 +68,21 @@ struct ModelSummary {
   std::vector<TailAccuracy> tails;
 };
 
+// How near the training rows of the snapshots written for a track came to its evaluation items,
+// per version of the set at the time (the manifest's evaluation_set, exact, on the written files).
+struct ItemLeakage {
+  int64_t version = 0;
+  int64_t snapshots = 0;
+  std::optional<double> largest_similarity;  // unset: every pair below the compared-from floor
+  int64_t items_with_near_duplicate = 0;     // the most in one snapshot
+};
+
 struct ModelsReport {
   std::string track;
   int64_t eval_version = 0;
   int64_t eval_items = 0;
+  std::vector<ItemLeakage> leakage;  // by version; retrain events from before the measure are not listed
+  double near_duplicate_threshold = 0.8;
   std::vector<ModelSummary> models;
   int64_t keep_versions = 0;  // what mark_superseded used
   // The track's model under test and why (synth/tested_model.h). Unset until

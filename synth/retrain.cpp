@@ -10,6 +10,7 @@
 #include "store/models.h"
 #include "synth/export.h"
 #include "synth/model_report.h"
+#include "synth/dataset_card.h"
 #include "synth/snapshot_retention.h"
 #include "verifier/process.h"
 
@@ -195,6 +196,19 @@ std::string snapshot_retention_note(Database& db, const RetrainPolicy& policy) {
 
 // Runs the command and the webhook for a recorded event and records how it ended. With neither,
 // the event is closed ok with a note saying why nothing ran and where its snapshot is.
+}  // namespace
+
+std::string evaluation_leakage_refusal(const ExportSummary& snapshot, double threshold) {
+  if (snapshot.items_with_near_duplicate <= 0) return "";
+  return "refused: " + std::to_string(snapshot.items_with_near_duplicate) + " of " +
+         std::to_string(snapshot.evaluation_items) + " evaluation items have a training row at or above the " +
+         "near-duplicate threshold " + fixed_decimals(threshold, 2) + " (largest similarity " +
+         fixed_decimals(snapshot.largest_item_train_similarity.value_or(0), 3) + ", measured on the written " +
+         "train file: manifest.json's evaluation_set); a version trained on it would be scored on memory";
+}
+
+namespace {
+
 Status run_and_finish(Database& db, const RetrainPolicy& policy, const RetrainCommand& command,
                       RetrainOutcome& outcome) {
   bool ok = true;
@@ -430,13 +444,19 @@ Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const 
   if (model) outcome.parent_model = model->name;
   json reason = {{"conditions", *conditions},
                  {"state", state},
+                 {"track", policy.track},
+                 {"near_duplicate_threshold", policy.synth.dedup.threshold},
                  {"cycle_id", cycle_id},
                  {"parent_model", model ? json(model->name) : json()},
                  {"snapshot", {{"train_samples", snapshot->train_samples},
                                {"train_rows", snapshot->train_rows},
                                {"samples", snapshot->samples},
                                {"held_back_for_evaluation", snapshot->held_back_for_evaluation},
-                               {"evaluation_set_version", refreshed.version}}}};
+                               {"evaluation_set_version", refreshed.version},
+                               {"largest_evaluation_item_similarity",
+                                snapshot->largest_item_train_similarity ? json(*snapshot->largest_item_train_similarity)
+                                                                        : json()},
+                               {"evaluation_items_with_near_duplicate", snapshot->items_with_near_duplicate}}}};
   outcome.reason = reason.dump();
   outcome.snapshot_hash = snapshot->snapshot_hash;
   outcome.snapshot_dir = std::filesystem::absolute(options.out_dir).string();
@@ -454,6 +474,13 @@ Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const 
   if (!id) return id.error();
   if (!*id) return std::optional<RetrainOutcome>();  // another run recorded this snapshot first
   outcome.event_id = **id;
+  if (std::string refusal = evaluation_leakage_refusal(*snapshot, policy.synth.dedup.threshold); !refusal.empty()) {
+    outcome.status = "failed";
+    outcome.note = refusal;
+    outcome.output = refusal + "\n";
+    if (Status s = finish_retrain_event(db, outcome.event_id, outcome.status, outcome.output, 0); !s) return s.error();
+    return std::optional<RetrainOutcome>(std::move(outcome));
+  }
   if (Status s = run_and_finish(db, policy, command, outcome); !s) return s.error();
   return std::optional<RetrainOutcome>(std::move(outcome));
 }

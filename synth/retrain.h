@@ -17,6 +17,7 @@
 
 #include "store/database.h"
 #include "synth/eval_set.h"
+#include "synth/export.h"
 #include "synth/policy.h"
 #include "synth/tested_model.h"
 
@@ -68,6 +69,11 @@ struct RetrainOutcome {
   std::optional<std::string> model;         // the version the command registered
   std::string note;  // set when neither a command nor a webhook ran: why, and where the snapshot is
 };
+
+// Why a snapshot must not be trained on: some evaluation item has a training row at or above the
+// near-duplicate threshold, measured on the written train file (ExportSummary's item figures); ""
+// when none has. The retrain trigger records such an event as failed and runs nothing.
+std::string evaluation_leakage_refusal(const ExportSummary& snapshot, double threshold);
 
 // The command the trigger runs to retrain `parent` (the model under test, else the track's newest
 // version; none: a first version): retrain.command when it is set; unset, the baseline learner

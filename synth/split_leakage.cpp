@@ -67,6 +67,34 @@ Result<std::vector<std::string>> written_inputs(const std::string& path, const s
   return inputs;
 }
 
+namespace {
+
+// The largest similarity of any of `queries` to any train input, and how many queries reach the
+// threshold.
+SplitLeakage leakage_between(const std::vector<std::string>& train, const std::vector<std::string>& queries,
+                             const MinHashOptions& options) {
+  SplitLeakage leakage;
+  leakage.train_rows = static_cast<int64_t>(train.size());
+  leakage.eval_rows = static_cast<int64_t>(queries.size());
+  leakage.threshold = options.threshold;
+  leakage.compared_from = std::min(0.5, options.threshold);
+
+  // Replicated train rows are one text: compare each distinct text once.
+  std::set<std::string> distinct(train.begin(), train.end());
+  std::vector<ShingleSet> train_sets, query_sets;
+  train_sets.reserve(distinct.size());
+  for (const std::string& text : distinct) train_sets.push_back(shingle_hashes(text, options));
+  query_sets.reserve(queries.size());
+  for (const std::string& text : queries) query_sets.push_back(shingle_hashes(text, options));
+
+  CrossSimilarity similarity = cross_similarity(query_sets, train_sets, leakage.compared_from, options.threshold);
+  leakage.largest_similarity = similarity.largest;
+  leakage.eval_rows_with_near_duplicate = similarity.queries_at_or_above;
+  return leakage;
+}
+
+}  // namespace
+
 Result<SplitLeakage> measure_split_leakage(const std::string& train_path, const std::string& eval_path,
                                            const std::string& format, const std::string& instruction,
                                            const MinHashOptions& options) {
@@ -74,24 +102,15 @@ Result<SplitLeakage> measure_split_leakage(const std::string& train_path, const 
   if (!train) return train.error();
   Result<std::vector<std::string>> eval = written_inputs(eval_path, format, instruction);
   if (!eval) return eval.error();
-  SplitLeakage leakage;
-  leakage.train_rows = static_cast<int64_t>(train->size());
-  leakage.eval_rows = static_cast<int64_t>(eval->size());
-  leakage.threshold = options.threshold;
-  leakage.compared_from = std::min(0.5, options.threshold);
+  return leakage_between(*train, *eval, options);
+}
 
-  // Replicated train rows are one text: compare each distinct text once.
-  std::set<std::string> distinct(train->begin(), train->end());
-  std::vector<ShingleSet> train_sets, eval_sets;
-  train_sets.reserve(distinct.size());
-  for (const std::string& text : distinct) train_sets.push_back(shingle_hashes(text, options));
-  eval_sets.reserve(eval->size());
-  for (const std::string& text : *eval) eval_sets.push_back(shingle_hashes(text, options));
-
-  CrossSimilarity similarity = cross_similarity(eval_sets, train_sets, leakage.compared_from, options.threshold);
-  leakage.largest_similarity = similarity.largest;
-  leakage.eval_rows_with_near_duplicate = similarity.queries_at_or_above;
-  return leakage;
+Result<SplitLeakage> measure_item_leakage(const std::string& train_path, const std::string& format,
+                                          const std::string& instruction, const std::vector<std::string>& items,
+                                          const MinHashOptions& options) {
+  Result<std::vector<std::string>> train = written_inputs(train_path, format, instruction);
+  if (!train) return train.error();
+  return leakage_between(*train, items, options);
 }
 
 json split_leakage_json(const SplitLeakage& leakage, const MinHashOptions& options) {
@@ -104,6 +123,20 @@ json split_leakage_json(const SplitLeakage& leakage, const MinHashOptions& optio
           {"compared_from", leakage.compared_from},
           {"largest_similarity", leakage.largest_similarity ? json(*leakage.largest_similarity) : json()},
           {"eval_rows_with_near_duplicate", leakage.eval_rows_with_near_duplicate}};
+}
+
+json item_leakage_json(const SplitLeakage& leakage, const MinHashOptions& options, int64_t version) {
+  return {{"measured_on", "the written train file (each row's input, without the instruction) against every "
+                          "evaluation item of the track as a model reads it"},
+          {"similarity", "exact Jaccard similarity of token shingles (the store's near-duplicate measure)"},
+          {"shingle_tokens", options.shingle_tokens},
+          {"evaluation_set_version", version},
+          {"items", leakage.eval_rows},
+          {"train_rows", leakage.train_rows},
+          {"threshold", leakage.threshold},
+          {"compared_from", leakage.compared_from},
+          {"largest_similarity", leakage.largest_similarity ? json(*leakage.largest_similarity) : json()},
+          {"items_with_near_duplicate", leakage.eval_rows_with_near_duplicate}};
 }
 
 }  // namespace tailforge

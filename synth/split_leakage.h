@@ -40,6 +40,16 @@ Result<SplitLeakage> measure_split_leakage(const std::string& train_path, const 
                                            const std::string& format, const std::string& instruction,
                                            const MinHashOptions& options);
 
+// The evaluation set's side of the same guarantee: the written train file against the track's
+// evaluation items as a model reads them (each item once; eval_rows counts the items).
+Result<SplitLeakage> measure_item_leakage(const std::string& train_path, const std::string& format,
+                                          const std::string& instruction, const std::vector<std::string>& items,
+                                          const MinHashOptions& options);
+
+// The manifest's "evaluation_set" object: the item figures of measure_item_leakage, at `version`
+// of the evaluation set.
+nlohmann::json item_leakage_json(const SplitLeakage& leakage, const MinHashOptions& options, int64_t version);
+
 // The manifest's "leakage" object: what was measured and how, the rows read, the figures
 // (largest_similarity null when unset).
 nlohmann::json split_leakage_json(const SplitLeakage& leakage, const MinHashOptions& options);

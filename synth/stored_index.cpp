@@ -6,15 +6,17 @@
 #include <vector>
 
 #include "store/lsh_index.h"
+#include "store/samples.h"
 
 namespace tailforge {
 namespace {
 
 // Everything a signature and its buckets depend on, hashed (FNV-1a) into one key.
-int64_t options_key_of(const MinHashOptions& options) {
+int64_t options_key_of(const MinHashOptions& options, const LshBands& bands) {
   std::string text = std::to_string(options.shingle_tokens) + "/" + std::to_string(options.permutations) + "/" +
                      std::to_string(options.threshold) + "/" + std::to_string(options.mask_numbers) + "/" +
-                     std::to_string(options.mask_identifiers) + "/" + std::to_string(options.seed);
+                     std::to_string(options.mask_identifiers) + "/" + std::to_string(options.seed) + "/" +
+                     std::to_string(bands.bands) + "x" + std::to_string(bands.rows);
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
   return static_cast<int64_t>(hash >> 1);
@@ -41,7 +43,7 @@ StoredNearDuplicateIndex::StoredNearDuplicateIndex(Database& db, std::string tra
       track_(std::move(track)),
       hasher_(options),
       bands_(choose_lsh_bands(options.permutations, options.threshold)),
-      options_key_(options_key_of(options)) {}
+      options_key_(options_key_of(options, bands_)) {}
 
 Result<int64_t> StoredNearDuplicateIndex::catch_up() {
   int64_t added = 0;
@@ -94,9 +96,10 @@ Result<int64_t> StoredNearDuplicateIndex::sign_batch() {
   return static_cast<int64_t>(samples->size());
 }
 
-Result<std::optional<std::string>> StoredNearDuplicateIndex::find_near_duplicate(const MinHashSignature& signature) {
-  std::set<std::string> seen;
+Result<std::optional<std::string>> StoredNearDuplicateIndex::find_near_duplicate(const std::vector<uint64_t>& shingles) {
   const double threshold = hasher_.options().threshold;
+  MinHashSignature signature = hasher_.signature_of_shingles(shingles);
+  std::set<std::string> seen;
   for (int band = 0; band < bands_.bands; ++band) {
     Result<std::vector<LshBucketMember>> members =
         lsh_bucket_members(db_, track_, options_key_, band, static_cast<int64_t>(lsh_band_key(signature, bands_, band)),
@@ -104,7 +107,13 @@ Result<std::optional<std::string>> StoredNearDuplicateIndex::find_near_duplicate
     if (!members) return members.error();
     for (const LshBucketMember& member : *members) {
       if (!seen.insert(member.sample_id).second) continue;
-      if (estimated_jaccard(signature, decode(member.signature)) >= threshold) return std::optional(member.sample_id);
+      if (estimated_jaccard(signature, decode(member.signature)) < threshold - kEstimateMargin) continue;
+      Result<std::optional<Sample>> sample = find_sample(db_, member.sample_id);
+      if (!sample) return sample.error();
+      if (!*sample) continue;
+      if (shingle_set_jaccard(shingles, shingle_hashes((*sample)->text, hasher_.options())) >= threshold) {
+        return std::optional(member.sample_id);
+      }
     }
   }
   return std::optional<std::string>();

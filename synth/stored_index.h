@@ -23,9 +23,10 @@ class StoredNearDuplicateIndex {
   // The same inside the caller's open write transaction (a sample just inserted joins the index
   // with it, in one commit).
   Result<int64_t> catch_up_in_transaction();
-  // A stored sample of the track (as of the last catch-up) whose estimated Jaccard similarity
-  // with `signature` is at or above the threshold.
-  Result<std::optional<std::string>> find_near_duplicate(const MinHashSignature& signature);
+  // A stored sample of the track (as of the last catch-up) whose shingle set's exact Jaccard
+  // similarity with `shingles` (shingle_hashes) is at or above the threshold: shared LSH bands
+  // propose, as in NearDuplicateIndex, and the stored text of each candidate decides.
+  Result<std::optional<std::string>> find_near_duplicate(const std::vector<uint64_t>& shingles);
   // From now on queries see only samples of cycles up to `cycle_id` (and those of no cycle): a
   // cycle's synthesis does not depend on how far the next cycle, running beside it, has got.
   void see_cycles_up_to(int64_t cycle_id) { max_cycle_ = cycle_id; }

@@ -252,8 +252,8 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
           }
           continue;
         }
-        MinHashSignature signature = index.hasher().signature(candidate.source);
-        Result<std::optional<std::string>> near = index.find_near_duplicate(signature);
+        Result<std::optional<std::string>> near =
+            index.find_near_duplicate(shingle_hashes(candidate.source, index.hasher().options()));
         if (!near) return make_error("synthesis: " + near.message());
         if (*near) {
           ++tail.near_duplicates;

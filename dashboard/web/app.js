@@ -539,6 +539,15 @@
       (values) => { location.hash = '#/models' + query(values); }, 'Track'));
     const set = report.evaluation_set || {};
     main.append(note(`Evaluation set of ${report.track}: ${fmtInt(set.items || 0)} items (version ${set.version || '–'}).`));
+    const near = set.training_row_similarity || [];
+    if (near.length) {
+      main.append(table(`Training rows near evaluation items: exact similarity on each written snapshot ` +
+        `(near-duplicate at ${set.near_duplicate_threshold})`,
+      ['evaluation set', 'snapshots', 'largest similarity', 'items at or above'],
+      near.map((l) => [`v${l.version}`, fmtInt(l.snapshots),
+        l.largest_similarity == null ? 'below 0.5' : l.largest_similarity.toFixed(3),
+        fmtInt(l.items_with_near_duplicate)]), {'data-item-leakage': report.track}));
+    }
     if (!report.models.length) {
       main.append(note('No model versions are registered for this track.'));
       return;

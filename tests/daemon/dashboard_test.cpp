@@ -135,7 +135,9 @@ Fixture build_store(Database& db) {
   // Two model versions, the second retrained in cycle 1, judged on four evaluation items.
   RetrainEventRecord event;
   event.cycle_id = cycle1;
-  event.reason = R"({"conditions":[{"condition":"min_tail_gain","category":"domain:scan","gain":60,"threshold":50}]})";
+  event.reason = R"({"conditions":[{"condition":"min_tail_gain","category":"domain:scan","gain":60,"threshold":50}],)"
+                 R"("track":"cuda2hip","near_duplicate_threshold":0.8,"snapshot":{"evaluation_set_version":1,)"
+                 R"("largest_evaluation_item_similarity":0.625,"evaluation_items_with_near_duplicate":0}})";
   event.snapshot_hash = "dashboard-fixture-snapshot";
   event.status = "ok";
   event.created_ms = start + 3 * kHour;
@@ -399,6 +401,12 @@ TEST_CASE("the dashboard's pages render in headless Chromium with the numbers th
       CHECK(std::abs(std::stod(match[1].str()) - m["evaluation"]["accuracy"].get<double>()) < 1e-9);
     }
     CHECK(page.dom.find("+25.0 pts") != std::string::npos);  // fixture-v2 (3 of 4) over fixture-v1 (2 of 4)
+    // How near its snapshot's training rows came to the evaluation items, per set version.
+    const json& near = models["evaluation_set"]["training_row_similarity"];
+    REQUIRE(near.size() == 1);
+    CHECK(near[0]["largest_similarity"] == 0.625);
+    CHECK(page.dom.find("data-item-leakage=\"cuda2hip\"") != std::string::npos);
+    CHECK(page.dom.find("<td>0.625</td>") != std::string::npos);
   }
 
   SUBCASE("sample: its code side by side, verdicts and lineage, with untrusted text shown as text") {

@@ -1,12 +1,16 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "store/cycles.h"
 #include "store/samples.h"
+#include "store/evaluations.h"
 #include "synth/export.h"
+#include "synth/retrain.h"
 #include "synth/minhash.h"
 #include "test_support/temp_dir.h"
 #include "test_support/varied_programs.h"
@@ -178,4 +182,58 @@ TEST_CASE("SASS normalization removes comments and whitespace") {
   std::string sass = "        /*0000*/                   MOV R1, c[0x0][0x28] ;   /* 0x000fe40000000f00 */\n"
                      "\n   // a comment line\n        /*0010*/   S2R R0, SR_TID.X ;\n";
   CHECK(normalize_assembly(sass) == "MOV R1, c[0x0][0x28] ;\nS2R R0, SR_TID.X ;\n");
+}
+
+TEST_CASE("the manifest measures, on the written train file, how near any row comes to an evaluation item") {
+  TempDir dir;
+  Database db = std::move(Database::open(dir.file("tailforge.db")).value());
+  SynthPolicy policy = load_default_synth_policy(TAILFORGE_SOURCE_DIR).value();
+  // An item, a copy of it with one statement changed (at or above the threshold: held back), a
+  // program that shares about half of its shingles, and unrelated programs.
+  std::string item_text = program(3);
+  std::string near_text = item_text;
+  near_text.replace(near_text.find("out[i] ="), 8, "out[i] -=");
+  // Three constants changed in three places: about two thirds of the shingles stay.
+  std::string half_text = item_text;
+  half_text.replace(half_text.find("2.0f"), 4, "4.5f");
+  half_text.replace(half_text.find("k < 4"), 5, "k < 8");
+  half_text.replace(half_text.find("(i + 1)"), 7, "(i + 3)");
+  std::string item = add_pair(db, item_text, "elementwise", {});
+  std::string near = add_pair(db, near_text, "elementwise", {});
+  add_pair(db, half_text, "elementwise", {});
+  for (int i = 20; i < 30; ++i) add_pair(db, program(i), "elementwise", {});
+  REQUIRE(shingle_jaccard(item_text, near_text, policy.dedup) >= policy.dedup.threshold);
+  REQUIRE(add_eval_items(db, {EvalItem{"cuda2hip", item, 1, std::nullopt, std::nullopt, 0}}).ok());
+
+  ExportOptions options{"cuda2hip", "alpaca", dir.file("out"), policy};
+  Result<ExportSummary> summary = export_dataset(db, options);
+  REQUIRE_MESSAGE(summary.ok(), summary.message());
+  CHECK(std::count(summary->train_ids.begin(), summary->train_ids.end(), near) == 0);
+  CHECK(summary->evaluation_items == 1);
+  CHECK(summary->items_with_near_duplicate == 0);
+
+  // The figure is the exact largest similarity between the item and any row as written.
+  nlohmann::json train = nlohmann::json::parse(read_file(options.out_dir + "/train.json"));
+  double largest = 0;
+  for (const nlohmann::json& row : train) {
+    largest = std::max(largest, shingle_jaccard(row["input"].get<std::string>(), item_text, policy.dedup));
+  }
+  REQUIRE(largest >= 0.5);  // the program with three constants changed is in train, below the threshold
+  CHECK(largest < policy.dedup.threshold);
+  REQUIRE(summary->largest_item_train_similarity.has_value());
+  CHECK(std::abs(*summary->largest_item_train_similarity - largest) < 1e-12);
+  nlohmann::json manifest = nlohmann::json::parse(read_file(options.out_dir + "/manifest.json"));
+  CHECK(manifest["evaluation_set"]["items"] == 1);
+  CHECK(manifest["evaluation_set"]["evaluation_set_version"] == 1);
+  CHECK(manifest["evaluation_set"]["items_with_near_duplicate"] == 0);
+  CHECK(std::abs(manifest["evaluation_set"]["largest_similarity"].get<double>() - largest) < 1e-12);
+
+  // A snapshot where an item had a training row at the threshold is refused, saying why.
+  ExportSummary leaky = *summary;
+  CHECK(evaluation_leakage_refusal(leaky, policy.dedup.threshold).empty());
+  leaky.items_with_near_duplicate = 1;
+  leaky.largest_item_train_similarity = 0.91;
+  std::string refusal = evaluation_leakage_refusal(leaky, policy.dedup.threshold);
+  CHECK(refusal.find("refused: 1 of 1 evaluation items") != std::string::npos);
+  CHECK(refusal.find("0.910") != std::string::npos);
 }

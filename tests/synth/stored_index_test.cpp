@@ -50,9 +50,9 @@ TEST_CASE("the stored index finds the near-duplicates the in-memory index finds,
   int near = 0;
   for (int family = 1; family <= 16; ++family) {  // families 13..16 are new shapes
     for (int member : {0, 1, 9}) {
-      MinHashSignature signature = stored.hasher().signature(program(family, member));
-      bool in_memory = memory.find_near_duplicate_of_signature(signature).has_value();
-      std::optional<std::string> found = stored.find_near_duplicate(signature).value();
+      std::vector<uint64_t> shingles = shingle_hashes(program(family, member), options);
+      bool in_memory = memory.find_near_duplicate_of_shingles(shingles).has_value();
+      std::optional<std::string> found = stored.find_near_duplicate(shingles).value();
       CHECK_MESSAGE(found.has_value() == in_memory, "family " << family << " member " << member);
       near += found.has_value();
     }
@@ -77,8 +77,8 @@ TEST_CASE("the stored index adds only new samples, survives reopening, keeps tra
   Database db = Database::open(path).value();
   StoredNearDuplicateIndex again(db, "c2x86", options);
   CHECK(again.catch_up().value() == 0);  // signatures are in the file
-  CHECK(again.find_near_duplicate(again.hasher().signature(program(3, 0))).value().has_value());
-  CHECK_FALSE(again.find_near_duplicate(again.hasher().signature(program(2, 0))).value().has_value());  // other track
+  CHECK(again.find_near_duplicate(shingle_hashes(program(3, 0), options)).value().has_value());
+  CHECK_FALSE(again.find_near_duplicate(shingle_hashes(program(2, 0), options)).value().has_value());  // other track
 
   MinHashOptions masked = options;
   masked.mask_numbers = true;
@@ -86,7 +86,7 @@ TEST_CASE("the stored index adds only new samples, survives reopening, keeps tra
   CHECK(other.catch_up().value() == 2);
   CHECK(query_int(db, "SELECT count(DISTINCT options_key) FROM sample_signature") == 2);
   // Masking numbers makes every member of a family the same text.
-  CHECK(other.find_near_duplicate(other.hasher().signature(program(1, 77))).value().has_value());
+  CHECK(other.find_near_duplicate(shingle_hashes(program(1, 77), other.hasher().options())).value().has_value());
 }
 
 TEST_CASE("an index bounded to a cycle does not see the samples of a later cycle") {
@@ -101,8 +101,8 @@ TEST_CASE("an index bounded to a cycle does not see the samples of a later cycle
   StoredNearDuplicateIndex index(db, "c2x86", MinHashOptions{});
   REQUIRE(index.catch_up().value() == 2);
   index.see_cycles_up_to(current);
-  CHECK(index.find_near_duplicate(index.hasher().signature(program(3, 1))).value().has_value());
-  CHECK_FALSE(index.find_near_duplicate(index.hasher().signature(program(5, 1))).value().has_value());
+  CHECK(index.find_near_duplicate(shingle_hashes(program(3, 1), index.hasher().options())).value().has_value());
+  CHECK_FALSE(index.find_near_duplicate(shingle_hashes(program(5, 1), index.hasher().options())).value().has_value());
   index.see_cycles_up_to(next);
-  CHECK(index.find_near_duplicate(index.hasher().signature(program(5, 1))).value().has_value());
+  CHECK(index.find_near_duplicate(shingle_hashes(program(5, 1), index.hasher().options())).value().has_value());
 }
