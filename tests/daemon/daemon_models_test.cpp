@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -21,6 +23,8 @@
 #include "policies/config.h"
 #include "store/database.h"
 #include "store/samples.h"
+#include "synth/minhash.h"
+#include "synth/training_text.h"
 #include "test_support/fake_openai_server.h"
 #include "test_support/query.h"
 #include "test_support/spawn.h"
@@ -424,6 +428,33 @@ TEST_CASE("the default trainer registers a version for its retrain event, and th
   CHECK(report["models"][0]["retrain_event"] == 1);
   CHECK(report["models"][0]["snapshot"]["train_samples"].get<int64_t>() >= 1);
   CHECK(report["models"][0]["evaluation"]["items"] == items);
+
+  // No evaluation item has a near-duplicate among the training rows of the written snapshot:
+  // the exact 5-shingle Jaccard similarity, computed here from the files.
+  MinHashOptions shingles;  // the store's: 5-token shingles, threshold 0.8
+  std::vector<std::string> item_texts;
+  std::istringstream ids(query_text(*db, "SELECT sample_id FROM eval_item"));
+  for (std::string id; std::getline(ids, id);) item_texts.push_back(training_text(find_sample(*db, id).value()->text));
+  int snapshots = 0;
+  double largest = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.file("snapshots"))) {
+    ++snapshots;
+    json train = json::parse(std::ifstream(entry.path() / "train.json"));
+    for (const json& row : train) {
+      for (const std::string& item : item_texts) {
+        largest = std::max(largest, shingle_jaccard(row["input"].get<std::string>(), item, shingles));
+      }
+    }
+    json manifest = json::parse(std::ifstream(entry.path() / "manifest.json"));
+    CHECK(manifest["evaluation_set"]["items"] == items);
+    CHECK(manifest["evaluation_set"]["items_with_near_duplicate"] == 0);
+    if (largest >= 0.5) CHECK(std::abs(manifest["evaluation_set"]["largest_similarity"].get<double>() - largest) < 1e-9);
+  }
+  MESSAGE("largest similarity of an evaluation item to a training row: " << largest);
+  CHECK(snapshots == 1);
+  CHECK(largest < shingles.threshold);
+  REQUIRE(report["evaluation_set"]["training_row_similarity"].size() == 1);
+  CHECK(report["evaluation_set"]["training_row_similarity"][0]["items_with_near_duplicate"] == 0);
 }
 
 namespace {
