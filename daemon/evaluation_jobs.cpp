@@ -72,6 +72,10 @@ Status EvaluationJobs::plan(Database& db, JobQueue& queue, const Job& job, const
   for (const std::string& track : tracks) {
     Result<EvalSetRefresh> refreshed = refresh_eval_set(db, eval_, synth_, track);
     if (!refreshed) return refreshed.error();
+    if (refreshed->retired > 0) {
+      spdlog::info("cycle {}: evaluation set of {}: {} items retired as near-duplicates of trained samples "
+                   "(tailforge rejudge lists them)", cycle, track, refreshed->retired);
+    }
     if (refreshed->added > 0) {
       spdlog::info("cycle {}: evaluation set of {} is v{}: +{} items, {} in all", cycle, track, refreshed->version,
                    refreshed->added, refreshed->size);

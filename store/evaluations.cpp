@@ -35,7 +35,7 @@ Result<int64_t> eval_set_version(Database& db, const std::string& track) {
 }
 
 Result<int64_t> eval_set_size(Database& db, const std::string& track) {
-  return single_int(db.cached("SELECT count(*) FROM eval_item WHERE track = ?1").bind(1, track));
+  return single_int(db.cached("SELECT count(*) FROM eval_item WHERE track = ?1 AND retired_ms IS NULL").bind(1, track));
 }
 
 Result<std::vector<std::string>> eval_candidate_ids(Database& db, const std::string& track) {
@@ -62,7 +62,7 @@ Status add_eval_items(Database& db, const std::vector<EvalItem>& items) {
 Result<std::vector<EvalItem>> list_eval_items(Database& db, const std::string& track) {
   Statement& select = db.cached(
       "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms FROM eval_item"
-      " WHERE track = ?1 ORDER BY version, sample_id");
+      " WHERE track = ?1 AND retired_ms IS NULL ORDER BY version, sample_id");
   select.bind(1, track);
   std::vector<EvalItem> items;
   while (select.step()) {
@@ -75,6 +75,27 @@ Result<std::vector<EvalItem>> list_eval_items(Database& db, const std::string& t
 
 Result<std::set<std::string>> eval_item_ids(Database& db, const std::string& track) {
   return first_column_set(db.cached("SELECT sample_id FROM eval_item WHERE track = ?1").bind(1, track));
+}
+
+Result<bool> retire_eval_item(Database& db, const std::string& track, const std::string& sample_id,
+                              const std::string& reason) {
+  Statement& update = db.cached(
+      "UPDATE eval_item SET retired_ms = ?3, retired_reason = ?4 WHERE track = ?1 AND sample_id = ?2"
+      " AND retired_ms IS NULL");
+  update.bind(1, track).bind(2, sample_id).bind(3, now_ms()).bind(4, reason);
+  if (Status s = update.run(); !s) return make_error("retiring evaluation item " + sample_id + ": " + s.message());
+  return db.changes() > 0;
+}
+
+Result<std::vector<RetiredItem>> retired_eval_items(Database& db, const std::string& track) {
+  Statement& select = db.cached(
+      "SELECT sample_id, version, retired_ms, coalesce(retired_reason, '') FROM eval_item"
+      " WHERE track = ?1 AND retired_ms IS NOT NULL ORDER BY retired_ms, sample_id");
+  select.bind(1, track);
+  std::vector<RetiredItem> items;
+  while (select.step()) items.push_back({select.text(0), select.int64(1), select.int64(2), select.text(3)});
+  if (Status s = finish(select); !s) return s.error();
+  return items;
 }
 
 Result<std::optional<EvalItem>> find_eval_item(Database& db, const std::string& track, const std::string& sample_id) {
@@ -207,7 +228,7 @@ Result<std::optional<EvaluationRecord>> find_evaluation(Database& db, int64_t mo
 
 Result<std::vector<std::string>> items_without_evaluation(Database& db, int64_t model_id, const std::string& track) {
   Statement& select = db.cached(
-      "SELECT i.sample_id FROM eval_item i WHERE i.track = ?2"
+      "SELECT i.sample_id FROM eval_item i WHERE i.track = ?2 AND i.retired_ms IS NULL"
       " AND NOT EXISTS (SELECT 1 FROM evaluation e WHERE e.model_id = ?1 AND e.sample_id = i.sample_id)"
       " ORDER BY i.version, i.sample_id");
   select.bind(1, model_id).bind(2, track);
@@ -219,7 +240,7 @@ Result<std::vector<EvaluationOutcome>> evaluation_outcomes(Database& db, int64_t
       "SELECT e.sample_id, i.version, e.ok, e.category, e.checked FROM evaluation e"
       " JOIN model m ON m.id = e.model_id"
       " JOIN eval_item i ON i.track = m.track AND i.sample_id = e.sample_id"
-      " WHERE e.model_id = ?1 ORDER BY i.version, e.sample_id");
+      " WHERE e.model_id = ?1 AND i.retired_ms IS NULL ORDER BY i.version, e.sample_id");
   select.bind(1, model_id);
   std::vector<EvaluationOutcome> out;
   while (select.step()) {
@@ -233,13 +254,14 @@ Result<std::set<std::string>> eval_items_with(Database& db, const std::string& t
                                               const std::string& name) {
   if (dimension == "feature") {
     return first_column_set(db.cached("SELECT i.sample_id FROM eval_item i JOIN sample_feature f"
-                                      " ON f.sample_id = i.sample_id WHERE i.track = ?1 AND f.tag = ?2")
+                                      " ON f.sample_id = i.sample_id WHERE i.track = ?1 AND f.tag = ?2"
+                                      " AND i.retired_ms IS NULL")
                                 .bind(1, track)
                                 .bind(2, name));
   }
   if (dimension == "domain") {
     return first_column_set(db.cached("SELECT i.sample_id FROM eval_item i JOIN sample s ON s.id = i.sample_id"
-                                      " WHERE i.track = ?1 AND s.domain = ?2")
+                                      " WHERE i.track = ?1 AND s.domain = ?2 AND i.retired_ms IS NULL")
                                 .bind(1, track)
                                 .bind(2, name));
   }

@@ -25,16 +25,30 @@ struct EvalItem {
   int64_t added_ms = 0;
 };
 
-// The newest version of the track's set (0 while it is empty) and its size.
+// The newest version of the track's set (0 while it is empty) and its size (retired items not
+// counted).
 Result<int64_t> eval_set_version(Database& db, const std::string& track);
 Result<int64_t> eval_set_size(Database& db, const std::string& track);
 // Verified samples of the track that are neither items nor were ever in a training split, by id.
 Result<std::vector<std::string>> eval_candidate_ids(Database& db, const std::string& track);
 // Inserts the items (an item already present is left as it is). Use inside a transaction.
 Status add_eval_items(Database& db, const std::vector<EvalItem>& items);
-// The track's items, oldest version first, then by sample id.
+// The track's items that are not retired, oldest version first, then by sample id. Only these are
+// asked, judged and counted.
 Result<std::vector<EvalItem>> list_eval_items(Database& db, const std::string& track);
+// Every item of the track, retired ones too: what training exports hold back.
 Result<std::set<std::string>> eval_item_ids(Database& db, const std::string& track);
+// Retires an item (its evaluations stay, uncounted), saying why; an item retired before keeps its
+// first reason. Returns whether it was active.
+Result<bool> retire_eval_item(Database& db, const std::string& track, const std::string& sample_id,
+                              const std::string& reason);
+struct RetiredItem {
+  std::string sample_id;
+  int64_t version = 0;
+  int64_t retired_ms = 0;
+  std::string reason;
+};
+Result<std::vector<RetiredItem>> retired_eval_items(Database& db, const std::string& track);
 Result<std::optional<EvalItem>> find_eval_item(Database& db, const std::string& track, const std::string& sample_id);
 // The id of the sample's artifact of `kind` made by a stage starting with `stage_prefix`.
 Result<std::optional<std::string>> sample_artifact_id(Database& db, const std::string& sample_id,

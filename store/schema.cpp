@@ -535,6 +535,13 @@ DELETE FROM evaluation_stage WHERE evaluation_id IN
 DELETE FROM evaluation WHERE category IN ('agent.llm.http_error', 'agent.llm.malformed_response');
 )sql";
 
+// Version 15: an evaluation item found to be a near-duplicate of a trained sample under the exact
+// rule (synth/eval_set.h) is retired: its evaluations are kept but no longer counted or asked for.
+constexpr const char* kVersion15 = R"sql(
+ALTER TABLE eval_item ADD COLUMN retired_ms INTEGER;          -- set when retired
+ALTER TABLE eval_item ADD COLUMN retired_reason TEXT;         -- why: the trained sample and the similarity
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -553,6 +560,7 @@ const std::vector<Migration>& schema_migrations() {
       {12, kVersion12},
       {13, kVersion13},
       {14, kVersion14},
+      {15, kVersion15},
   };
   return migrations;
 }

@@ -3,6 +3,7 @@
 #include "store/evaluations.h"
 #include "store/samples.h"
 #include "store/sha256.h"
+#include "synth/dataset_card.h"
 #include "synth/minhash.h"
 
 namespace tailforge {
@@ -49,9 +50,75 @@ bool selected_for_evaluation(const std::string& sample_id, double fraction) {
   return unit < fraction;
 }
 
+namespace {
+
+// The samples a training export held, indexed for near-duplicates, with their ids by index.
+struct TrainedIndex {
+  NearDuplicateIndex index;
+  std::vector<std::string> ids;
+};
+
+Result<TrainedIndex> trained_index(Database& db, const SynthPolicy& synth, const std::string& track) {
+  TrainedIndex trained{NearDuplicateIndex(synth.dedup), {}};
+  if (Status s = for_each_trained_sample_text(db, track, [&](const std::string& id, const std::string& text) {
+        trained.index.add(text);
+        trained.ids.push_back(id);
+      });
+      !s) {
+    return make_error("evaluation set: reading trained samples: " + s.message());
+  }
+  return trained;
+}
+
+Result<EvalSetRejudge> rejudge_with(Database& db, const TrainedIndex& trained, const SynthPolicy& synth,
+                                    const std::string& track) {
+  EvalSetRejudge judged;
+  Result<std::vector<EvalItem>> items = list_eval_items(db, track);
+  Result<std::vector<RetiredItem>> retired = retired_eval_items(db, track);
+  if (!items || !retired) return make_error("evaluation set: " + (!items ? items.message() : retired.message()));
+  judged.judged = static_cast<int64_t>(items->size());
+  judged.retired_before = static_cast<int64_t>(retired->size());
+  std::vector<std::pair<std::string, std::string>> to_retire;  // sample id, reason
+  for (const EvalItem& item : *items) {
+    Result<std::optional<Sample>> sample = find_sample(db, item.sample_id);
+    if (!sample) return sample.error();
+    if (!*sample) continue;
+    std::vector<uint64_t> shingles = shingle_hashes((*sample)->text, synth.dedup);
+    std::vector<size_t> near = trained.index.near_duplicates(shingles);
+    if (near.empty()) continue;
+    double similarity = shingle_set_jaccard(shingles, trained.index.shingles_at(near.front()));
+    to_retire.emplace_back(item.sample_id, "near-duplicate of trained sample " + trained.ids[near.front()].substr(0, 12) +
+                                               " (exact Jaccard " + fixed_decimals(similarity, 3) + ", threshold " +
+                                               fixed_decimals(synth.dedup.threshold, 2) + ")");
+  }
+  if (to_retire.empty()) return judged;
+  Transaction transaction(db);
+  if (!transaction.begin_status()) return transaction.begin_status().error();
+  for (const auto& [id, reason] : to_retire) {
+    Result<bool> retired_now = retire_eval_item(db, track, id, reason);
+    if (!retired_now) return retired_now.error();
+    judged.retired += *retired_now;
+  }
+  if (Status s = transaction.commit(); !s) return s.error();
+  return judged;
+}
+
+}  // namespace
+
+Result<EvalSetRejudge> rejudge_eval_set(Database& db, const SynthPolicy& synth, const std::string& track) {
+  Result<TrainedIndex> trained = trained_index(db, synth, track);
+  if (!trained) return trained.error();
+  return rejudge_with(db, *trained, synth, track);
+}
+
 Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, const SynthPolicy& synth,
                                         const std::string& track) {
   EvalSetRefresh refresh;
+  Result<TrainedIndex> trained = trained_index(db, synth, track);
+  if (!trained) return trained.error();
+  Result<EvalSetRejudge> rejudged = rejudge_with(db, *trained, synth, track);
+  if (!rejudged) return rejudged.error();
+  refresh.retired = rejudged->retired;
   Result<int64_t> version = eval_set_version(db, track);
   Result<int64_t> size = eval_set_size(db, track);
   Result<std::vector<std::string>> candidates = eval_candidate_ids(db, track);
@@ -70,21 +137,13 @@ Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, co
   if (pair == synth.export_pairs.end()) {
     return make_error("evaluation set: track '" + track + "' has no pair in the synth policy's export.pairs");
   }
-  NearDuplicateIndex trained(synth.dedup);
-  if (Status s = for_each_trained_sample_text(db, track, [&](const std::string&, const std::string& text) {
-        trained.add(text);
-      });
-      !s) {
-    return make_error("evaluation set: reading trained samples: " + s.message());
-  }
-
   std::vector<EvalItem> items;
   for (const std::string& id : chosen) {
     if (refresh.size + static_cast<int64_t>(items.size()) >= eval.max_items) break;
     Result<std::optional<Sample>> sample = find_sample(db, id);
     if (!sample) return sample.error();
     if (!*sample) continue;
-    if (trained.find_near_duplicate((*sample)->text)) {
+    if (trained->index.find_near_duplicate((*sample)->text)) {
       ++refresh.near_duplicates;
       continue;
     }

@@ -34,11 +34,26 @@ struct EvalSetRefresh {
   int64_t added = 0;
   int64_t size = 0;
   int64_t near_duplicates = 0;  // selected candidates skipped as near-duplicates of trained samples
+  int64_t retired = 0;          // items retired by the refresh's re-judgement (rejudge_eval_set)
 };
 
-// Adds the selected candidates: verified, never trained, not a near-duplicate of a trained
-// sample, and chosen by a hash of their id below `fraction` (so the same candidate always gets
-// the same answer). Deterministic; one transaction.
+struct EvalSetRejudge {
+  int64_t judged = 0;          // items that were active
+  int64_t retired = 0;         // of them, retired now
+  int64_t retired_before = 0;  // retired by an earlier judgement
+};
+
+// Judges the set's membership again under the exact rule: an active item whose text is a
+// near-duplicate (exact Jaccard of the shingle sets at or above synth.dedup's threshold) of a
+// sample a training export held is retired, with the trained sample and the similarity as its
+// reason; its evaluations are kept but no longer asked for or counted. Items drawn before the rule
+// was exact (or before a later snapshot trained on a near-copy) are corrected this way. One
+// transaction; a second run retires nothing more.
+Result<EvalSetRejudge> rejudge_eval_set(Database& db, const SynthPolicy& synth, const std::string& track);
+
+// Re-judges the set (rejudge_eval_set), then adds the selected candidates: verified, never
+// trained, not a near-duplicate of a trained sample, and chosen by a hash of their id below
+// `fraction` (so the same candidate always gets the same answer). Deterministic.
 Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, const SynthPolicy& synth,
                                         const std::string& track);
 

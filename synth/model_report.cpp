@@ -138,7 +138,10 @@ Result<ModelsReport> models_report(Database& db, const std::string& track) {
   Result<TrackScores> scores = track_scores(db, track);
   Result<std::vector<EvalItem>> items = list_eval_items(db, track);
   if (!scores || !items) return make_error("models: " + (!scores ? scores.message() : items.message()));
-  ModelsReport report{track, scores->eval_version, scores->eval_items, {}, 0.8, {}, 0};
+  ModelsReport report{track, scores->eval_version, scores->eval_items, 0, {}, 0.8, {}, 0};
+  Result<std::vector<RetiredItem>> retired = retired_eval_items(db, track);
+  if (!retired) return make_error("models: " + retired.message());
+  report.retired_items = static_cast<int64_t>(retired->size());
   Result<std::vector<ItemLeakage>> leakage = item_leakage_by_version(db, track, &report.near_duplicate_threshold);
   if (!leakage) return make_error("models: " + leakage.message());
   report.leakage = std::move(*leakage);
@@ -261,6 +264,7 @@ json models_report_to_json(const ModelsReport& report) {
   }
   json out = {{"track", report.track},
               {"evaluation_set", {{"version", report.eval_version}, {"items", report.eval_items},
+                                  {"retired", report.retired_items},
                                   {"near_duplicate_threshold", report.near_duplicate_threshold},
                                   {"training_row_similarity", leakage}}},
               {"models", models}};
@@ -274,7 +278,12 @@ json models_report_to_json(const ModelsReport& report) {
 std::string format_models_table(const ModelsReport& report) {
   std::ostringstream out;
   out << "models of " << report.track << ", evaluation set v" << report.eval_version << " (" << report.eval_items
-      << " items); accuracy = share of items whose answer passed every check that could run here\n";
+      << " items" << (report.retired_items ? ", " + std::to_string(report.retired_items) + " retired" : std::string())
+      << "); accuracy = share of items whose answer passed every check that could run here\n";
+  if (report.retired_items) {
+    out << "  retired items are near-duplicates of trained samples (exact rule): their results are kept, not "
+           "counted; tailforge rejudge lists them\n";
+  }
   if (!report.leakage.empty()) {
     out << "  training rows near evaluation items (exact, on each written snapshot; near-duplicate at "
         << fixed_decimals(report.near_duplicate_threshold, 2) << "):";

@@ -81,6 +81,7 @@ struct ModelsReport {
   std::string track;
   int64_t eval_version = 0;
   int64_t eval_items = 0;
+  int64_t retired_items = 0;  // items retired as near-duplicates of trained samples (not in eval_items)
   std::vector<ItemLeakage> leakage;  // by version; retrain events from before the measure are not listed
   double near_duplicate_threshold = 0.8;
   std::vector<ModelSummary> models;

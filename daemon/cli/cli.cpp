@@ -374,6 +374,9 @@ std::vector<CommandSpec> model_commands() {
      2, command_model, true},
     {"models", "", "model versions with accuracy on the evaluation set, on their retraining tails, and vs parent",
      {kDb, kConfig, kLogLevel, kJson, {"--track", true, "track (default cuda2hip)"}}, 0, command_models},
+    {"rejudge", "", "judge the evaluation set's membership again under the exact near-duplicate rule: items with a "
+                    "near-duplicate among trained samples are retired (their evaluations kept, no longer counted)",
+     {kDb, kConfig, kLogLevel, kJson, {"--track", true, "track (default: the synth policy's)"}}, 0, command_rejudge},
     {"eval", "", "evaluate a model on the evaluation set items it has no result for",
      {kDb, kConfig, kLogLevel, kJson, {"--model", true, "model name"},
       {"--limit", true, "evaluate at most K items (default: all)", whole_number(1)},
@@ -454,7 +457,7 @@ const std::vector<CommandSpec>& commands() {
 // they would create an empty one and answer zeros, so they stop instead.
 bool reads_existing_store(const CommandLine& line) {
   static const std::set<std::string> readers = {"serve", "status", "taxonomy", "lineage", "tails", "export",
-                                                "curate", "backup", "gc", "models", "eval"};
+                                                "curate", "backup", "gc", "models", "eval", "rejudge"};
   if (readers.count(line.command)) return true;
   std::string action = line.positionals.empty() ? "" : line.positionals.front();
   if (line.command == "model") return action == "retire" || action == "activate" || action == "check";

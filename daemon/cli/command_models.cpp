@@ -17,9 +17,11 @@
 #include "daemon/progress.h"
 #include "policies/config.h"
 #include "daemon/resource_slots.h"
+#include "store/evaluations.h"
 #include "store/models.h"
 #include "verifier/parallel.h"
 #include "verifier/toolchains.h"
+#include "synth/eval_set.h"
 #include "synth/model_registry.h"
 #include "synth/tested_model.h"
 #include "synth/tracks.h"
@@ -218,6 +220,45 @@ int command_models(const CommandLine& args) {
     std::cout << models_listing_to_json(*reports, listing->track.has_value()).dump(2) << "\n";
   } else {
     std::cout << format_models_listing(*reports);
+  }
+  return 0;
+}
+
+int command_rejudge(const CommandLine& args) {
+  Result<CommandContext> context = make_context(args);
+  if (!context) return report_failure(context.message());
+  Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(context->config);
+  if (!resources) return report_failure(resources.message());
+  std::string track = args.get("--track", (*resources)->synth.track);
+  if (!find_track(track)) return usage("rejudge --track must be one of " + track_names() + ", got '" + track + "'");
+  Result<Database> db = Database::open(context->db_path);
+  if (!db) return report_failure(db.message());
+  Result<EvalSetRejudge> judged = rejudge_eval_set(*db, (*resources)->synth, track);
+  if (!judged) return report_failure(judged.message());
+  Result<std::vector<RetiredItem>> retired = retired_eval_items(*db, track);
+  if (!retired) return report_failure(retired.message());
+  if (args.has("--json")) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const RetiredItem& item : *retired) {
+      list.push_back({{"sample_id", item.sample_id}, {"version", item.version}, {"retired_ms", item.retired_ms},
+                      {"reason", item.reason}});
+    }
+    std::cout << nlohmann::json{{"track", track},
+                                {"judged", judged->judged},
+                                {"retired_now", judged->retired},
+                                {"retired_before", judged->retired_before},
+                                {"active", judged->judged - judged->retired},
+                                {"retired", list}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << "evaluation set of " << track << ": " << judged->judged << " active items judged, " << judged->retired
+            << " retired now as near-duplicates of trained samples (exact similarity), " << judged->retired_before
+            << " retired before; " << judged->judged - judged->retired
+            << " items are asked and counted\n";
+  for (const RetiredItem& item : *retired) {
+    std::cout << "  " << item.sample_id.substr(0, 12) << " v" << item.version << ": " << item.reason << "\n";
   }
   return 0;
 }

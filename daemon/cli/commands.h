@@ -24,6 +24,7 @@ int command_export(const CommandLine& args);
 int command_model(const CommandLine& args);
 int command_models(const CommandLine& args);
 int command_eval(const CommandLine& args);
+int command_rejudge(const CommandLine& args);
 int command_baseline(const CommandLine& args);
 int command_import(const CommandLine& args);
 int command_reroll(const CommandLine& args);

@@ -455,6 +455,13 @@ TEST_CASE("the default trainer registers a version for its retrain event, and th
   CHECK(largest < shingles.threshold);
   REQUIRE(report["evaluation_set"]["training_row_similarity"].size() == 1);
   CHECK(report["evaluation_set"]["training_row_similarity"][0]["items_with_near_duplicate"] == 0);
+  // Drawn under the exact rule, the set survives a re-judgement whole.
+  ProcessResult rejudged = run_tailforge({"rejudge", "--json", "--db", db_path, "--track", "cuda2hip"});
+  REQUIRE(rejudged.exit_code == 0);
+  json judged = json::parse(rejudged.stdout_text);
+  CHECK(judged["judged"] == items);
+  CHECK(judged["retired_now"] == 0);
+  CHECK(judged["active"] == items);
 }
 
 namespace {

@@ -9,6 +9,8 @@
 #include "synth/eval_set.h"
 #include "synth/export.h"
 #include "synth/minhash.h"
+#include "synth/model_registry.h"
+#include "synth/model_report.h"
 #include "test_support/temp_dir.h"
 
 using namespace tailforge;
@@ -163,4 +165,66 @@ TEST_CASE("eval section keys are checked") {
   CHECK(unknown.message().find("eval.fractions") != std::string::npos);
   CHECK_FALSE(eval_policy_from_json(nlohmann::json::parse(R"({"fraction": 1.5})")).ok());
   CHECK_FALSE(eval_policy_from_json(nlohmann::json::parse(R"({"max_items": "many"})")).ok());
+}
+
+TEST_CASE("re-judging retires the items with a near-duplicate among trained samples, keeps their results uncounted") {
+  Corpus corpus;
+  std::vector<std::string> sources = corpus.add_generated(300, 24);
+  corpus.eval.fraction = 1.0;
+  corpus.eval.max_items = 6;
+  EvalSetRefresh drawn = refresh_eval_set(corpus.db, corpus.eval, corpus.synth, "cuda2hip").value();
+  REQUIRE(drawn.added == 6);
+  std::vector<EvalItem> items = list_eval_items(corpus.db, "cuda2hip").value();
+  // A store from before the exact rule: a snapshot trained on a near-copy of two items (a comment
+  // line more), recorded as an export records it.
+  std::vector<std::string> trained_ids;
+  for (size_t i = 0; i < 2; ++i) {
+    std::string id;
+    REQUIRE(corpus.add(variant_of(corpus.text_of(items[i].sample_id)), &id));
+    REQUIRE(shingle_jaccard(corpus.text_of(id), corpus.text_of(items[i].sample_id), corpus.synth.dedup) >=
+            corpus.synth.dedup.threshold);
+    trained_ids.push_back(id);
+  }
+  REQUIRE(record_trained_samples(corpus.db, "old-snapshot", trained_ids).ok());
+  // A model answered all six.
+  ModelRecord model = register_model(corpus.db, {{"name", "m"}, {"kind", "builtin"}}).value();
+  for (const EvalItem& item : items) {
+    EvaluationRecord record;
+    record.model_id = model.id;
+    record.sample_id = item.sample_id;
+    record.track = "cuda2hip";
+    record.ok = true;
+    record.status = "ok";
+    record.checked = "answer";
+    REQUIRE(insert_evaluation(corpus.db, record).ok());
+  }
+  REQUIRE(evaluation_outcomes(corpus.db, model.id).value().size() == 6);
+
+  EvalSetRejudge judged = rejudge_eval_set(corpus.db, corpus.synth, "cuda2hip").value();
+  CHECK(judged.judged == 6);
+  CHECK(judged.retired == 2);
+  CHECK(judged.retired_before == 0);
+  std::vector<RetiredItem> retired = retired_eval_items(corpus.db, "cuda2hip").value();
+  REQUIRE(retired.size() == 2);
+  for (const RetiredItem& item : retired) {
+    CHECK((item.sample_id == items[0].sample_id || item.sample_id == items[1].sample_id));
+    CHECK(item.reason.find("near-duplicate of trained sample") != std::string::npos);
+    CHECK(item.reason.find("(exact Jaccard 1.000, threshold 0.80)") != std::string::npos);  // comments do not count
+  }
+  // Not asked, not counted, never drawn again; the results stay in the store.
+  CHECK(list_eval_items(corpus.db, "cuda2hip").value().size() == 4);
+  CHECK(eval_set_size(corpus.db, "cuda2hip").value() == 4);
+  CHECK(evaluation_outcomes(corpus.db, model.id).value().size() == 4);
+  CHECK(eval_item_ids(corpus.db, "cuda2hip").value().size() == 6);  // still held back from training
+  CHECK(find_evaluation(corpus.db, model.id, items[0].sample_id).value().has_value());
+  ModelsReport report = models_report(corpus.db, "cuda2hip").value();
+  CHECK(report.eval_items == 4);
+  CHECK(report.retired_items == 2);
+  CHECK(models_report_to_json(report)["evaluation_set"]["retired"] == 2);
+  CHECK(format_models_table(report).find("(4 items, 2 retired)") != std::string::npos);
+  // A second judgement retires nothing more.
+  EvalSetRejudge again = rejudge_eval_set(corpus.db, corpus.synth, "cuda2hip").value();
+  CHECK(again.judged == 4);
+  CHECK(again.retired == 0);
+  CHECK(again.retired_before == 2);
 }
