@@ -25,9 +25,7 @@ std::vector<std::string> executable_sm_targets(const std::vector<std::string>& c
                                                const Toolchains& toolchains) {
   std::vector<std::string> targets = configured;
   for (const GpuInfo& gpu : toolchains.gpus) {
-    if (gpu.vendor != "nvidia" || gpu.arch.empty()) continue;
-    const std::vector<std::string>& codes = toolchains.nvcc_gpu_codes;
-    if (std::find(codes.begin(), codes.end(), gpu.arch) == codes.end()) continue;
+    if (gpu.vendor != "nvidia" || !nvcc_builds_cubin_for(gpu, toolchains)) continue;
     if (std::find(targets.begin(), targets.end(), gpu.arch) == targets.end()) targets.push_back(gpu.arch);
   }
   return targets;
@@ -56,8 +54,7 @@ std::vector<std::string> hip_on_nvidia_gencode_flags(const std::vector<std::stri
   std::vector<std::string> gpu_targets;
   for (const GpuInfo& gpu : toolchains.gpus) {
     if (gpu.vendor != "nvidia") continue;
-    const std::vector<std::string>& codes = toolchains.nvcc_gpu_codes;
-    if (gpu.arch.empty() || std::find(codes.begin(), codes.end(), gpu.arch) == codes.end()) {
+    if (!nvcc_builds_cubin_for(gpu, toolchains)) {
       return executable_gencode_flags(configured, toolchains);  // the embedded PTX may be what runs
     }
     if (std::find(gpu_targets.begin(), gpu_targets.end(), gpu.arch) == gpu_targets.end()) gpu_targets.push_back(gpu.arch);

@@ -217,6 +217,11 @@ int sm_number(const std::string& target) {
   return std::stoi(digits);
 }
 
+bool nvcc_builds_cubin_for(const GpuInfo& gpu, const Toolchains& toolchains) {
+  const std::vector<std::string>& codes = toolchains.nvcc_gpu_codes;
+  return !gpu.arch.empty() && std::find(codes.begin(), codes.end(), gpu.arch) != codes.end();
+}
+
 std::string unbuildable_gpu_reason(const GpuInfo& gpu, const Toolchains& toolchains) {
   if (gpu.vendor != "nvidia" || gpu.arch.empty() || toolchains.nvcc_gpu_codes.empty()) return "";
   int lowest = -1;

@@ -53,6 +53,8 @@ int sm_number(const std::string& target);
 // Why programs built here cannot run on this NVIDIA GPU: its architecture is older than every one
 // nvcc builds (so neither a cubin nor PTX fits it); "" when they can or when it is not known.
 std::string unbuildable_gpu_reason(const GpuInfo& gpu, const Toolchains& toolchains);
+// Whether nvcc here builds a cubin for the GPU's architecture (known, and in `nvcc --list-gpu-code`).
+bool nvcc_builds_cubin_for(const GpuInfo& gpu, const Toolchains& toolchains);
 
 // Probes the machine (every probe with a timeout). Takes a fraction of a second.
 Toolchains detect_toolchains();

@@ -259,8 +259,7 @@ std::string run_candidate_compile_stage(StageContext& context, const std::string
   bool gpu_without_cubin = false;
   for (const GpuInfo& gpu : context.toolchains.gpus) {
     if (gpu.vendor != "nvidia") continue;
-    const std::vector<std::string>& codes = context.toolchains.nvcc_gpu_codes;
-    if (!gpu.arch.empty() && std::find(codes.begin(), codes.end(), gpu.arch) != codes.end()) {
+    if (nvcc_builds_cubin_for(gpu, context.toolchains)) {
       sm = gpu.arch;
       gpu_without_cubin = false;
       break;
