@@ -47,13 +47,24 @@ Result<std::vector<std::string>> eval_candidate_ids(Database& db, const std::str
   return first_column(select);
 }
 
+Result<std::map<std::string, int64_t>> trained_samples_by_template(Database& db, const std::string& track) {
+  Statement& select = db.cached(
+      "SELECT s.template_id, count(*) FROM trained_sample t JOIN sample s ON s.id = t.sample_id"
+      " WHERE s.track = ?1 AND s.template_id IS NOT NULL GROUP BY s.template_id");
+  select.bind(1, track);
+  std::map<std::string, int64_t> counts;
+  while (select.step()) counts[select.text(0)] = select.int64(1);
+  if (Status s = finish(select); !s) return s.error();
+  return counts;
+}
+
 Status add_eval_items(Database& db, const std::vector<EvalItem>& items) {
   Statement& insert = db.cached(
-      "INSERT INTO eval_item (track, sample_id, version, reference_target_id, reference_stdout_id, added_ms)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING");
+      "INSERT INTO eval_item (track, sample_id, version, reference_target_id, reference_stdout_id, added_ms, held_out)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING");
   for (const EvalItem& item : items) {
     insert.bind(1, item.track).bind(2, item.sample_id).bind(3, item.version).bind(4, item.reference_target_id);
-    insert.bind(5, item.reference_stdout_id).bind(6, item.added_ms ? item.added_ms : now_ms());
+    insert.bind(5, item.reference_stdout_id).bind(6, item.added_ms ? item.added_ms : now_ms()).bind(7, item.held_out);
     if (Status s = insert.run(); !s) return make_error("adding evaluation item " + item.sample_id + ": " + s.message());
   }
   return {};
@@ -61,13 +72,13 @@ Status add_eval_items(Database& db, const std::vector<EvalItem>& items) {
 
 Result<std::vector<EvalItem>> list_eval_items(Database& db, const std::string& track) {
   Statement& select = db.cached(
-      "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms FROM eval_item"
+      "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms, held_out FROM eval_item"
       " WHERE track = ?1 AND retired_ms IS NULL ORDER BY version, sample_id");
   select.bind(1, track);
   std::vector<EvalItem> items;
   while (select.step()) {
     items.push_back({select.text(0), select.text(1), select.int64(2), select.optional_text(3),
-                     select.optional_text(4), select.int64(5)});
+                     select.optional_text(4), select.int64(5), select.optional_text(6)});
   }
   if (Status s = finish(select); !s) return s.error();
   return items;
@@ -100,13 +111,13 @@ Result<std::vector<RetiredItem>> retired_eval_items(Database& db, const std::str
 
 Result<std::optional<EvalItem>> find_eval_item(Database& db, const std::string& track, const std::string& sample_id) {
   Statement& select = db.cached(
-      "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms FROM eval_item"
+      "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms, held_out FROM eval_item"
       " WHERE track = ?1 AND sample_id = ?2");
   select.bind(1, track).bind(2, sample_id);
   std::optional<EvalItem> item;
   if (select.step()) {
     item = EvalItem{select.text(0), select.text(1), select.int64(2), select.optional_text(3), select.optional_text(4),
-                    select.int64(5)};
+                    select.int64(5), select.optional_text(6)};
   }
   if (Status s = finish(select); !s) return s.error();
   return item;
@@ -237,14 +248,15 @@ Result<std::vector<std::string>> items_without_evaluation(Database& db, int64_t 
 
 Result<std::vector<EvaluationOutcome>> evaluation_outcomes(Database& db, int64_t model_id) {
   Statement& select = db.cached(
-      "SELECT e.sample_id, i.version, e.ok, e.category, e.checked FROM evaluation e"
+      "SELECT e.sample_id, i.version, e.ok, e.category, e.checked, i.held_out FROM evaluation e"
       " JOIN model m ON m.id = e.model_id"
       " JOIN eval_item i ON i.track = m.track AND i.sample_id = e.sample_id"
       " WHERE e.model_id = ?1 AND i.retired_ms IS NULL ORDER BY i.version, e.sample_id");
   select.bind(1, model_id);
   std::vector<EvaluationOutcome> out;
   while (select.step()) {
-    out.push_back({select.text(0), select.int64(1), select.int64(2) != 0, select.optional_text(3), select.text(4)});
+    out.push_back({select.text(0), select.int64(1), select.int64(2) != 0, select.optional_text(3), select.text(4),
+                   select.optional_text(5)});
   }
   if (Status s = finish(select); !s) return s.error();
   return out;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,6 +24,9 @@ struct EvalItem {
   std::optional<std::string> reference_target_id;  // artifact id of the oracle's answer
   std::optional<std::string> reference_stdout_id;  // artifact id of the source program's stdout
   int64_t added_ms = 0;
+  // "template:<id>" or "tree:<name>": the item's template or source tree is reserved for
+  // evaluation (synth/held_out.h); none: drawn by eval.fraction.
+  std::optional<std::string> held_out;
 };
 
 // The newest version of the track's set (0 while it is empty) and its size (retired items not
@@ -31,6 +35,8 @@ Result<int64_t> eval_set_version(Database& db, const std::string& track);
 Result<int64_t> eval_set_size(Database& db, const std::string& track);
 // Verified samples of the track that are neither items nor were ever in a training split, by id.
 Result<std::vector<std::string>> eval_candidate_ids(Database& db, const std::string& track);
+// How many samples a training split held, by template id (samples without one not counted).
+Result<std::map<std::string, int64_t>> trained_samples_by_template(Database& db, const std::string& track);
 // Inserts the items (an item already present is left as it is). Use inside a transaction.
 Status add_eval_items(Database& db, const std::vector<EvalItem>& items);
 // The track's items that are not retired, oldest version first, then by sample id. Only these are
@@ -103,6 +109,7 @@ struct EvaluationOutcome {
   bool ok = false;
   std::optional<std::string> category;
   std::string checked;
+  std::optional<std::string> held_out;  // the item's reserved template or tree (EvalItem::held_out)
 };
 // The model's evaluations of items of its track, by item version then sample id.
 Result<std::vector<EvaluationOutcome>> evaluation_outcomes(Database& db, int64_t model_id);

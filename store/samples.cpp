@@ -78,6 +78,17 @@ Result<std::vector<SampleHeader>> newest_samples(Database& db, const std::string
   return out;
 }
 
+Result<std::optional<std::string>> sample_template_id(Database& db, const std::string& id) {
+  Statement& select = db.cached("SELECT template_id FROM sample WHERE id = ?1");
+  select.bind(1, id);
+  std::optional<std::string> template_id;
+  if (select.step()) template_id = select.optional_text(0);
+  Status status = select.status();
+  select.reset();
+  if (!status) return status.error();
+  return template_id;
+}
+
 Result<std::optional<Sample>> find_sample(Database& db, const std::string& id) {
   Statement& select = db.cached(
       "SELECT id, track, origin, language, text, template_id, persona, variables, seed, model, prompt_hash,"

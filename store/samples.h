@@ -44,6 +44,8 @@ struct InsertOutcome {
 // Inserts the sample (and its feature tags) unless its content is already stored.
 Result<InsertOutcome> insert_sample_if_absent(Database& db, Sample sample);
 Result<std::optional<Sample>> find_sample(Database& db, const std::string& id);
+// The sample's template id alone (none: no template, or no such sample).
+Result<std::optional<std::string>> sample_template_id(Database& db, const std::string& id);
 // The newest samples (by creation), optionally of one status and track: what a browser lists to
 // pick a sample from.
 struct SampleHeader {

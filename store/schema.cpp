@@ -542,6 +542,12 @@ ALTER TABLE eval_item ADD COLUMN retired_ms INTEGER;          -- set when retire
 ALTER TABLE eval_item ADD COLUMN retired_reason TEXT;         -- why: the trained sample and the similarity
 )sql";
 
+// Version 16: an item of a template or source tree reserved for evaluation (eval.held_out_*) says
+// which ("template:<id>", "tree:<name>"); such items are scored apart from the drawn ones.
+constexpr const char* kVersion16 = R"sql(
+ALTER TABLE eval_item ADD COLUMN held_out TEXT;               -- NULL: drawn by eval.fraction
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -561,6 +567,7 @@ const std::vector<Migration>& schema_migrations() {
       {13, kVersion13},
       {14, kVersion14},
       {15, kVersion15},
+      {16, kVersion16},
   };
   return migrations;
 }

@@ -1,5 +1,7 @@
 #include "synth/eval_set.h"
 
+#include <map>
+
 #include "store/evaluations.h"
 #include "store/samples.h"
 #include "store/sha256.h"
@@ -29,6 +31,8 @@ Result<EvalPolicy> eval_policy_from_json(const json& section) {
         policy.keep_versions = item.value().get<int64_t>();
       } else if (key == "endpoint_pause_seconds") {
         policy.endpoint_pause_seconds = item.value().get<double>();
+      } else if (key == "held_out_templates" || key == "held_out_trees") {
+        continue;  // held_out_split_from_json
       } else {
         return make_error("eval." + key + " is not a known key");
       }
@@ -36,6 +40,9 @@ Result<EvalPolicy> eval_policy_from_json(const json& section) {
   } catch (const json::exception& e) {
     return make_error("eval." + key + ": wrong type (" + e.what() + ")");
   }
+  Result<HeldOutSplit> held_out = held_out_split_from_json(section);
+  if (!held_out) return held_out.error();
+  policy.held_out = std::move(*held_out);
   if (policy.fraction < 0 || policy.fraction > 1) return make_error("eval.fraction must be between 0 and 1");
   if (policy.max_items < 0) return make_error("eval.max_items must not be negative");
   if (policy.endpoint_pause_seconds < 0) return make_error("eval.endpoint_pause_seconds must not be negative");
@@ -128,7 +135,19 @@ Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, co
   refresh.version = *version;
   refresh.size = *size;
   std::vector<std::string> chosen;
+  std::map<std::string, std::string> groups;  // chosen id -> its reserved template or tree
   for (const std::string& id : *candidates) {
+    if (!eval.held_out.empty()) {
+      Result<std::optional<std::string>> template_id = sample_template_id(db, id);
+      if (!template_id) return template_id.error();
+      Result<std::optional<std::string>> group = held_out_group(db, eval.held_out, id, *template_id);
+      if (!group) return make_error("evaluation set: " + group.message());
+      if (*group) {
+        groups[id] = **group;
+        chosen.push_back(id);
+        continue;
+      }
+    }
     if (selected_for_evaluation(id, eval.fraction)) chosen.push_back(id);
   }
   if (chosen.empty() || refresh.size >= eval.max_items) return refresh;
@@ -147,7 +166,8 @@ Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, co
       ++refresh.near_duplicates;
       continue;
     }
-    EvalItem item{track, id, refresh.version + 1, std::nullopt, std::nullopt, 0};
+    EvalItem item{track, id, refresh.version + 1, std::nullopt, std::nullopt, 0, std::nullopt};
+    if (auto group = groups.find(id); group != groups.end()) item.held_out = group->second;
     if (pair->second.target_kind != "text") {
       Result<std::optional<std::string>> target = sample_artifact_id(db, id, "", pair->second.target_kind);
       if (!target) return target.error();
@@ -166,6 +186,7 @@ Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, co
   if (Status s = transaction.commit(); !s) return s.error();
   refresh.version += 1;
   refresh.added = static_cast<int64_t>(items.size());
+  for (const EvalItem& item : items) refresh.held_out_added += item.held_out.has_value();
   refresh.size += refresh.added;
   return refresh;
 }

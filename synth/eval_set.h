@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/database.h"
+#include "synth/held_out.h"
 #include "synth/policy.h"
 
 namespace tailforge {
@@ -24,6 +25,9 @@ struct EvalPolicy {
   int64_t keep_versions = 3;  // newest versions per lineage evaluated each cycle (synth/model_versions.h); 0: all
   // After an endpoint fault, no request to that model for this long (or a 429's Retry-After).
   double endpoint_pause_seconds = 60;
+  // Templates and trees reserved for evaluation (synth/held_out.h): their verified samples become
+  // items whatever `fraction` says, and no export trains on them.
+  HeldOutSplit held_out;
 };
 
 // Reads the "eval" section; errors name "eval.<key>".
@@ -35,6 +39,7 @@ struct EvalSetRefresh {
   int64_t size = 0;
   int64_t near_duplicates = 0;  // selected candidates skipped as near-duplicates of trained samples
   int64_t retired = 0;          // items retired by the refresh's re-judgement (rejudge_eval_set)
+  int64_t held_out_added = 0;   // of `added`, items of a reserved template or tree
 };
 
 struct EvalSetRejudge {
@@ -52,8 +57,9 @@ struct EvalSetRejudge {
 Result<EvalSetRejudge> rejudge_eval_set(Database& db, const SynthPolicy& synth, const std::string& track);
 
 // Re-judges the set (rejudge_eval_set), then adds the selected candidates: verified, never
-// trained, not a near-duplicate of a trained sample, and chosen by a hash of their id below
-// `fraction` (so the same candidate always gets the same answer). Deterministic.
+// trained, not a near-duplicate of a trained sample, and either of a reserved template or tree
+// (eval.held_out_*, marked so) or chosen by a hash of their id below `fraction` (so the same
+// candidate always gets the same answer). Deterministic.
 Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, const SynthPolicy& synth,
                                         const std::string& track);
 

@@ -40,10 +40,28 @@ std::vector<std::string> tags_of(const std::string& features_json) {
   return tags;
 }
 
+// The rows of templates and trees reserved for evaluation (synth/held_out.h) left out; returns how many.
+Result<int64_t> drop_held_out(Database& db, const HeldOutSplit& split, std::vector<ExportRow>& rows) {
+  if (split.empty()) return int64_t{0};
+  std::vector<ExportRow> kept;
+  for (ExportRow& row : rows) {
+    std::optional<std::string> template_id;
+    if (!row.template_id.empty()) template_id = row.template_id;
+    Result<std::optional<std::string>> group = held_out_group(db, split, row.sample_id, template_id);
+    if (!group) return make_error("export: " + group.message());
+    if (!*group) kept.push_back(std::move(row));
+  }
+  int64_t dropped = static_cast<int64_t>(rows.size() - kept.size());
+  rows = std::move(kept);
+  return dropped;
+}
+
 // The track's verified pairs, less the evaluation set's items and their near-duplicates (a model
-// must never train on what it is evaluated on); `held_back` counts what was left out.
+// must never train on what it is evaluated on) and less the samples of reserved templates and
+// trees; `held_back` and `held_out` count what was left out.
 Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& options, const ExportPair** pair,
-                                        int64_t* held_back = nullptr, std::vector<std::string>* item_sources = nullptr) {
+                                        int64_t* held_back = nullptr, std::vector<std::string>* item_sources = nullptr,
+                                        int64_t* held_out = nullptr) {
   auto found = options.policy.export_pairs.find(options.track);
   if (found == options.policy.export_pairs.end()) {
     return make_error("export: track '" + options.track + "' has no pair in the synth policy's export.pairs");
@@ -62,21 +80,27 @@ Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& optio
   }
   Result<std::set<std::string>> items = eval_item_ids(db, options.track);
   if (!items) return make_error("export: " + items.message());
-  if (items->empty()) return rows;
-  // Items are verified samples of the track, so their sources are among the rows: near-duplicates
-  // are judged on the side the model reads.
-  NearDuplicateIndex evaluated(options.policy.dedup);
-  for (const ExportRow& row : *rows) {
-    if (!items->count(row.sample_id)) continue;
-    evaluated.add(row.source);
-    if (item_sources) item_sources->push_back(row.source);
-  }
   std::vector<ExportRow> kept;
-  for (ExportRow& row : *rows) {
-    if (items->count(row.sample_id) || evaluated.find_near_duplicate(row.source)) continue;
-    kept.push_back(std::move(row));
+  if (items->empty()) {
+    kept = std::move(*rows);
+  } else {
+    // Items are verified samples of the track, so their sources are among the rows: near-duplicates
+    // are judged on the side the model reads.
+    NearDuplicateIndex evaluated(options.policy.dedup);
+    for (const ExportRow& row : *rows) {
+      if (!items->count(row.sample_id)) continue;
+      evaluated.add(row.source);
+      if (item_sources) item_sources->push_back(row.source);
+    }
+    for (ExportRow& row : *rows) {
+      if (items->count(row.sample_id) || evaluated.find_near_duplicate(row.source)) continue;
+      kept.push_back(std::move(row));
+    }
+    if (held_back) *held_back = static_cast<int64_t>(rows->size() - kept.size());
   }
-  if (held_back) *held_back = static_cast<int64_t>(rows->size() - kept.size());
+  Result<int64_t> dropped = drop_held_out(db, options.held_out, kept);
+  if (!dropped) return dropped.error();
+  if (held_out) *held_out = *dropped;
   return kept;
 }
 
@@ -208,9 +232,9 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
     return make_error("export: unknown format '" + options.format + "' (alpaca, sharegpt or jsonl)");
   }
   const ExportPair* pair = nullptr;
-  int64_t held_back = 0;
+  int64_t held_back = 0, reserved_left_out = 0;
   std::vector<std::string> item_sources;  // the evaluation items as a model reads them
-  Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair, &held_back, &item_sources);
+  Result<std::vector<ExportRow>> rows = rows_for(db, options, &pair, &held_back, &item_sources, &reserved_left_out);
   if (!rows) return rows.error();
   // Samples that match a benchmark the user named leave the export (synth/decontaminate.h).
   Result<Decontamination> decontaminated =
@@ -369,7 +393,9 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
                    {"eval_fraction", options.policy.eval_fraction}, {"dedup_threshold", options.policy.dedup.threshold},
                    {"split", "by near-duplicate cluster (MinHash/LSH, and every pair at the threshold found exactly)"},
                    {"evaluation_set", "held back: its items and their near-duplicates"},
-                   {"held_back_for_evaluation", held_back}}},
+                   {"held_back_for_evaluation", held_back},
+                   {"held_out", {{"templates", options.held_out.templates}, {"trees", options.held_out.trees},
+                                 {"samples_left_out", reserved_left_out}}}}},
       {"counts", {{"samples", summary.samples}, {"train_samples", summary.train_samples},
                   {"train_rows", summary.train_rows}, {"eval_samples", summary.eval_samples},
                   {"clusters", summary.clusters}, {"by_feature", feature_counts}, {"by_domain", domain_counts},
@@ -409,6 +435,7 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
   if (Status s = write_dataset_card(db, manifest, summary.card_path); !s) return make_error("export: " + s.message());
   summary.files = {train_file, eval_file, "dataset_info.json", "manifest.json", "README.md"};
   summary.held_back_for_evaluation = held_back;
+  summary.held_out_left_out = reserved_left_out;
   // What a training split held never becomes an evaluation item (synth/eval_set.h).
   Transaction transaction(db);
   if (!transaction.begin_status()) return transaction.begin_status().error();

@@ -1,8 +1,9 @@
 // Dataset export: verified pairs of one track as LLaMA-Factory files (alpaca, sharegpt or jsonl)
 // with dataset_info.json, a manifest (counts, resampling weights, filters, sample hashes) and a
 // held-out validation split that shares no near-duplicate cluster with training. The frozen
-// evaluation set (synth/eval_set.h) and its near-duplicates are never exported, nor samples that
-// match a benchmark the user named (synth/decontaminate.h), and the samples of the training split
+// evaluation set (synth/eval_set.h) and its near-duplicates are never exported, nor the samples of
+// templates and trees reserved for evaluation (synth/held_out.h), nor samples that match a
+// benchmark the user named (synth/decontaminate.h), and the samples of the training split
 // are recorded so that they never become evaluation items. Each export also measures train/eval
 // leakage on the written files (synth/split_leakage.h) and writes a dataset card, README.md
 // (synth/dataset_card.h).
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "synth/held_out.h"
 #include "synth/policy.h"
 
 namespace tailforge {
@@ -34,6 +36,8 @@ struct ExportOptions {
   std::vector<BoostedTail> boosted;
   // Benchmark folders and JSONL files: samples matching one of their texts are left out.
   std::vector<std::string> decontaminate;
+  // Templates and trees reserved for evaluation (eval.held_out_*): none of their samples is written.
+  HeldOutSplit held_out;
 };
 
 // Weights that up-sample tails: per tracked feature/domain, target x head / count, in [1, max].
@@ -60,6 +64,7 @@ struct ExportSummary {
   int64_t eval_samples = 0;
   int64_t clusters = 0;
   int64_t held_back_for_evaluation = 0;  // evaluation items and their near-duplicates left out
+  int64_t held_out_left_out = 0;         // other samples of reserved templates and trees left out
   int64_t near_duplicates_dropped = 0;   // with the pair's drop_near_duplicates
   int64_t harnesses = 0;                 // recorded launches written (launch_harness)
   int64_t io_tests = 0;                  // IO test files written (io_tests)

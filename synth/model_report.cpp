@@ -142,6 +142,18 @@ Result<ModelsReport> models_report(Database& db, const std::string& track) {
   Result<std::vector<RetiredItem>> retired = retired_eval_items(db, track);
   if (!retired) return make_error("models: " + retired.message());
   report.retired_items = static_cast<int64_t>(retired->size());
+  for (const EvalItem& item : *items) {
+    if (item.held_out) ++report.held_out_groups[*item.held_out];
+  }
+  if (!report.held_out_groups.empty()) {
+    Result<std::map<std::string, int64_t>> trained = trained_samples_by_template(db, track);
+    if (!trained) return make_error("models: " + trained.message());
+    for (const auto& [group, count] : report.held_out_groups) {
+      if (group.rfind("template:", 0) != 0) continue;
+      auto found = trained->find(group.substr(9));
+      report.held_out_trained[group.substr(9)] = found == trained->end() ? 0 : found->second;
+    }
+  }
   Result<std::vector<ItemLeakage>> leakage = item_leakage_by_version(db, track, &report.near_duplicate_threshold);
   if (!leakage) return make_error("models: " + leakage.message());
   report.leakage = std::move(*leakage);
@@ -152,7 +164,12 @@ Result<ModelsReport> models_report(Database& db, const std::string& track) {
     summary.items = score.items_at(score.complete_version);
     summary.ok = score.ok_at(score.complete_version);
     summary.evaluated = static_cast<int64_t>(score.outcomes.size());
-    for (const EvaluationOutcome& outcome : score.outcomes) ++summary.checked[outcome.checked];
+    for (const EvaluationOutcome& outcome : score.outcomes) {
+      ++summary.checked[outcome.checked];
+      if (outcome.version > score.complete_version) continue;
+      (outcome.held_out ? summary.held_out_items : summary.drawn_items) += 1;
+      (outcome.held_out ? summary.held_out_ok : summary.drawn_ok) += outcome.ok;
+    }
     Result<std::optional<ModelPause>> paused = find_model_pause(db, score.model.id);
     if (!paused) return make_error("models: " + paused.message());
     summary.paused = *paused;
@@ -227,7 +244,12 @@ json models_report_to_json(const ModelsReport& report) {
                                  {"ok", m.ok},
                                  {"accuracy", m.items ? json(accuracy(m.ok, m.items)) : json()},
                                  {"evaluated", m.evaluated},
-                                 {"checked", m.checked}}}};
+                                 {"checked", m.checked},
+                                 {"drawn", {{"items", m.drawn_items}, {"ok", m.drawn_ok},
+                                            {"accuracy", m.drawn_items ? json(accuracy(m.drawn_ok, m.drawn_items)) : json()}}},
+                                 {"held_out", {{"items", m.held_out_items}, {"ok", m.held_out_ok},
+                                               {"accuracy", m.held_out_items ? json(accuracy(m.held_out_ok, m.held_out_items))
+                                                                             : json()}}}}}};
     if (m.superseded) item["superseded"] = *m.superseded;
     if (m.paused) {
       item["paused"] = {{"category", m.paused->category}, {"message", m.paused->message}, {"since_ms", m.paused->since_ms},
@@ -266,7 +288,9 @@ json models_report_to_json(const ModelsReport& report) {
               {"evaluation_set", {{"version", report.eval_version}, {"items", report.eval_items},
                                   {"retired", report.retired_items},
                                   {"near_duplicate_threshold", report.near_duplicate_threshold},
-                                  {"training_row_similarity", leakage}}},
+                                  {"training_row_similarity", leakage},
+                                  {"held_out", {{"groups", report.held_out_groups},
+                                                {"trained_samples_of_reserved_templates", report.held_out_trained}}}}},
               {"models", models}};
   if (report.under_test) {
     out["model_under_test"] = {{"name", report.under_test->model ? json(report.under_test->model->name) : json()},
@@ -292,6 +316,16 @@ std::string format_models_table(const ModelsReport& report) {
           << (l.largest_similarity ? fixed_decimals(*l.largest_similarity, 3) : std::string("below 0.5")) << ", "
           << l.items_with_near_duplicate << " items at or above (" << l.snapshots
           << (l.snapshots == 1 ? " snapshot)" : " snapshots)") << ";";
+    }
+    out << "\n";
+  }
+  if (!report.held_out_groups.empty()) {
+    out << "  held out for evaluation (eval.held_out_templates, eval.held_out_trees; never exported for training):";
+    for (const auto& [group, count] : report.held_out_groups) out << " " << group << " " << count << " items;";
+    int64_t trained = 0;
+    for (const auto& [name, count] : report.held_out_trained) trained += count;
+    if (trained > 0) {
+      out << " but " << trained << " samples of reserved templates were trained on before they were reserved";
     }
     out << "\n";
   }
@@ -327,6 +361,12 @@ std::string format_models_table(const ModelsReport& report) {
         << std::right << std::setw(8) << (m.snapshot_train_samples ? std::to_string(m.snapshot_train_samples) : "-")
         << std::setw(14) << acc << std::setw(22) << versus << "\n";
     if (m.superseded.value_or(false)) any_superseded = true;
+    if (m.held_out_items > 0) {
+      out << "      drawn items " << m.drawn_ok << "/" << m.drawn_items << " ("
+          << (m.drawn_items ? fixed(accuracy(m.drawn_ok, m.drawn_items)) : std::string("-"))
+          << "), held-out templates and trees " << m.held_out_ok << "/" << m.held_out_items << " ("
+          << fixed(accuracy(m.held_out_ok, m.held_out_items)) << ")\n";
+    }
     for (const TailAccuracy& t : m.tails) {
       out << "      retrained for " << t.dimension << "/" << t.name << " (" << t.signal << "): ";
       if (!m.compared_version) {

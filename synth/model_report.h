@@ -59,6 +59,10 @@ struct ModelSummary {
   int64_t ok = 0;
   int64_t evaluated = 0;                  // all its evaluations, complete version or not
   std::map<std::string, int64_t> checked;  // evaluations by deepest check: answer, compile, run, compare
+  // `items` and `ok` split: the items eval.fraction drew (near-duplicate-free: memorization shows
+  // here) and the items of templates and trees reserved for evaluation (generalization).
+  int64_t drawn_items = 0, drawn_ok = 0;
+  int64_t held_out_items = 0, held_out_ok = 0;
   std::optional<int64_t> retrain_event_id;
   std::string snapshot_hash;
   int64_t snapshot_train_samples = 0;
@@ -89,6 +93,10 @@ struct ModelsReport {
   // The track's model under test and why (synth/tested_model.h). Unset until
   // mark_model_under_test ran; the JSON leaves it out then.
   std::optional<UnderTest> under_test;
+  std::map<std::string, int64_t> held_out_groups;  // "template:<id>" / "tree:<name>" -> active items
+  // Per reserved template among the groups: the samples a training export held anyway (0 unless the
+  // template was reserved after a snapshot trained on it).
+  std::map<std::string, int64_t> held_out_trained;
 };
 
 Result<ModelsReport> models_report(Database& db, const std::string& track);

@@ -423,7 +423,7 @@ Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const 
     refreshed = *refresh;
   }
 
-  ExportOptions options{policy.track, policy.export_format, "", policy.synth, {}, policy.decontaminate};
+  ExportOptions options{policy.track, policy.export_format, "", policy.synth, {}, policy.decontaminate, policy.eval.held_out};
   if (model) {
     Result<std::vector<TailReportRow>> tails = tail_report_rows(db, cycle_id);
     if (!tails) return tails.error();

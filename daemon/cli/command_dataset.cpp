@@ -54,6 +54,9 @@ int command_export(const CommandLine& args) {
   Result<SynthPolicy> policy = synth_policy_from_config(context->config["synth"], data_dir());
   if (!policy) return report_failure(policy.message());
   options.policy = std::move(*policy);
+  Result<HeldOutSplit> held_out = held_out_split_from_json(context->config["eval"]);
+  if (!held_out) return report_failure(held_out.message());
+  options.held_out = std::move(*held_out);
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
   Result<ExportSummary> summary = export_dataset(*db, options);
@@ -64,6 +67,10 @@ int command_export(const CommandLine& args) {
             << "manifest: " << summary->manifest_path << "\nsnapshot: " << summary->snapshot_hash << "\n";
   print_export_checks(!options.decontaminate.empty(), summary->decontaminated, summary->eval_rows_with_near_duplicate,
                       summary->largest_eval_train_similarity, options.policy.dedup.threshold, summary->card_path);
+  if (!options.held_out.empty()) {
+    std::cout << "held out for evaluation (eval.held_out_templates, eval.held_out_trees): "
+              << summary->held_out_left_out << " samples of reserved templates and trees left out\n";
+  }
   if (summary->near_duplicates_dropped > 0) {
     std::cout << "near-duplicates dropped: " << summary->near_duplicates_dropped << " (one sample kept per cluster)\n";
   }

@@ -135,7 +135,9 @@ TEST_CASE("model add registers openai, command and builtin models, and models li
   json report = models_json(db);
   CHECK(report["track"] == "cuda2hip");
   CHECK(report["evaluation_set"] == json{{"version", 0}, {"items", 0}, {"retired", 0}, {"near_duplicate_threshold", 0.8},
-                                         {"training_row_similarity", json::array()}});
+                                         {"training_row_similarity", json::array()},
+                                         {"held_out", {{"groups", json::object()},
+                                                       {"trained_samples_of_reserved_templates", json::object()}}}});
   REQUIRE(report["models"].size() == 3);
   CHECK(report["models"][0]["name"] == "gpt-a");
   CHECK(report["models"][0]["parent"].is_null());

@@ -1,0 +1,76 @@
+#include "synth/held_out.h"
+
+#include <algorithm>
+
+#include "store/bundles.h"
+#include "store/samples.h"
+
+namespace tailforge {
+
+namespace {
+
+Result<std::vector<std::string>> names_at(const nlohmann::json& section, const std::string& key) {
+  std::vector<std::string> names;
+  auto found = section.find(key);
+  if (found == section.end()) return names;
+  if (!found->is_array()) return make_error("eval." + key + " must be an array of names");
+  for (const nlohmann::json& name : *found) {
+    if (!name.is_string() || name.get<std::string>().empty()) {
+      return make_error("eval." + key + " must hold non-empty strings, not " + name.dump());
+    }
+    names.push_back(name.get<std::string>());
+  }
+  return names;
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The tree of the sample's own bundle, or of the program it was compiled from.
+Result<std::optional<std::string>> tree_of(Database& db, const std::string& sample_id) {
+  Result<std::optional<BundleProvenance>> own = bundle_provenance(db, sample_id);
+  if (!own) return own.error();
+  if (*own) return std::optional<std::string>((*own)->tree_name);
+  Statement& parents = db.cached("SELECT parent_id FROM lineage WHERE child_id = ?1 AND relation = 'compiled_to'");
+  parents.bind(1, sample_id);
+  std::vector<std::string> ids;
+  while (parents.step()) ids.push_back(parents.text(0));
+  Status status = parents.status();
+  parents.reset();
+  if (!status) return status.error();
+  for (const std::string& parent : ids) {
+    Result<std::optional<BundleProvenance>> provenance = bundle_provenance(db, parent);
+    if (!provenance) return provenance.error();
+    if (*provenance) return std::optional<std::string>((*provenance)->tree_name);
+  }
+  return std::optional<std::string>();
+}
+
+}  // namespace
+
+Result<HeldOutSplit> held_out_split_from_json(const nlohmann::json& eval_section) {
+  HeldOutSplit split;
+  if (!eval_section.is_object()) return split;
+  Result<std::vector<std::string>> templates = names_at(eval_section, "held_out_templates");
+  if (!templates) return templates.error();
+  Result<std::vector<std::string>> trees = names_at(eval_section, "held_out_trees");
+  if (!trees) return trees.error();
+  split.templates = std::move(*templates);
+  split.trees = std::move(*trees);
+  return split;
+}
+
+Result<std::optional<std::string>> held_out_group(Database& db, const HeldOutSplit& split, const std::string& sample_id,
+                                                  const std::optional<std::string>& template_id) {
+  if (template_id && contains(split.templates, *template_id)) {
+    return std::optional<std::string>("template:" + *template_id);
+  }
+  if (split.trees.empty()) return std::optional<std::string>();
+  Result<std::optional<std::string>> tree = tree_of(db, sample_id);
+  if (!tree) return make_error("held-out split: " + tree.message());
+  if (*tree && contains(split.trees, **tree)) return std::optional<std::string>("tree:" + **tree);
+  return std::optional<std::string>();
+}
+
+}  // namespace tailforge
