@@ -167,12 +167,15 @@ bool single_pass_applies(const StageContext& context) {
   return true;
 }
 
-// The PTX, each target's cubin and the executable from one nvcc run that keeps its intermediate
-// files, which are what `nvcc -ptx` and `nvcc -cubin` write, byte for byte. Each output is its own
-// stage, as the separate compiles make them (same names, artifacts and files); nvidia.exe carries
-// the run's seconds and the others say so. False, adding nothing, when the run did not give every
-// output (a compile error, a failed link, another nvcc's file names): the separate compiles then
-// say which output failed.
+// The PTX, each target's cubin, the executable and the host assembly from one nvcc run that keeps
+// its intermediate files. The PTX and cubins are what `nvcc -ptx` and `nvcc -cubin` write, byte
+// for byte. The host assembly is gcc's saved assembly (-save-temps=obj) of the host object linked
+// into the executable: the separate `-S` compile's code, with the executable's device image (every
+// target) embedded instead of one target's, and the occasional `nop` gcc emits at -O0 when it
+// compiles its own saved preprocessed file. Each output is its own stage, as the separate compiles
+// make them (same names, artifacts and files); nvidia.exe carries the run's seconds and the others
+// say so. False, adding nothing, when the run did not give every output (a compile error, a failed
+// link, another nvcc's file names): the separate compiles then say which output failed.
 bool run_single_nvcc_pass(StageContext& context, const std::string& cuda_path, const std::vector<std::string>& includes,
                           const std::string& exe) {
   const std::vector<std::string>& sms = context.options.sm_targets;
@@ -183,13 +186,16 @@ bool run_single_nvcc_pass(StageContext& context, const std::string& cuda_path, c
   if (ec) return false;
   std::string stem = std::filesystem::path(cuda_path).stem().string();
   std::vector<std::string> gencode = executable_gencode_flags(sms, context.toolchains);
+  bool host_asm = stage_enabled(context.options, "nvidia.host_asm");
   std::vector<std::string> args = includes;
   args.insert(args.end(), gencode.begin(), gencode.end());
+  if (host_asm) args.insert(args.end(), {"-Xcompiler", "-save-temps=obj"});
   args.insert(args.end(), {"--keep", "--keep-dir", keep, cuda_path, "-o", exe});
   for (const std::string& library : context.cuda_libraries) args.push_back("-l" + library);
   ToolStep step{"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""};
   step.outputs.push_back({"ptx", keep + "/" + stem + ".compute_" + sms.front().substr(3) + ".ptx", false});
   for (const std::string& sm : sms) step.outputs.push_back({"cubin", keep + "/" + kept_cubin_name(stem, sm, gencode), true});
+  if (host_asm) step.outputs.push_back({"host_asm", keep + "/" + stem + ".s", false});
   step.outputs_required = true;
   StageResult pass = run_tool_stage(context, step);
   if (!pass.ok() || pass.artifacts.size() != step.outputs.size()) return false;
@@ -197,6 +203,7 @@ bool run_single_nvcc_pass(StageContext& context, const std::string& cuda_path, c
   // The files the separate compiles would leave, for the stages after these (SASS, pairs).
   std::vector<std::string> paths = {exe, dir + "/nvidia.ptx"};
   for (const std::string& sm : sms) paths.push_back(dir + "/nvidia." + sm + ".cubin");
+  if (host_asm) paths.push_back(dir + "/nvidia.host.s");
   for (size_t i = 1; i < paths.size(); ++i) {
     if (!write_file_text(paths[i], pass.artifacts[i].content)) return false;
   }
@@ -217,6 +224,7 @@ bool run_single_nvcc_pass(StageContext& context, const std::string& cuda_path, c
   context.add(std::move(ptx));
   for (size_t i = 0; i < sms.size(); ++i) context.add(output_stage("nvidia.cubin." + sms[i], 2 + i));
   context.add(output_stage("nvidia.exe", 0));
+  if (host_asm) context.add(output_stage("nvidia.host_asm", 2 + sms.size()));
   return true;
 }
 
@@ -256,19 +264,16 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
       for (const std::string& library : branch.cuda_libraries) args.push_back("-l" + library);
       branch.add(run_tool_stage(branch, {"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""}));
     });
+    compiles.push_back([&](StageContext& branch) {
+      branch.add(run_tool_stage(branch, {"nvidia.host_asm", "nvcc",
+                                         with_includes({"-Xcompiler", "-S", "-c", "-arch=" + sms.front(), cuda_path, "-o", dir + "/nvidia.host.s"}),
+                                         {cuda_path}, {{"host_asm", dir + "/nvidia.host.s", false}}, sms.front(), {}, ""}));
+    });
     run_branches(context, compiles);
   };
-  std::vector<Branch> compiles;
-  compiles.push_back([&](StageContext& branch) {
-    if (single_pass_applies(branch) && run_single_nvcc_pass(branch, cuda_path, with_includes({}), exe)) return;
-    separate_compiles(branch);
-  });
-  compiles.push_back([&](StageContext& branch) {
-    branch.add(run_tool_stage(branch, {"nvidia.host_asm", "nvcc",
-                                       with_includes({"-Xcompiler", "-S", "-c", "-arch=" + sms.front(), cuda_path, "-o", dir + "/nvidia.host.s"}),
-                                       {cuda_path}, {{"host_asm", dir + "/nvidia.host.s", false}}, sms.front(), {}, ""}));
-  });
-  run_branches(context, compiles);
+  if (!single_pass_applies(context) || !run_single_nvcc_pass(context, cuda_path, with_includes({}), exe)) {
+    separate_compiles(context);
+  }
   run_sass_stage(context, exe, dir + "/nvidia." + sms.front() + ".cubin");
   if (context.compile_only) return context.add(skipped_stage("nvidia.run", kCompileOnlyReason));
   std::string reason = availability_reason(context, "nvidia.run");

@@ -1,7 +1,11 @@
-// verifier.nvcc_single_pass: a CUDA program's PTX, cubins and executable from one nvcc run give the
-// artifacts the separate runs give, byte for byte, and a failure still says which output failed.
-// (Two nvcc runs of one command already write different executables, so an executable is checked
-// as a non-empty ELF file, not byte for byte.)
+// verifier.nvcc_single_pass: a CUDA program's PTX, cubins, executable and host assembly from one
+// nvcc run give the artifacts the separate runs give, byte for byte, and a failure still says which
+// output failed. (Two nvcc runs of one command already write different executables, so an
+// executable is checked as a non-empty ELF file, not byte for byte. The host assembly is the host
+// object's of the executable: it is compared without its embedded device image, whose targets are
+// the executable's, without the `.file` line, which names nvcc's temporary file, and without gcc's
+// -O0 `nop`s, which it emits when it compiles its saved preprocessed file, and with the scratch
+// folder's random name, which each run has its own of, as a path where the program says __FILE__.)
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -23,13 +27,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kOutputStages = {"nvidia.ptx", "nvidia.cubin.sm_80", "nvidia.cubin.sm_90", "nvidia.exe"};
+const std::vector<std::string> kOutputStages = {"nvidia.ptx", "nvidia.cubin.sm_80", "nvidia.cubin.sm_90", "nvidia.exe",
+                                                 "nvidia.host_asm"};
 
 ChainResult compile(const std::string& path, bool single_pass, const std::vector<std::string>& include_dirs = {}) {
   ChainOptions options;
   options.verifier.nvcc_single_pass = single_pass;
   options.verifier.sm_targets = {"sm_80", "sm_90"};
-  options.verifier.stages = {"nvidia.ptx", "nvidia.cubin", "nvidia.exe"};
+  options.verifier.stages = {"nvidia.ptx", "nvidia.cubin", "nvidia.exe", "nvidia.host_asm"};
   options.include_dirs = include_dirs;
   return verify_file(path, options);
 }
@@ -37,6 +42,28 @@ ChainResult compile(const std::string& path, bool single_pass, const std::vector
 std::string status_of(const ChainResult& result, const std::string& name) {
   const StageResult* stage = result.stage(name);
   return stage ? stage->status : "<missing>";
+}
+
+// Host assembly without what may differ between the two ways (see the top of the file).
+std::string host_code(const std::string& assembly) {
+  std::string kept;
+  bool in_device_image = false;
+  size_t start = 0;
+  while (start < assembly.size()) {
+    size_t end = assembly.find('\n', start);
+    if (end == std::string::npos) end = assembly.size();
+    std::string line = assembly.substr(start, end - start);
+    start = end + 1;
+    if (line == "fatbinData:") in_device_image = true;
+    else if (line.find(".section") != std::string::npos) in_device_image = false;
+    if (in_device_image || line.rfind("\t.file\t", 0) == 0 || line == "\tnop") continue;
+    // The source's path (__FILE__) is in each run's own scratch folder.
+    for (size_t at = line.find("tailforge-verify-"); at != std::string::npos; at = line.find("tailforge-verify-", at + 1)) {
+      line.replace(at + 17, std::min<size_t>(6, line.size() - at - 17), "XXXXXX");
+    }
+    kept += line + "\n";
+  }
+  return kept;
 }
 
 // The same status for every output stage, and for each that succeeded the same artifacts.
@@ -59,6 +86,10 @@ void check_same_outputs(const ChainResult& one_run, const ChainResult& separate,
       if (x.kind == "executable") {
         CHECK(x.content.rfind("\x7f" "ELF", 0) == 0);
         CHECK(y.content.rfind("\x7f" "ELF", 0) == 0);
+      } else if (x.kind == "host_asm") {
+        CHECK(x.content.find("fatbinData:") != std::string::npos);
+        CHECK(host_code(x.content).size() > 1000);
+        CHECK(host_code(x.content) == host_code(y.content));
       } else {
         CHECK(x.content == y.content);
       }
@@ -89,7 +120,7 @@ TEST_CASE("one nvcc run gives the PTX and cubins the separate runs give, byte fo
     // One nvcc command made them all; the executable's stage carries its seconds.
     const StageResult* exe = one_run.stage("nvidia.exe");
     CHECK(exe->command.find("--keep") != std::string::npos);
-    for (const char* name : {"nvidia.ptx", "nvidia.cubin.sm_80", "nvidia.cubin.sm_90"}) {
+    for (const char* name : {"nvidia.ptx", "nvidia.cubin.sm_80", "nvidia.cubin.sm_90", "nvidia.host_asm"}) {
       const StageResult* stage = one_run.stage(name);
       CHECK(stage->command == exe->command);
       CHECK(stage->seconds == 0);
@@ -117,6 +148,7 @@ TEST_CASE("one nvcc run gives the PTX and cubins the separate runs give, byte fo
   CHECK(status_of(unlinked_one, "nvidia.ptx") == "ok");
   CHECK(status_of(unlinked_one, "nvidia.cubin.sm_80") == "ok");
   CHECK(status_of(unlinked_one, "nvidia.exe") == "fail");
+  CHECK(status_of(unlinked_one, "nvidia.host_asm") == "ok");
   CHECK(unlinked_one.stage("nvidia.exe")->diagnostics.find("defined_nowhere") != std::string::npos);
 }
 
