@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <sstream>
+
 #include <map>
 #include <regex>
 #include <set>
@@ -41,6 +43,28 @@ TEST_CASE("cuobjdump SASS splits into one function per kernel and sm target") {
   }
   CHECK(by_arch["sm_80"] == kKernels);
   CHECK(by_arch["sm_90"] == kKernels);
+}
+
+TEST_CASE("cuobjdump SASS of each cubin, one after another, splits by their 'code for' lines") {
+  // The executable's dump without its fatbin headers is what `cuobjdump -sass` prints for each
+  // cubin, one after another (the verifier dumps each target's cubin).
+  std::string executable_dump = read_test_data("sass2rdna3/kernels.cuobjdump.sass");
+  std::string cubin_dumps;
+  std::istringstream lines(executable_dump);
+  for (std::string line; std::getline(lines, line);) {
+    bool header = line.rfind("Fatbin ", 0) == 0 || line.rfind("=====", 0) == 0 || line.rfind("arch = ", 0) == 0 ||
+                  line.rfind("code version", 0) == 0 || line.rfind("host = ", 0) == 0 || line.rfind("compile_size", 0) == 0;
+    if (!header) cubin_dumps += line + "\n";
+  }
+  std::vector<SassFunction> from_cubins = split_sass_functions_by_arch(cubin_dumps, "sm_75");
+  std::vector<SassFunction> from_executable = split_sass_functions_by_arch(executable_dump, "sm_75");
+  REQUIRE(from_cubins.size() == from_executable.size());
+  for (size_t i = 0; i < from_cubins.size(); ++i) {
+    CHECK(from_cubins[i].arch == from_executable[i].arch);
+    CHECK(from_cubins[i].name == from_executable[i].name);
+    CHECK(from_cubins[i].text == from_executable[i].text);
+  }
+  CHECK(from_cubins.back().arch == "sm_90");
 }
 
 TEST_CASE("nvdisasm SASS splits by its .text sections, under the arch given") {

@@ -119,7 +119,8 @@ std::string metadata_for(const std::vector<std::string>& lines, const std::strin
 }  // namespace
 
 std::vector<SassFunction> split_sass_functions_by_arch(const std::string& sass, const std::string& default_arch) {
-  static const text::Regex arch_line(R"(^\s*arch\s*=\s*(sm_\w+)\s*$)");
+  // cuobjdump's "arch = sm_NN" of an executable's fatbin, or "code for sm_NN" of a cubin.
+  static const text::Regex arch_line(R"(^\s*(?:arch\s*=|code\s+for)\s*(sm_\w+)\s*$)");
   static const text::Regex cuobjdump_function(R"(^\s*Function\s*:\s*(\S+)\s*$)");
   static const text::Regex nvdisasm_function(R"(^\.text\.(\S+):\s*$)");
   static const text::Regex function_end(R"(^\s*(\.{10}|//-{5}.*|Fatbin .*)\s*$)");
