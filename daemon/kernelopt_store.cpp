@@ -112,6 +112,7 @@ Result<std::vector<CandidateRecord>> load_kernelopt_candidates(Database& db) {
     record.candidate_ms = row.candidate_ms.value_or(0);
     record.reference_spread = row.reference_spread.value_or(0);
     record.candidate_spread = row.candidate_spread.value_or(0);
+    record.roofline_ms = row.roofline_ms.value_or(0);
     records.push_back(std::move(record));
   }
   return records;
@@ -134,6 +135,7 @@ Status store_kernelopt_measurement(Database& db, const StoredCandidate& candidat
     row.candidate_ms = positive(report->candidate->median_ms);
     row.candidate_spread = report->candidate->spread;
     row.speedup = positive(measurement.speedup());
+    row.roofline_ms = positive(report->roofline_ms);
   }
   if (report) {
     row.max_error = report->max_error;

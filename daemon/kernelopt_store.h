@@ -37,7 +37,10 @@ struct CandidateRecord {
   // The latest measurement; status empty when it was never measured.
   std::string status, category, detail, device;
   double speedup = 0, reference_ms = 0, candidate_ms = 0, reference_spread = 0, candidate_spread = 0;
+  double roofline_ms = 0;  // the task's physical limit on the GPU that measured it; 0: unknown
   bool timed = false;
+  // The limit over the candidate's time (right, timed, limit known), else 0.
+  double roofline_fraction() const { return timed && candidate_ms > 0 ? roofline_ms / candidate_ms : 0; }
 };
 
 // Every candidate with its latest measurement, by task then id.

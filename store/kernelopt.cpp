@@ -69,7 +69,7 @@ Result<std::vector<KerneloptCandidateRecordRow>> kernelopt_candidate_rows(Databa
   Statement& select = db.cached(
       "SELECT c.id, c.sample_id, t.operator_type, c.task, c.strategy, c.origin, c.model, c.reasoning, s.text, "
       "m.status, m.category, m.detail, m.device, m.speedup, m.reference_ms, m.candidate_ms, m.reference_spread, "
-      "m.candidate_spread, c.reasoning_length FROM kernelopt_candidate c JOIN kernelopt_task t ON t.name = c.task "
+      "m.candidate_spread, c.reasoning_length, m.roofline_ms FROM kernelopt_candidate c JOIN kernelopt_task t ON t.name = c.task "
       "JOIN sample s ON s.id = c.sample_id "
       "LEFT JOIN kernelopt_measurement m ON m.id = (SELECT MAX(id) FROM kernelopt_measurement WHERE candidate_id = c.id) "
       "ORDER BY c.task, c.id");
@@ -90,6 +90,7 @@ Result<std::vector<KerneloptCandidateRecordRow>> kernelopt_candidate_rows(Databa
     row.candidate_ms = optional_real(select, 15);
     row.reference_spread = optional_real(select, 16);
     row.candidate_spread = optional_real(select, 17);
+    row.roofline_ms = optional_real(select, 19);
     rows.push_back(std::move(row));
   }
   if (Status s = select.status(); !s) return s.error();
@@ -99,8 +100,8 @@ Result<std::vector<KerneloptCandidateRecordRow>> kernelopt_candidate_rows(Databa
 Status insert_kernelopt_measurement(Database& db, const KerneloptMeasurementRow& measurement) {
   Statement& insert = db.cached(
       "INSERT INTO kernelopt_measurement (candidate_id, status, category, detail, reference_ms, reference_spread, "
-      "candidate_ms, candidate_spread, speedup, max_error, device, sm_clock_khz, memory_clock_khz, host, measured_ms) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+      "candidate_ms, candidate_spread, speedup, max_error, device, sm_clock_khz, memory_clock_khz, host, measured_ms, "
+      "roofline_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
   insert.bind(1, measurement.candidate_id)
       .bind(2, measurement.status)
       .bind(3, measurement.category)
@@ -116,6 +117,7 @@ Status insert_kernelopt_measurement(Database& db, const KerneloptMeasurementRow&
       .bind(13, measurement.memory_clock_khz)
       .bind(14, measurement.host)
       .bind(15, now_ms());
+  bind_optional(insert, 16, measurement.roofline_ms);
   return insert.run();
 }
 

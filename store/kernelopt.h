@@ -40,7 +40,7 @@ struct KerneloptCandidateRecordRow {
   std::string operator_type, source;
   KerneloptCandidateRow candidate;
   std::string status, category, detail, device;
-  std::optional<double> speedup, reference_ms, candidate_ms, reference_spread, candidate_spread;
+  std::optional<double> speedup, reference_ms, candidate_ms, reference_spread, candidate_spread, roofline_ms;
 };
 // Every candidate, by task then id.
 Result<std::vector<KerneloptCandidateRecordRow>> kernelopt_candidate_rows(Database& db);
@@ -49,6 +49,7 @@ struct KerneloptMeasurementRow {
   int64_t candidate_id = 0;
   std::string status, category, detail;
   std::optional<double> reference_ms, reference_spread, candidate_ms, candidate_spread, speedup, max_error;
+  std::optional<double> roofline_ms;
   std::string device;
   std::optional<int64_t> sm_clock_khz, memory_clock_khz;
   std::string host;

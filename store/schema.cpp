@@ -548,6 +548,12 @@ constexpr const char* kVersion16 = R"sql(
 ALTER TABLE eval_item ADD COLUMN held_out TEXT;               -- NULL: drawn by eval.fraction
 )sql";
 
+// Version 17: a kernelopt measurement's physical limit on its GPU (harness.h's roofline), so the
+// reports give each right candidate's achieved fraction of it.
+constexpr const char* kVersion17 = R"sql(
+ALTER TABLE kernelopt_measurement ADD COLUMN roofline_ms REAL;  -- the task's bytes and FLOPs at the GPU's peaks
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -568,6 +574,7 @@ const std::vector<Migration>& schema_migrations() {
       {14, kVersion14},
       {15, kVersion15},
       {16, kVersion16},
+      {17, kVersion17},
   };
   return migrations;
 }

@@ -38,6 +38,7 @@ const std::vector<ToolCandidates>& tool_candidates() {
       {"llvm_as", {"llvm-as-15", "llvm-as"}, {"--version"}},
       {"llvm_dis", {"llvm-dis-15", "llvm-dis"}, {"--version"}},
       {"gcc", {"gcc"}, {"--version"}},
+      {"nm", {"nm"}, {"--version"}},
       {"bwrap", {"bwrap"}, {"--version"}},
       {"nvidia_smi", {"nvidia-smi"}, {"--version"}},
       {"rocminfo", {"rocminfo"}, {}},

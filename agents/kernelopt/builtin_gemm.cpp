@@ -341,6 +341,7 @@ KernelTask gemm_task(const GemmShape& shape) {
   task.inputs = {{"a", int64_t(shape.m) * shape.k}, {"b", int64_t(shape.k) * shape.n}};
   if (shape.bias_relu) task.inputs.push_back({"bias", shape.n});
   task.output = {"c", int64_t(shape.m) * shape.n};
+  task.flops = 2.0 * shape.m * shape.n * shape.k;  // one multiply and one add per term
   task.reference_source = reference_source(shape);
   return task;
 }

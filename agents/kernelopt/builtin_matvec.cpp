@@ -383,6 +383,7 @@ KernelTask matvec_task(const MatvecShape& shape) {
   task.description = shape.transposed ? "y = A^T x with A " + dims + " row-major (column sums weighted by x)"
                                       : "y = A x with A " + dims + " row-major";
   task.inputs = {{"a", int64_t(shape.rows) * shape.cols}, {"x", shape.transposed ? shape.rows : shape.cols}};
+  task.flops = 2.0 * shape.rows * shape.cols;
   task.output = {"y", shape.transposed ? shape.cols : shape.rows};
   task.reference_source = shape.transposed ? column_reference_source(shape) : row_reference_source(shape);
   return task;

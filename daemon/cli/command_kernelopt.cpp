@@ -49,10 +49,13 @@ std::string describe_measurement(const KernelMeasurement& measured) {
   if (measured.status == "ok" && measured.timed()) {
     const HarnessReport& report = *measured.report;
     int attempts = report.candidate->attempts;
-    return fmt::format("ok {:.2f}x (reference {:.4f} ms ±{:.1f}%, candidate {:.4f} ms ±{:.1f}%{})", measured.speedup(),
-                       report.reference->median_ms, 100 * report.reference->spread, report.candidate->median_ms,
-                       100 * report.candidate->spread,
-                       attempts > 1 ? fmt::format(", timed {} times: the earlier spreads were over 5%", attempts) : "");
+    return fmt::format("ok {:.2f}x (reference {:.4f} ms ±{:.1f}%, candidate {:.4f} ms ±{:.1f}%{}{}; {} timed calls checked)",
+                       measured.speedup(), report.reference->median_ms, 100 * report.reference->spread,
+                       report.candidate->median_ms, 100 * report.candidate->spread,
+                       attempts > 1 ? fmt::format(", timed {} times: the earlier spreads were over 5%", attempts) : "",
+                       report.roofline_fraction() > 0 ? fmt::format(", {:.2f} of the roofline", report.roofline_fraction())
+                                                      : "",
+                       report.calls_checked);
   }
   if (measured.status == "ok") return "ok (not timed)";
   if (measured.status == "skipped") return "skipped: " + measured.detail;
@@ -65,7 +68,8 @@ std::vector<CandidateOutcome> outcomes_of(const std::vector<CandidateRecord>& re
     const KernelCandidate& candidate = record.stored.candidate;
     outcomes.push_back({candidate.origin == "model" ? candidate.model : "builtin", candidate.task,
                         record.stored.operator_type, record.status.empty() ? "skipped" : record.status,
-                        record.timed && record.status == "ok", record.speedup});
+                        record.timed && record.status == "ok", record.speedup, record.category,
+                        record.roofline_fraction()});
   }
   return outcomes;
 }

@@ -9,12 +9,13 @@ KernelFigures figures_of(const std::vector<const CandidateOutcome*>& outcomes) {
   KernelFigures figures;
   std::map<std::string, double> best;   // task -> best right speedup (0 when right but untimed)
   std::map<std::string, bool> right_task, timed_task;
-  double speedup_sum = 0;
-  int speedup_count = 0;
+  double speedup_sum = 0, roofline_sum = 0;
+  int speedup_count = 0, roofline_count = 0;
   for (const CandidateOutcome* outcome : outcomes) {
     ++figures.candidates;
     best.emplace(outcome->task, 0);
     if (outcome->status != "skipped") ++figures.measured;
+    if (outcome->status == "fail") ++figures.rejected[outcome->category.empty() ? "unknown" : outcome->category];
     if (outcome->status != "ok") continue;
     ++figures.right;
     right_task[outcome->task] = true;
@@ -23,7 +24,12 @@ KernelFigures figures_of(const std::vector<const CandidateOutcome*>& outcomes) {
     best[outcome->task] = std::max(best[outcome->task], outcome->speedup);
     speedup_sum += outcome->speedup;
     ++speedup_count;
+    if (outcome->roofline_fraction > 0) {
+      roofline_sum += outcome->roofline_fraction;
+      ++roofline_count;
+    }
   }
+  figures.mean_roofline_fraction = roofline_count ? roofline_sum / roofline_count : 0;
   figures.tasks = static_cast<int>(best.size());
   figures.timed_tasks = static_cast<int>(timed_task.size());
   int fast[3] = {0, 0, 0};
@@ -46,14 +52,18 @@ nlohmann::json figures_json(const KernelFigures& figures) {
           {"candidates", figures.candidates}, {"measured", figures.measured},
           {"right", figures.right},           {"correctness", figures.correctness()},
           {"fast_0", figures.fast_0},         {"fast_1", figures.fast_1},
-          {"fast_2", figures.fast_2},         {"mean_speedup", figures.mean_speedup}};
+          {"fast_2", figures.fast_2},         {"mean_speedup", figures.mean_speedup},
+          {"mean_roofline_fraction", figures.mean_roofline_fraction > 0 ? nlohmann::json(figures.mean_roofline_fraction)
+                                                                         : nlohmann::json()},
+          {"rejected", figures.rejected}};
 }
 
 std::string figures_row(const std::string& label, const KernelFigures& figures) {
-  return fmt::format("  {:<12} {:>5} {:>6} {:>5}/{:<5} {:>11.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>8}\n", label,
+  return fmt::format("  {:<12} {:>5} {:>6} {:>5}/{:<5} {:>11.1f}% {:>7.1f}% {:>7.1f}% {:>7.1f}% {:>8} {:>9}\n", label,
                      figures.tasks, figures.timed_tasks, figures.right, figures.measured, 100 * figures.correctness(),
                      100 * figures.fast_0, 100 * figures.fast_1, 100 * figures.fast_2,
-                     figures.mean_speedup > 0 ? fmt::format("{:.2f}x", figures.mean_speedup) : "-");
+                     figures.mean_speedup > 0 ? fmt::format("{:.2f}x", figures.mean_speedup) : "-",
+                     figures.mean_roofline_fraction > 0 ? fmt::format("{:.2f}", figures.mean_roofline_fraction) : "-");
 }
 
 }  // namespace
@@ -89,13 +99,19 @@ std::string format_kernel_report(const std::vector<ModelKernelReport>& report) {
   std::string out;
   for (const ModelKernelReport& entry : report) {
     out += "model " + entry.model + "\n";
-    out += fmt::format("  {:<12} {:>5} {:>6} {:>11} {:>12} {:>8} {:>8} {:>8} {:>8}\n", "operator", "tasks", "timed",
-                       "right", "correctness", "fast_0", "fast_1", "fast_2", "mean");
+    out += fmt::format("  {:<12} {:>5} {:>6} {:>11} {:>12} {:>8} {:>8} {:>8} {:>8} {:>9}\n", "operator", "tasks", "timed",
+                       "right", "correctness", "fast_0", "fast_1", "fast_2", "mean", "roofline");
     out += figures_row("all", entry.overall);
     for (const auto& [type, figures] : entry.by_operator_type) out += figures_row(type, figures);
+    if (!entry.overall.rejected.empty()) {
+      out += "  rejected:";
+      for (const auto& [category, count] : entry.overall.rejected) out += fmt::format(" {} {};", category, count);
+      out += "\n";
+    }
   }
-  out += "fast_p: share of tasks with a right kernel faster than p x the reference (fast_0: right at all); "
-         "mean: mean speedup of right, timed candidates\n";
+  out += "fast_p: share of tasks with a right kernel faster than p x the reference (fast_0: right at all), counting "
+         "only candidates that passed every check; mean: mean speedup of right, timed candidates; roofline: their "
+         "mean fraction of the task's physical limit on the GPU (its bytes at peak bandwidth, its FLOPs at peak rate)\n";
   return out;
 }
 

@@ -56,3 +56,30 @@ TEST_CASE("kernelopt report: fast_0, fast_1, fast_2, correctness and mean speedu
 }
 
 }  // namespace tailforge
+
+namespace tailforge {
+
+TEST_CASE("kernelopt report: rejected candidates by category never count, and right ones give their roofline fraction") {
+  std::vector<CandidateOutcome> outcomes = {
+      {"m1", "relu", "single", "ok", true, 1.2, "", 0.6},
+      {"m1", "sum", "reduction", "ok", true, 2.0, "", 0.2},
+      {"m1", "relu", "single", "fail", false, 0, "kernelopt.cheat.stateful", 0},
+      {"m1", "sum", "reduction", "fail", false, 0, "kernelopt.cheat.stateful", 0},
+      {"m1", "copy", "single", "fail", false, 0, "kernelopt.cheat.beyond_roofline", 0},
+  };
+  std::vector<ModelKernelReport> report = kernel_report(outcomes);
+  REQUIRE(report.size() == 1);
+  const KernelFigures& all = report[0].overall;
+  CHECK(all.right == 2);
+  CHECK(all.fast_0 == doctest::Approx(2.0 / 3));  // copy has no right candidate
+  CHECK(all.mean_roofline_fraction == doctest::Approx(0.4));
+  CHECK(all.rejected == std::map<std::string, int>{{"kernelopt.cheat.beyond_roofline", 1}, {"kernelopt.cheat.stateful", 2}});
+  nlohmann::json json = kernel_report_to_json(report);
+  CHECK(json["models"][0]["overall"]["rejected"]["kernelopt.cheat.stateful"] == 2);
+  CHECK(json["models"][0]["overall"]["mean_roofline_fraction"].get<double>() == doctest::Approx(0.4));
+  std::string table = format_kernel_report(report);
+  CHECK(table.find("rejected: kernelopt.cheat.beyond_roofline 1; kernelopt.cheat.stateful 2;") != std::string::npos);
+  CHECK(table.find("0.40") != std::string::npos);
+}
+
+}  // namespace tailforge

@@ -1,8 +1,11 @@
-// The kernelopt harness: its printed lines parsed; a candidate compiled beside the reference by
-// nvcc with timing recorded as skipped where no GPU exists; and on an NVIDIA GPU, a right
-// candidate timed, a wrong one and each way of faking speed caught and named: writing into the
-// inputs, working on another stream, relying on the reference's answer already in the output
-// buffer, returning a remembered answer for the fixed input, and calling the reference.
+// The kernelopt harness: its printed lines parsed; a candidate compiled alone by nvcc and linked
+// with the harness, with timing recorded as skipped where no GPU exists, and its object's asks for
+// streams or for the reference caught before it runs; and on an NVIDIA GPU, a right candidate
+// timed, a wrong one and each way of faking speed caught and named: writing into the inputs,
+// working on another stream, relying on the reference's answer already in the output buffer,
+// returning a remembered answer for the fixed input, calling the reference, being honest only
+// while watched (call counting), skipping work when the output looks done, a memo keyed on the
+// buffers and a few sampled values, and a time the GPU cannot physically reach.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
@@ -114,6 +117,76 @@ const char* kCallsReference = R"(void tf_launch(const float* const* inputs, floa
 }
 )";
 
+// The reference's name assembled by token pasting, out of the candidate's namespace: past the text
+// check, but the reference has internal linkage in the harness's object.
+const char* kAliasesReference = R"(#define JOIN(a, b) a##b
+}  // leaves namespace tf_candidate
+namespace JOIN(tf_ref, erence) { void tf_launch(const float* const*, float*, cudaStream_t); }
+namespace tf_candidate {
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  JOIN(tf_ref, erence)::tf_launch(inputs, output, stream);
+}
+)";
+
+// Right answer, on the legacy default stream (no stream created: the object asks for nothing).
+const char* kDefaultStream = R"(constexpr long long kCount = 1000003;
+__global__ void add_elsewhere(const float* a, const float* b, float* out) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kCount; i += (long long)gridDim.x * blockDim.x)
+    out[i] = a[i] + 2.0f * b[i];
+}
+void tf_launch(const float* const* inputs, float* output, cudaStream_t) {
+  add_elsewhere<<<64, 256>>>(inputs[0], inputs[1], output);
+}
+)";
+
+// Honest for its first four calls (every check), then does a quarter of the work.
+const char* kCountsCalls = R"(constexpr long long kCount = 1000003;
+__global__ void add_every(const float* a, const float* b, float* out, int step) {
+  for (long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * step; i < kCount; i += (long long)gridDim.x * blockDim.x * step)
+    out[i] = a[i] + 2.0f * b[i];
+}
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  static int calls = 0;
+  add_every<<<1024, 256, 0, stream>>>(inputs[0], inputs[1], output, ++calls <= 4 ? 1 : 4);
+}
+)";
+
+// Skips the work when the output already holds numbers (a poisoned buffer holds NaNs).
+const char* kGuardsOutput = R"(constexpr long long kCount = 1000003;
+__global__ void add_unless_done(const float* a, const float* b, float* out) {
+  if (isfinite(out[0]) && isfinite(out[kCount / 2]) && isfinite(out[kCount - 1])) return;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kCount; i += (long long)gridDim.x * blockDim.x)
+    out[i] = a[i] + 2.0f * b[i];
+}
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  add_unless_done<<<1024, 256, 0, stream>>>(inputs[0], inputs[1], output);
+}
+)";
+
+// Remembers its last answer with the buffers' addresses and three sampled input values, and
+// replays it when they match.
+const char* kFingerprintMemo = R"(constexpr long long kCount = 1000003;
+__device__ float memo[kCount];
+__device__ float seen[3];
+__device__ int hit;
+__global__ void decide(const float* a, const float* b, bool same_buffers) {
+  float now[3] = {a[1], a[kCount / 2 + 1], b[kCount - 2]};
+  hit = same_buffers && now[0] == seen[0] && now[1] == seen[1] && now[2] == seen[2];
+  for (int k = 0; k < 3; ++k) seen[k] = now[k];
+}
+__global__ void add_or_replay(const float* a, const float* b, float* out) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kCount; i += (long long)gridDim.x * blockDim.x)
+    out[i] = hit ? memo[i] : (memo[i] = a[i] + 2.0f * b[i]);
+}
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  static const float* last[3] = {nullptr, nullptr, nullptr};
+  bool same = last[0] == inputs[0] && last[1] == inputs[1] && last[2] == output;
+  last[0] = inputs[0]; last[1] = inputs[1]; last[2] = output;
+  decide<<<1, 1, 0, stream>>>(inputs[0], inputs[1], same);
+  add_or_replay<<<1024, 256, 0, stream>>>(inputs[0], inputs[1], output);
+}
+)";
+
 struct Bench {
   TempDir dir;
   VerifierOptions options;
@@ -179,6 +252,8 @@ TEST_CASE("kernelopt harness: its lines are read into a verdict, the device, clo
       "kernelopt check fixed_input mismatches=0 untouched=0 max_error=2.5e-07\n"
       "kernelopt time reference median_ms=0.5 spread=0.012 trials=100\n"
       "kernelopt time candidate median_ms=0.25 spread=0.020 trials=150 attempts=2\n"
+      "kernelopt calls checked=150 wrong=0 pending_reference_ms=0.004 pending_candidate_ms=0.005\n"
+      "kernelopt roofline bound_ms=0.05 bandwidth_gbs=3352.3 peak_gflops=66908.2 read_bytes=167772160 flops=0\n"
       "kernelopt verdict ok\n";
   Result<HarnessReport> report = parse_harness_output(printed);
   REQUIRE(report.ok());
@@ -194,6 +269,10 @@ TEST_CASE("kernelopt harness: its lines are read into a verdict, the device, clo
   CHECK(report->candidate->trials == 150);
   CHECK(report->candidate->attempts == 2);
   CHECK(report->reference->attempts == 1);
+  CHECK(report->calls_checked == 150);
+  CHECK(report->roofline_ms == doctest::Approx(0.05));
+  CHECK(report->bandwidth_gbs == doctest::Approx(3352.3));
+  CHECK(report->roofline_fraction() == doctest::Approx(0.2));
 
   Result<HarnessReport> cheat = parse_harness_output("kernelopt verdict cheat.input_write input 0 changed in 5 of 9 elements\n");
   REQUIRE(cheat.ok());
@@ -203,18 +282,49 @@ TEST_CASE("kernelopt harness: its lines are read into a verdict, the device, clo
   CHECK_FALSE(parse_harness_output("kernelopt device X\n").ok());
 }
 
-TEST_CASE("kernelopt harness: the candidate comes before the reference and its includes are hoisted") {
-  std::string program = harness_program(add_task(), kRight);
-  size_t candidate = program.find("namespace tf_candidate {");
-  size_t reference = program.find("namespace tf_reference {");
-  REQUIRE(candidate != std::string::npos);
-  REQUIRE(reference != std::string::npos);
-  CHECK(candidate < reference);
-  CHECK(program.find("#include <cuda_runtime.h>") < candidate);
-  CHECK(program.find("#include <cuda_runtime.h>", candidate) == std::string::npos);
+TEST_CASE("kernelopt harness: the candidate is a unit of its own; the harness's reference has internal linkage") {
+  std::string candidate = candidate_unit(kRight);
+  size_t opened = candidate.find("namespace tf_candidate {");
+  REQUIRE(opened != std::string::npos);
+  CHECK(candidate.find("#include <cuda_runtime.h>") < opened);
+  CHECK(candidate.find("#include <cuda_runtime.h>", opened) == std::string::npos);
+  CHECK(candidate.find("add_scaled_stride") > opened);
+  CHECK(candidate.find("tf_reference") == std::string::npos);
+
+  std::string program = harness_program(add_task());
+  CHECK(program.find("add_scaled_stride") == std::string::npos);
+  size_t anonymous = program.find("namespace {\nnamespace tf_reference {");
+  REQUIRE(anonymous != std::string::npos);
+  CHECK(program.find("void tf_launch(const float* const* inputs, float* output, cudaStream_t stream);") < anonymous);
   CHECK(program.find("kOutputElements = 1000003LL") != std::string::npos);
+  CHECK(program.find("kMustReadBytes = 8000024LL") != std::string::npos);
   CHECK(names_reference(kCallsReference));
   CHECK_FALSE(names_reference(kRight));
+  CHECK_FALSE(names_reference(kAliasesReference));
+}
+
+TEST_CASE("kernelopt harness: a candidate object that asks for a stream of its own or for the reference is caught "
+          "before it runs") {
+  Bench bench;
+  if (!bench.context.toolchains.tool("nvcc").found() || !bench.context.toolchains.tool("nm").found()) {
+    MESSAGE("skipped: needs nvcc and nm");
+    return;
+  }
+  KernelMeasurement stream = measure_candidate(bench.context, add_task(), kOtherStream);
+  CHECK(stream.status == "fail");
+  CHECK_MESSAGE(stream.category == "kernelopt.cheat.unsynchronized_stream", stream.detail);
+  CHECK(stream.detail.find("cudaStreamCreateWithFlags") != std::string::npos);
+  KernelMeasurement alias = measure_candidate(bench.context, add_task(), kAliasesReference);
+  CHECK(alias.status == "fail");
+  CHECK_MESSAGE(alias.category == "kernelopt.cheat.reference_call", alias.detail);
+  CHECK(alias.detail.find("tf_reference::tf_launch") != std::string::npos);
+  for (const KernelMeasurement* caught : {&stream, &alias}) {
+    REQUIRE(!caught->stages.empty());
+    CHECK(caught->stages.back().name == "kernelopt.inspect");
+  }
+  // An honest candidate's object asks for nothing of the kind.
+  KernelMeasurement right = measure_candidate(bench.context, add_task(), kRight);
+  CHECK_MESSAGE(right.status != "fail", right.category << ": " << right.detail);
 }
 
 TEST_CASE("kernelopt harness: a candidate calling the reference is a cheat before anything is compiled") {
@@ -234,17 +344,21 @@ TEST_CASE("kernelopt harness: nvcc builds reference and candidate into one progr
   }
   KernelMeasurement measured = measure_candidate(bench.context, add_task(), kRight);
   REQUIRE(!measured.stages.empty());
+  CHECK(measured.stages[0].name == "kernelopt.candidate");
   CHECK_MESSAGE(measured.stages[0].ok(), measured.stages[0].diagnostics);
   if (bench.context.toolchains.has_gpu("nvidia")) {
     CHECK_MESSAGE(measured.status == "ok", measured.category << ": " << measured.detail);
     return;
   }
   CHECK(measured.status == "skipped");
-  REQUIRE(measured.stages.size() == 2);
-  CHECK(measured.stages[1].name == "kernelopt.run");
-  CHECK(measured.stages[1].status == "skipped");
+  REQUIRE(measured.stages.size() >= 3);
+  const StageResult& linked = measured.stages[measured.stages.size() - 2];
+  CHECK(linked.name == "kernelopt.exe");
+  CHECK_MESSAGE(linked.ok(), linked.diagnostics);
+  CHECK(measured.stages.back().name == "kernelopt.run");
+  CHECK(measured.stages.back().status == "skipped");
   CHECK(measured.detail.find("timing skipped: ") == 0);
-  CHECK(measured.stages[1].reason.find("GPU") != std::string::npos);
+  CHECK(measured.stages.back().reason.find("GPU") != std::string::npos);
 
   KernelMeasurement broken = measure_candidate(bench.context, add_task(), "void tf_launch(int) {}\n");
   CHECK(broken.status == "fail");
@@ -267,7 +381,47 @@ TEST_CASE("kernelopt harness: on a GPU a right candidate is timed and a wrong on
   MESSAGE("right candidate on " << right.report->device << ": speedup " << right.speedup() << ", spreads "
                                 << right.report->reference->spread << " / " << right.report->candidate->spread);
 
+  CHECK(right.report->calls_checked >= 150);
+  CHECK(right.report->roofline_ms > 0);
+  CHECK(right.report->roofline_fraction() > 0);
+  CHECK(right.report->roofline_fraction() <= 1.25);
+  MESSAGE("roofline " << right.report->roofline_ms << " ms (" << right.report->bandwidth_gbs << " GB/s): fraction "
+                      << right.report->roofline_fraction());
+
   check_every_cheat(bench, add_task());
+}
+
+TEST_CASE("kernelopt harness: on a GPU, candidates honest only while watched, or faster than physics, are caught") {
+  Bench bench;
+  if (!bench.context.toolchains.tool("nvcc").found() || !bench.context.toolchains.has_gpu("nvidia")) {
+    MESSAGE("skipped: needs nvcc and an NVIDIA GPU");
+    return;
+  }
+  struct Case {
+    const char* name;
+    const char* source;
+    const char* category;
+  };
+  const Case cases[] = {{"the legacy default stream", kDefaultStream, "kernelopt.cheat.unsynchronized_stream"},
+                        {"counts its calls", kCountsCalls, "kernelopt.cheat.stateful"},
+                        {"guards its output", kGuardsOutput, "kernelopt.cheat.stateful"},
+                        {"a memo on addresses and sampled values", kFingerprintMemo, "kernelopt.cheat.stateful"}};
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    KernelMeasurement measured = measure_candidate(bench.context, add_task(), c.source);
+    CHECK(measured.status == "fail");
+    CHECK_MESSAGE(measured.category == c.category, measured.detail);
+    CHECK(measured.speedup() == 0);
+    MESSAGE(c.name << ": " << measured.category << ": " << measured.detail);
+  }
+  // A task that says it must read a thousand times what it does: the honest candidate's time is
+  // then beyond the physical limit.
+  KernelTask inflated = add_task();
+  inflated.read_bytes = inflated.must_read_bytes() * 1000;
+  KernelMeasurement beyond = measure_candidate(bench.context, inflated, kRight);
+  CHECK(beyond.status == "fail");
+  CHECK_MESSAGE(beyond.category == "kernelopt.cheat.beyond_roofline", beyond.detail);
+  MESSAGE("beyond the roofline: " << beyond.detail);
 }
 
 TEST_CASE("kernelopt harness: a PyTorch reference measures the candidate built as a library, with every check") {

@@ -1,19 +1,28 @@
-// The measuring program of the kernelopt track: puts a task's reference and one candidate kernel
-// unit into one CUDA program that checks the candidate against the reference and times both with
-// CUDA events, and reads what that program prints. It compiles and runs nothing itself
-// (measure.h does). The program runs its checks in this order, each on the outputs the reference
-// computes in the same process:
+// The measuring program of the kernelopt track: a task's reference and the harness in one
+// translation unit, a candidate kernel unit in another (compiled alone, linked in: the reference
+// has internal linkage, so no spelling of its name reaches it), and what the program prints read
+// back. It compiles and runs nothing itself (measure.h does). The program runs its checks in this
+// order, each on the outputs the reference computes in the same process:
 //   1. fixed inputs, candidate writing a poisoned buffer of its own: inputs unchanged afterwards
 //      (else cheat.input_write); what a caller that synchronizes only the harness's stream sees
 //      equals what is there after a device-wide synchronize (else cheat.unsynchronized_stream);
 //      outputs within the task's tolerance. When some outputs stay poisoned, the check is repeated
 //      with the candidate writing into the buffer that holds the reference's answer (as a caching
 //      allocator would hand it out): right there only means cheat.output_reuse.
-//   2. fresh inputs from another seed: wrong only here means cheat.fixed_input.
-//   3. timing, only when both checks pass: warm-up, then repetitions of N trials, reference and
-//      candidate interleaved, each trial one launch from a cold L2 between two CUDA events; the
-//      median of all trials and the spread of the repetitions' medians; timed again (a few times
-//      at most) while the spread is over the target.
+//   2. fresh inputs from another seed: wrong only here means cheat.fixed_input, unless it is now
+//      wrong on the fixed input too (cheat.stateful: its answers changed with the calls).
+//   3. the fresh inputs with one element in a hundred changed, in the same buffers: wrong here
+//      means cheat.stateful (a memo keyed on addresses or sampled values).
+//   4. timing, only when the checks pass: warm-up, then repetitions of N trials, reference and
+//      candidate each one launch from a cold L2 between two CUDA events, every trial on fresh
+//      inputs made on the device and checked against the reference (even trials with a poisoned
+//      output, odd ones with the previous answer in it): a wrong timed call is cheat.stateful. A
+//      device-wide synchronize after each stop event must not wait longer for the candidate than
+//      for the reference (else cheat.unsynchronized_stream), and the candidate's median may not
+//      beat the task's physical limit, its bytes at the GPU's peak bandwidth and its FLOPs at its
+//      peak rate, by more than the margin (cheat.beyond_roofline). The median of all trials and
+//      the spread of the repetitions' medians; timed again (a few times at most) while the spread
+//      is over the target.
 #pragma once
 
 #include <optional>
@@ -32,11 +41,14 @@ struct HarnessOptions {
   double spread_target = 0.05; // repetitions further apart than this are timed again...
   int timing_attempts = 3;     // ...up to this many times in all
   bool time_kernels = true;    // false: the checks only
+  double roofline_margin = 0.8;  // a candidate faster than this share of the physical limit is a cheat
 };
 
-// The whole program text. The candidate comes first, so it cannot name the reference.
-std::string harness_program(const KernelTask& task, const std::string& candidate_source,
-                            const HarnessOptions& options = {});
+// The candidate's translation unit: its #include lines first, the rest in namespace tf_candidate.
+std::string candidate_unit(const std::string& candidate_source);
+// The harness's translation unit: the reference (internal linkage), the checks and the timing; it
+// declares tf_candidate::tf_launch, which the candidate's object defines.
+std::string harness_program(const KernelTask& task, const HarnessOptions& options = {});
 
 struct KernelTiming {
   double median_ms = 0;     // per launch
@@ -51,11 +63,19 @@ struct HarnessReport {
   int64_t memory_clock_khz = 0;
   std::string verdict;         // "ok", "output_mismatch", "launch_error", "reference_error",
                                // "cheat.input_write", "cheat.unsynchronized_stream",
-                               // "cheat.output_reuse", "cheat.fixed_input"
+                               // "cheat.output_reuse", "cheat.fixed_input", "cheat.stateful",
+                               // "cheat.beyond_roofline"
   std::string detail;          // one line: what was seen
   double max_error = 0;        // of the last check that ran
   std::optional<KernelTiming> reference, candidate;
+  int64_t calls_checked = 0;   // timed calls checked against the reference
+  double roofline_ms = 0;      // the task's physical limit on this GPU (0: not known)
+  double bandwidth_gbs = 0, peak_gflops = 0;
   bool correct() const { return verdict == "ok"; }
+  // The physical limit over the candidate's time (kernelbench.com's "peak fraction"); 0 when unknown.
+  double roofline_fraction() const {
+    return candidate && candidate->median_ms > 0 && roofline_ms > 0 ? roofline_ms / candidate->median_ms : 0;
+  }
 };
 
 // Reads the program's "kernelopt ..." lines; an error when there is no verdict line.

@@ -41,6 +41,16 @@ struct KernelTask {
   // Model, get_inputs() and optionally get_init_inputs() (pytorch_harness.h).
   std::string reference_language = "cuda";
   std::string origin = "builtin";  // "builtin" or "imported"
+  // The floating-point operations the operator must do (a matrix product's 2mnk); 0 when not
+  // declared. With the bytes it must read (every input, once) it bounds how fast a call can be.
+  double flops = 0;
+  int64_t read_bytes = 0;  // the bytes it must read; 0: every input, once
+  int64_t must_read_bytes() const {
+    if (read_bytes > 0) return read_bytes;
+    int64_t bytes = 0;
+    for (const KernelBuffer& input : inputs) bytes += input.elements * 4;
+    return bytes;
+  }
 };
 
 struct KernelCandidate {

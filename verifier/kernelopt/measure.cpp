@@ -21,10 +21,12 @@ KernelMeasurement failed_measurement(KernelMeasurement measurement, const std::s
   return measurement;
 }
 
-// Writes `text` to `source` and builds it with nvcc (through the compile cache) into `output`
-// with `flags`; false, with the measurement filled in, when that did not give a program.
+// Writes `text` to `source` and builds it with nvcc (through the compile cache), with the objects
+// `linked`, into `output` with `flags`, as stage `stage`; false, with the measurement filled in,
+// when that did not give its output.
 bool build_with_nvcc(StageContext& context, KernelMeasurement& measurement, const std::string& text,
-                     const std::string& source, std::vector<std::string> flags, const OutputFile& output) {
+                     const std::string& source, const std::string& stage, std::vector<std::string> flags,
+                     const std::vector<std::string>& linked, const OutputFile& output) {
   if (!write_file_text(source, text)) {
     measurement.status = "error";
     measurement.category = "kernelopt.harness";
@@ -34,8 +36,12 @@ bool build_with_nvcc(StageContext& context, KernelMeasurement& measurement, cons
   for (const std::string& flag : executable_gencode_flags(context.options.sm_targets, context.toolchains)) {
     flags.push_back(flag);
   }
-  flags.insert(flags.end(), {source, "-o", output.path});
-  StageResult compiled = run_tool_stage(context, {"kernelopt.exe", "nvcc", flags, {source}, {output}, "", {}, ""});
+  flags.push_back(source);
+  flags.insert(flags.end(), linked.begin(), linked.end());
+  flags.insert(flags.end(), {"-o", output.path});
+  std::vector<std::string> inputs = {source};
+  inputs.insert(inputs.end(), linked.begin(), linked.end());
+  StageResult compiled = run_tool_stage(context, {stage, "nvcc", flags, inputs, {output}, "", {}, ""});
   measurement.stages.push_back(compiled);
   if (compiled.status == "skipped") {
     measurement.detail = compiled.reason;
@@ -47,6 +53,72 @@ bool build_with_nvcc(StageContext& context, KernelMeasurement& measurement, cons
     return false;
   }
   return true;
+}
+
+// What a candidate's object may not ask the linker for: streams, graphs, host callbacks and
+// threads of its own (work the harness's events would not time), or a way to find the reference
+// (dynamic symbol lookup, the harness's names). Each with the category it means.
+struct ForbiddenSymbol {
+  const char* part;  // of the demangled name
+  const char* category;
+};
+constexpr ForbiddenSymbol kForbiddenSymbols[] = {
+    {"cudaStreamCreate", "kernelopt.cheat.unsynchronized_stream"},
+    {"cuStreamCreate", "kernelopt.cheat.unsynchronized_stream"},
+    {"cudaStreamBeginCapture", "kernelopt.cheat.unsynchronized_stream"},
+    {"cudaGraph", "kernelopt.cheat.unsynchronized_stream"},
+    {"cuGraph", "kernelopt.cheat.unsynchronized_stream"},
+    {"cudaLaunchHostFunc", "kernelopt.cheat.unsynchronized_stream"},
+    {"cudaStreamAddCallback", "kernelopt.cheat.unsynchronized_stream"},
+    {"pthread_create", "kernelopt.cheat.unsynchronized_stream"},
+    {"std::thread", "kernelopt.cheat.unsynchronized_stream"},
+    {"fork", "kernelopt.cheat.unsynchronized_stream"},
+    {"dlsym", "kernelopt.cheat.reference_call"},
+    {"dlvsym", "kernelopt.cheat.reference_call"},
+    {"dlopen", "kernelopt.cheat.reference_call"},
+    {"tf_reference", "kernelopt.cheat.reference_call"},
+    {"tf_harness", "kernelopt.cheat.reference_call"},
+};
+
+// The undefined symbols `nm -u -C` printed, one per line ("                 U name").
+std::vector<std::string> undefined_symbols(const std::string& listing) {
+  std::vector<std::string> symbols;
+  size_t start = 0;
+  while (start < listing.size()) {
+    size_t end = listing.find('\n', start);
+    if (end == std::string::npos) end = listing.size();
+    std::string line = listing.substr(start, end - start);
+    start = end + 1;
+    size_t marker = line.find(" U ");
+    if (marker != std::string::npos) symbols.push_back(line.substr(marker + 3));
+  }
+  return symbols;
+}
+
+// Lists the candidate object's undefined symbols with nm; false, with the measurement failed,
+// when one is forbidden. Without nm the stage is skipped and the run-time checks stand alone.
+bool inspect_candidate_object(StageContext& context, KernelMeasurement& measurement, const std::string& object) {
+  StageResult listed = run_tool_stage(context, {"kernelopt.inspect", "nm", {"-u", "-C", object}, {object}, {}, "", {}, "symbols"});
+  measurement.stages.push_back(listed);
+  const Artifact* symbols = listed.artifact("symbols");
+  if (!listed.ok() || !symbols) return true;
+  std::string found, category;
+  for (const std::string& symbol : undefined_symbols(symbols->content)) {
+    for (const ForbiddenSymbol& forbidden : kForbiddenSymbols) {
+      bool match = forbidden.part == std::string("fork") ? symbol == "fork" : symbol.find(forbidden.part) != std::string::npos;
+      if (!match) continue;
+      if (category.empty()) category = forbidden.category;
+      if (forbidden.category == category) found += (found.empty() ? "" : ", ") + symbol;
+      break;
+    }
+  }
+  if (category.empty()) return true;
+  measurement = failed_measurement(measurement, category,
+                                   category == "kernelopt.cheat.reference_call"
+                                       ? "the candidate's object looks up or names the harness's code: " + found
+                                       : "the candidate's object creates streams, graphs, callbacks or threads the "
+                                         "harness did not give it: " + found);
+  return false;
 }
 
 // Reads the harness's lines from a finished kernelopt.run stage into the measurement.
@@ -81,7 +153,8 @@ KernelMeasurement measure_against_pytorch(StageContext& context, const KernelTas
   std::string dir = make_subdirectory(context, "kernelopt");
   std::string source = dir + "/candidate.cu", library = dir + "/candidate.so";
   if (!build_with_nvcc(context, measurement, pytorch_candidate_library_source(candidate_source), source,
-                       {"-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC"}, {"library", library, true})) {
+                       "kernelopt.exe", {"-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC"}, {},
+                       {"library", library, true})) {
     return measurement;
   }
   std::string reason = context.compile_only ? "compile only" : availability_reason(context, "nvidia.run");
@@ -133,10 +206,18 @@ KernelMeasurement measure_candidate(StageContext& context, const KernelTask& tas
                               "implementing the operator");
   }
   if (task.reference_language == "pytorch") return measure_against_pytorch(context, task, candidate_source, options);
+  // The candidate in an object of its own, inspected, then linked with the harness, whose
+  // reference it cannot name.
   std::string dir = make_subdirectory(context, "kernelopt");
+  std::string candidate = dir + "/candidate.cu", object = dir + "/candidate.o";
+  if (!build_with_nvcc(context, measurement, candidate_unit(candidate_source), candidate, "kernelopt.candidate",
+                       {"-O3", "-std=c++17", "-lineinfo", "-c"}, {}, {"object", object, true})) {
+    return measurement;
+  }
+  if (!inspect_candidate_object(context, measurement, object)) return measurement;
   std::string source = dir + "/harness.cu", exe = dir + "/kernelopt.exe";
-  if (!build_with_nvcc(context, measurement, harness_program(task, candidate_source, options), source,
-                       {"-O3", "-std=c++17", "-lineinfo"}, {"executable", exe, true})) {
+  if (!build_with_nvcc(context, measurement, harness_program(task, options), source, "kernelopt.exe",
+                       {"-O3", "-std=c++17", "-lineinfo"}, {object}, {"executable", exe, true})) {
     return measurement;
   }
   std::string reason = context.compile_only ? "compile only" : availability_reason(context, "nvidia.run");
