@@ -10,6 +10,9 @@
 // stage_seconds), so a regression shows where it is.
 // The busy-core timeline (10 s buckets) shows where cores sat idle: cycle ends and the barriers
 // between a cycle's steps (verify, evaluate, synthesize, verify the synthesized, evaluate again).
+// The CPU seconds of the daemon itself and of the processes it ran, against the stage seconds,
+// show how much of the busy time no stage accounts for (the daemon's own work, processes outside
+// the stages, children using more than one core).
 // Usage: loop_rate [--cycles 3] [--config FILE] [--tailforge PATH] [--keep]
 #include <unistd.h>
 
@@ -56,6 +59,41 @@ struct BusySample {
   double cores = 0;
 };
 
+// The user + system CPU seconds of a process itself (not its children), from /proc/<pid>/stat;
+// negative when it cannot be read.
+double own_cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return -1;
+  size_t name_end = line.rfind(')');
+  if (name_end == std::string::npos) return -1;
+  std::istringstream fields(line.substr(name_end + 1));
+  std::string field;
+  long long utime = 0, stime = 0;
+  for (int index = 3; fields >> field && index <= 15; ++index) {  // field 3 is the state
+    if (index == 14) utime = std::atoll(field.c_str());
+    if (index == 15) stime = std::atoll(field.c_str());
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// A child of `parent`, or 0.
+pid_t child_of(pid_t parent) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line) || line.rfind(')') == std::string::npos) continue;
+    std::istringstream fields(line.substr(line.rfind(')') + 1));
+    std::string state;
+    long long ppid = 0;
+    if (fields >> state >> ppid && ppid == parent) return static_cast<pid_t>(std::atoll(name.c_str()));
+  }
+  return 0;
+}
+
 int fail(const std::string& message) {
   std::fprintf(stderr, "loop_rate: %s\n", message.c_str());
   return 1;
@@ -90,11 +128,16 @@ int main(int argc, char** argv) {
 
   std::atomic<bool> running{true};
   std::vector<BusySample> busy;
+  double daemon_own_cpu = 0;  // the last reading while the daemon ran
   auto started = std::chrono::steady_clock::now();
   std::thread sampler([&] {
     CpuTimes previous = read_cpu_times();
+    pid_t daemon = 0;
     while (running) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      // run_process's keeper is this process's child, the daemon the keeper's.
+      if (pid_t keeper = daemon ? 0 : child_of(getpid()); keeper != 0) daemon = child_of(keeper);
+      if (double own = daemon ? own_cpu_seconds(daemon) : -1; own >= 0) daemon_own_cpu = std::max(daemon_own_cpu, own);
       CpuTimes now = read_cpu_times();
       long long total = now.total - previous.total;
       double share = total > 0 ? static_cast<double>(now.busy - previous.busy) / static_cast<double>(total) : 0;
@@ -185,6 +228,10 @@ int main(int argc, char** argv) {
   double busy_share = busy.empty() ? 0 : busy_sum / static_cast<double>(busy.size()) / cores;
   std::printf("host CPU busy %.0f%% of the run; fewer than half the cores busy for %.0f s of %.0f s\n",
               busy_share * 100, under_half * 0.5, wall);
+  std::printf("CPU seconds: busy cores %.0f; the daemon's own %.0f, the processes it ran %.0f; stage seconds %.0f "
+              "(processes / stage seconds %.2f)\n",
+              busy_share * cores * wall, daemon_own_cpu, process.cpu_seconds - daemon_own_cpu, stage_seconds,
+              (process.cpu_seconds - daemon_own_cpu) / std::max(stage_seconds, 1e-9));
 
   double per_sample = stage_seconds / static_cast<double>(verified);
   double ideal = cores * 60.0 / per_sample;
