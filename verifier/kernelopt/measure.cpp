@@ -59,8 +59,9 @@ bool build_with_nvcc(StageContext& context, KernelMeasurement& measurement, cons
 // threads of its own (work the harness's events would not time), or a way to find the reference
 // (dynamic symbol lookup, the harness's names). Each with the category it means.
 struct ForbiddenSymbol {
-  const char* part;  // of the demangled name
+  const char* name;  // a part of the demangled name, or the whole of it when `whole`
   const char* category;
+  bool whole = false;
 };
 constexpr ForbiddenSymbol kForbiddenSymbols[] = {
     {"cudaStreamCreate", "kernelopt.cheat.unsynchronized_stream"},
@@ -72,7 +73,7 @@ constexpr ForbiddenSymbol kForbiddenSymbols[] = {
     {"cudaStreamAddCallback", "kernelopt.cheat.unsynchronized_stream"},
     {"pthread_create", "kernelopt.cheat.unsynchronized_stream"},
     {"std::thread", "kernelopt.cheat.unsynchronized_stream"},
-    {"fork", "kernelopt.cheat.unsynchronized_stream"},
+    {"fork", "kernelopt.cheat.unsynchronized_stream", true},
     {"dlsym", "kernelopt.cheat.reference_call"},
     {"dlvsym", "kernelopt.cheat.reference_call"},
     {"dlopen", "kernelopt.cheat.reference_call"},
@@ -105,8 +106,7 @@ bool inspect_candidate_object(StageContext& context, KernelMeasurement& measurem
   std::string found, category;
   for (const std::string& symbol : undefined_symbols(symbols->content)) {
     for (const ForbiddenSymbol& forbidden : kForbiddenSymbols) {
-      bool match = forbidden.part == std::string("fork") ? symbol == "fork" : symbol.find(forbidden.part) != std::string::npos;
-      if (!match) continue;
+      if (forbidden.whole ? symbol != forbidden.name : symbol.find(forbidden.name) == std::string::npos) continue;
       if (category.empty()) category = forbidden.category;
       if (forbidden.category == category) found += (found.empty() ? "" : ", ") + symbol;
       break;
