@@ -396,8 +396,10 @@ ProcessResult run_process(const ProcessSpec& spec) {
   int status = reported ? exited.value : keeper_status;
   const rusage& usage = reported ? exited.usage : keeper_usage;
   result.wall_seconds = seconds_since(start);
-  result.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  // The CPU from the keeper's usage: the child's and that of every orphan the keeper reaped (a
+  // sandboxed program runs under bwrap's init, which bwrap leaves to the keeper).
+  result.cpu_seconds = static_cast<double>(keeper_usage.ru_utime.tv_sec + keeper_usage.ru_stime.tv_sec) +
+                       static_cast<double>(keeper_usage.ru_utime.tv_usec + keeper_usage.ru_stime.tv_usec) / 1e6;
   result.peak_rss_kb = usage.ru_maxrss;
   if (!exec_failure.empty()) {
     result.spawn_error = exec_failure;

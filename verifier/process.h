@@ -45,7 +45,7 @@ struct ProcessResult {
   bool stdout_truncated = false;
   bool stderr_truncated = false;
   double wall_seconds = 0;
-  double cpu_seconds = 0;       // user + system of the child and its waited-for descendants
+  double cpu_seconds = 0;       // user + system of the child and every descendant reaped, orphans too
   int64_t peak_rss_kb = 0;
 
   bool succeeded() const { return spawned && !timed_out && signal == 0 && exit_code == 0; }

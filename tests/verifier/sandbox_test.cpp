@@ -67,6 +67,23 @@ TEST_CASE("an endless loop is killed at its timeout") {
   CHECK(outcome.process.wall_seconds < 5);
 }
 
+TEST_CASE("a sandboxed program's CPU seconds are counted, though bwrap leaves its init to be reaped by others") {
+  if (!bwrap_usable()) return;
+  TestDir dir;
+  // About half a second of CPU, then a normal exit.
+  std::string program = build_program(dir, "spin", R"(#include <time.h>
+int main(void) {
+  volatile unsigned long x = 0;
+  while (clock() < CLOCKS_PER_SEC / 2) ++x;
+  return 0;
+})");
+  SandboxOutcome outcome = run_sandboxed(test_options(), {{program}, dir.path, false, 10, ""});
+  REQUIRE(outcome.executed);
+  CHECK(outcome.process.exit_code == 0);
+  CHECK(outcome.process.cpu_seconds >= 0.45);
+  CHECK(outcome.process.cpu_seconds <= outcome.process.wall_seconds + 0.2);
+}
+
 TEST_CASE("a program killed by a signal inside bwrap is categorized as the signal, not as bwrap's exit code") {
   if (!bwrap_usable()) return;
   TestDir dir;
