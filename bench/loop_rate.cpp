@@ -6,8 +6,9 @@
 //   ideal                 cores x 60 / stage s per sample: the verified samples a minute that every
 //                         core kept busy with stages would give;
 //   ratio                 verified/min over the ideal, which is the stage seconds over cores x wall.
-// Then each verifier stage's seconds per verified sample and its share (status --json's
-// stage_seconds), so a regression shows where it is.
+// Then each verifier stage's seconds per verified sample, its share and the CPU seconds of its
+// processes per stage second (status --json's stage_seconds), so a regression shows where it is
+// and a stage keeping more or less than one core busy shows too.
 // The busy-core timeline (10 s buckets) shows where cores sat idle: cycle ends and the barriers
 // between a cycle's steps (verify, evaluate, synthesize, verify the synthesized, evaluate again).
 // The CPU seconds of the daemon itself and of the processes it ran, against the stage seconds,
@@ -243,12 +244,15 @@ int main(int argc, char** argv) {
   std::printf("ratio (verified/min / ideal):  %.2f   target >= 0.9   %s\n", rate / ideal, rate / ideal >= 0.9 ? "PASS" : "BELOW");
   Result<StatusSummary> status = query_status(*db);
   if (!status) return fail(status.message());
-  std::printf("verifier stage seconds per verified sample, by stage (share of the verifier's; runs, cached):\n");
+  std::printf("the verifier stages' processes used %.0f CPU seconds in their %.0f seconds (%.2f)\n",
+              status->stage_cpu_seconds, verifier_seconds, status->stage_cpu_seconds / std::max(verifier_seconds, 1e-9));
+  std::printf("verifier stage seconds per verified sample, by stage (share of the verifier's; CPU seconds of its\n"
+              "processes per stage second; runs, cached):\n");
   for (const StageSeconds& stage : status->stage_seconds_by_stage) {
     if (stage.seconds <= 0) continue;
-    std::printf("  %-28s %7.3f  %5.1f%%  (%lld, %lld)\n", stage.stage.c_str(), stage.seconds / static_cast<double>(verified),
-                100.0 * stage.seconds / std::max(verifier_seconds, 1e-9), static_cast<long long>(stage.runs),
-                static_cast<long long>(stage.cached));
+    std::printf("  %-28s %7.3f  %5.1f%%  cpu %.2f  (%lld, %lld)\n", stage.stage.c_str(),
+                stage.seconds / static_cast<double>(verified), 100.0 * stage.seconds / std::max(verifier_seconds, 1e-9),
+                stage.cpu_seconds / stage.seconds, static_cast<long long>(stage.runs), static_cast<long long>(stage.cached));
   }
   if (keep) {
     std::printf("kept %s\n", dir.c_str());

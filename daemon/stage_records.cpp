@@ -16,6 +16,7 @@ Status store_stage_results(Database& db, const Sample& sample, const std::vector
                               .reason = stage.reason,
                               .diagnostics = stage.diagnostics,
                               .seconds = stage.seconds,
+                              .cpu_seconds = stage.cpu_seconds,
                               .peak_rss_kb = stage.peak_rss_kb,
                               .host = host.empty() ? std::nullopt : std::optional(host),
                               .toolchain_version = stage.toolchain_version,

@@ -193,16 +193,17 @@ Result<int64_t> upsert_verification(Database& db, VerificationRecord v) {
   if (v.created_ms == 0) v.created_ms = now_ms();
   Statement& upsert = db.cached(
       "INSERT INTO verification (sample_id, stage, status, exit_code, signal, reason, diagnostics, seconds,"
-      " peak_rss_kb, host, toolchain_version, cached, created_ms)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+      " peak_rss_kb, host, toolchain_version, cached, created_ms, cpu_seconds)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
       " ON CONFLICT (sample_id, stage) DO UPDATE SET status = excluded.status, exit_code = excluded.exit_code,"
       " signal = excluded.signal, reason = excluded.reason, diagnostics = excluded.diagnostics,"
       " seconds = excluded.seconds, peak_rss_kb = excluded.peak_rss_kb, host = excluded.host,"
-      " toolchain_version = excluded.toolchain_version, cached = excluded.cached, created_ms = excluded.created_ms"
-      " RETURNING id");
+      " toolchain_version = excluded.toolchain_version, cached = excluded.cached, created_ms = excluded.created_ms,"
+      " cpu_seconds = excluded.cpu_seconds RETURNING id");
   upsert.bind(1, v.sample_id).bind(2, v.stage).bind(3, v.status).bind(4, v.exit_code).bind(5, v.signal);
   upsert.bind(6, v.reason).bind(7, v.diagnostics).bind(8, v.seconds).bind(9, v.peak_rss_kb).bind(10, v.host);
   upsert.bind(11, v.toolchain_version).bind(12, static_cast<int64_t>(v.cached ? 1 : 0)).bind(13, v.created_ms);
+  upsert.bind(14, v.cpu_seconds);
   if (!upsert.step()) {
     Status s = upsert.status();
     upsert.reset();
@@ -217,7 +218,8 @@ Result<int64_t> upsert_verification(Database& db, VerificationRecord v) {
 Result<std::vector<VerificationRecord>> verifications_of(Database& db, const std::string& sample_id) {
   Statement& select = db.cached(
       "SELECT id, sample_id, stage, status, exit_code, signal, reason, diagnostics, seconds, peak_rss_kb, host,"
-      " toolchain_version, cached, created_ms FROM verification WHERE sample_id = ?1 ORDER BY id");
+      " toolchain_version, cached, created_ms, coalesce(cpu_seconds, 0) FROM verification WHERE sample_id = ?1"
+      " ORDER BY id");
   select.bind(1, sample_id);
   std::vector<VerificationRecord> out;
   while (select.step()) {
@@ -236,6 +238,7 @@ Result<std::vector<VerificationRecord>> verifications_of(Database& db, const std
     v.toolchain_version = select.optional_text(11);
     v.cached = select.int64(12) != 0;
     v.created_ms = select.int64(13);
+    v.cpu_seconds = select.real(14);
     out.push_back(std::move(v));
   }
   if (!select.status()) return select.status().error();

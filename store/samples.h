@@ -89,6 +89,7 @@ struct VerificationRecord {
   std::string reason;
   std::string diagnostics;
   double seconds = 0;
+  double cpu_seconds = 0;  // user + system CPU of the stage's processes
   std::optional<int64_t> peak_rss_kb;
   std::optional<std::string> host;
   std::optional<std::string> toolchain_version;

@@ -554,6 +554,12 @@ constexpr const char* kVersion17 = R"sql(
 ALTER TABLE kernelopt_measurement ADD COLUMN roofline_ms REAL;  -- the task's bytes and FLOPs at the GPU's peaks
 )sql";
 
+// Version 18: the CPU seconds (user + system) of a stage's processes beside its wall seconds, so a
+// stage whose processes keep more than one core busy shows by name (status --json, loop_rate).
+constexpr const char* kVersion18 = R"sql(
+ALTER TABLE verification ADD COLUMN cpu_seconds REAL;         -- NULL for rows stored before version 18
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -575,6 +581,7 @@ const std::vector<Migration>& schema_migrations() {
       {15, kVersion15},
       {16, kVersion16},
       {17, kVersion17},
+      {18, kVersion18},
   };
   return migrations;
 }

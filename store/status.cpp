@@ -98,10 +98,12 @@ Status query_growth(Database& db, StatusSummary& s) {
 
 Status query_stage_seconds(Database& db, StatusSummary& s) {
   Statement& stages = db.cached(
-      "SELECT stage, sum(seconds), count(*), sum(cached) FROM verification GROUP BY stage ORDER BY 2 DESC, stage");
+      "SELECT stage, sum(seconds), sum(coalesce(cpu_seconds, 0)), count(*), sum(cached) FROM verification"
+      " GROUP BY stage ORDER BY 2 DESC, stage");
   while (stages.step()) {
-    s.stage_seconds_by_stage.push_back({stages.text(0), stages.real(1), stages.int64(2), stages.int64(3)});
+    s.stage_seconds_by_stage.push_back({stages.text(0), stages.real(1), stages.real(2), stages.int64(3), stages.int64(4)});
     s.stage_seconds += stages.real(1);
+    s.stage_cpu_seconds += stages.real(2);
   }
   Status r = stages.status();
   stages.reset();
@@ -180,9 +182,10 @@ nlohmann::json status_to_json(const StatusSummary& s) {
     return s.verified > 0 ? nlohmann::json(seconds / static_cast<double>(s.verified)) : nlohmann::json(nullptr);
   };
   j["stage_seconds"] = {{"total", s.stage_seconds}, {"per_verified_sample", per_verified(s.stage_seconds)},
-                        {"stages", nlohmann::json::array()}};
+                        {"cpu_total", s.stage_cpu_seconds}, {"stages", nlohmann::json::array()}};
   for (const StageSeconds& stage : s.stage_seconds_by_stage) {
-    j["stage_seconds"]["stages"].push_back({{"stage", stage.stage}, {"seconds", stage.seconds}, {"runs", stage.runs},
+    j["stage_seconds"]["stages"].push_back({{"stage", stage.stage}, {"seconds", stage.seconds},
+                                            {"cpu_seconds", stage.cpu_seconds}, {"runs", stage.runs},
                                             {"cached", stage.cached}, {"per_verified_sample", per_verified(stage.seconds)}});
   }
   j["workers"] = nlohmann::json::array();

@@ -43,6 +43,7 @@ struct RetrainMark {
 struct StageSeconds {
   std::string stage;
   double seconds = 0;
+  double cpu_seconds = 0;  // user + system CPU of its processes: above `seconds` when they use more than a core
   int64_t runs = 0;
   int64_t cached = 0;  // runs answered by the compile cache
 };
@@ -72,6 +73,7 @@ struct StatusSummary {
   // Where the verifier's time goes: every stage's seconds, most first, and their sum. Over the
   // verified samples, the cost of one (failed samples' stages included).
   double stage_seconds = 0;
+  double stage_cpu_seconds = 0;
   std::vector<StageSeconds> stage_seconds_by_stage;
   // The workers that lease jobs (store/workers.h) and the jobs no live worker may lease.
   std::vector<WorkerRecord> workers;

@@ -250,6 +250,7 @@ nlohmann::ordered_json chain_result_to_json(const ChainResult& result) {
     item["name"] = stage.name;
     item["status"] = stage.status;
     item["seconds"] = stage.seconds;
+    item["cpu_seconds"] = stage.cpu_seconds;
     item["reason"] = stage.reason;
     item["diagnostics"] = stage.diagnostics;
     item["category"] = stage.category ? nlohmann::ordered_json(*stage.category) : nlohmann::ordered_json();

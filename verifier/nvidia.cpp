@@ -110,12 +110,14 @@ void run_sass_stage(StageContext& context) {
     } else {  // one stage: every run's command and seconds, the first failure's status and messages
       std::string command = stage.command + " ; " + one.command;
       double seconds = stage.seconds + one.seconds, child_seconds = stage.child_seconds + one.child_seconds;
+      double cpu_seconds = stage.cpu_seconds + one.cpu_seconds;
       bool cached = stage.cached && one.cached;
       int64_t peak_rss_kb = std::max(stage.peak_rss_kb, one.peak_rss_kb);
       if (!one.ok()) stage = std::move(one);
       stage.command = command;
       stage.seconds = seconds;
       stage.child_seconds = child_seconds;
+      stage.cpu_seconds = cpu_seconds;
       stage.cached = cached;
       stage.peak_rss_kb = peak_rss_kb;
     }
@@ -238,6 +240,7 @@ bool run_single_nvcc_pass(StageContext& context, const std::string& cuda_path, c
     if (name != "nvidia.exe") {
       stage.seconds = 0;
       stage.child_seconds = 0;
+      stage.cpu_seconds = 0;
       stage.reason = "made by nvidia.exe's nvcc run (verifier.nvcc_single_pass), whose seconds are counted there";
     }
     return stage;

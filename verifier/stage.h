@@ -36,6 +36,7 @@ struct StageResult {
   std::string command;
   std::vector<Artifact> artifacts;
   double child_seconds = 0;            // wall time spent in child processes
+  double cpu_seconds = 0;              // user + system CPU of those processes (0 from the compile cache)
 
   bool ok() const { return status == "ok"; }
   const Artifact* artifact(const std::string& kind) const;

@@ -32,6 +32,7 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 // Fills status/diagnostics from a finished child.
 void describe_outcome(const ProcessResult& process, StageResult& stage) {
   stage.child_seconds = process.wall_seconds;
+  stage.cpu_seconds = process.cpu_seconds;
   stage.peak_rss_kb = process.peak_rss_kb;
   stage.signal = process.signal;
   if (!process.spawned) {
@@ -198,6 +199,7 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
       hit->name = step.stage_name;
       hit->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       hit->child_seconds = 0;
+      hit->cpu_seconds = 0;
       return std::move(*hit);
     }
   }

@@ -55,7 +55,8 @@ class Encoder {
                           {"cached", s.cached},
                           {"toolchain_version", s.toolchain_version},
                           {"command", text(s.command)},
-                          {"child_seconds", s.child_seconds}};
+                          {"child_seconds", s.child_seconds},
+                          {"cpu_seconds", s.cpu_seconds}};
     if (s.category) out["category"] = *s.category;
     if (s.exit_code) out["exit_code"] = *s.exit_code;
     out["artifacts"] = nlohmann::json::array();
@@ -164,6 +165,7 @@ class Decoder {
     s.toolchain_version = j.at("toolchain_version").get<std::string>();
     s.command = text(j.at("command"));
     s.child_seconds = j.at("child_seconds").get<double>();
+    s.cpu_seconds = j.value("cpu_seconds", 0.0);  // absent from a worker older than the field
     for (const nlohmann::json& a : j.at("artifacts")) {
       Artifact artifact;
       artifact.kind = a.at("kind").get<std::string>();

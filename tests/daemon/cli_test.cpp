@@ -152,6 +152,30 @@ TEST_CASE("verify --track takes the tracks whose files the chain checks by itsel
   }
 }
 
+TEST_CASE("verify --json gives each stage's CPU seconds beside its wall seconds") {
+  TempDir dir;
+  std::string file = dir.file("k.cu");
+  std::ofstream(file) << "__global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }\nint main() { return 0; }\n";
+  ProcessResult verify = run_tailforge({"verify", file, "--json", "--db", dir.file("v.db")});
+  CAPTURE(verify.stderr_text);
+  nlohmann::json chain = nlohmann::json::parse(verify.stdout_text, nullptr, false);
+  REQUIRE(chain.is_object());
+  int compiled = 0;
+  for (const nlohmann::json& stage : chain["stages"]) {
+    CAPTURE(stage.dump());
+    REQUIRE(stage.contains("cpu_seconds"));
+    // A compiler's process uses CPU; a stage that ran none (translation, skipped) counts none.
+    bool ran_compiler = stage["status"] == "ok" && !stage["cached"].get<bool>() &&
+                        (stage["name"] == "nvidia.exe" || stage["name"].get<std::string>().rfind("amd.asm.", 0) == 0);
+    if (ran_compiler) {
+      ++compiled;
+      CHECK(stage["cpu_seconds"].get<double>() > 0);
+    }
+    if (stage["status"] == "skipped") CHECK(stage["cpu_seconds"].get<double>() == 0);
+  }
+  if (compiled == 0) MESSAGE("skipped: neither nvcc nor clang's AMDGPU backend compiled here");
+}
+
 TEST_CASE("version prints the version") {
   ProcessResult version = run_tailforge({"version"});
   CHECK(version.exit_code == 0);

@@ -89,7 +89,7 @@ TEST_CASE("status has the growth series: verified samples per time bucket by tra
 }
 
 
-TEST_CASE("status shows where the verifier's seconds go: per stage, per verified sample, cached runs counted") {
+TEST_CASE("status shows where the verifier's seconds go: per stage, per verified sample, cached runs counted, CPU beside wall") {
   Database db = Database::open(":memory:").value();
   std::vector<std::string> ids;
   for (int n = 0; n < 3; ++n) {
@@ -98,7 +98,10 @@ TEST_CASE("status shows where the verifier's seconds go: per stage, per verified
     ids.push_back(insert_sample_if_absent(db, s).value().id);
   }
   auto stage = [&](int n, const std::string& name, double seconds, bool cached = false) {
-    REQUIRE(upsert_verification(db, {.sample_id = ids[n], .stage = name, .status = "ok", .seconds = seconds, .cached = cached}).ok());
+    // A stage whose processes kept two cores busy: twice its wall seconds in CPU.
+    double cpu = name == "nvidia.exe" ? 2 * seconds : seconds / 2;
+    REQUIRE(upsert_verification(db, {.sample_id = ids[n], .stage = name, .status = "ok", .seconds = seconds,
+                                     .cpu_seconds = cpu, .cached = cached}).ok());
   };
   stage(0, "hip_on_nvidia.exe", 6.0);
   stage(1, "hip_on_nvidia.exe", 5.0);
@@ -116,6 +119,10 @@ TEST_CASE("status shows where the verifier's seconds go: per stage, per verified
   CHECK(status.stage_seconds_by_stage[0].runs == 3);
   CHECK(status.stage_seconds_by_stage[1].stage == "nvidia.exe");
   CHECK(status.stage_seconds_by_stage[1].cached == 1);
+  CHECK(status.stage_seconds_by_stage[1].cpu_seconds == doctest::Approx(6.0));
+  CHECK(status.stage_seconds_by_stage[0].cpu_seconds == doctest::Approx(6.0));
+  CHECK(status.stage_cpu_seconds == doctest::Approx(12.25));
+  CHECK(verifications_of(db, ids[0]).value()[1].cpu_seconds == doctest::Approx(6.0));
   CHECK(status.stage_seconds_by_stage[2].stage == "nvidia.ptx");
 
   nlohmann::json json = status_to_json(status);
@@ -125,6 +132,8 @@ TEST_CASE("status shows where the verifier's seconds go: per stage, per verified
   CHECK(json["stage_seconds"]["stages"][0]["per_verified_sample"].get<double>() == doctest::Approx(6.0));
   CHECK(json["stage_seconds"]["stages"][1]["runs"] == 2);
   CHECK(json["stage_seconds"]["stages"][1]["cached"] == 1);
+  CHECK(json["stage_seconds"]["stages"][1]["cpu_seconds"].get<double>() == doctest::Approx(6.0));
+  CHECK(json["stage_seconds"]["cpu_total"].get<double>() == doctest::Approx(12.25));
   CHECK(format_status_table(status).find("stage seconds per verified sample: 7.75 s (hip_on_nvidia.exe 6.00 s, "
                                          "nvidia.exe 1.50 s, nvidia.ptx 0.25 s)\n") != std::string::npos);
 

@@ -111,6 +111,7 @@ StageResult run_io_stage(StageContext& context, const std::string& executable, c
     const ProcessResult& process = outcome.process;
     stage.command = outcome.command;
     stage.child_seconds += process.wall_seconds;
+    stage.cpu_seconds += process.cpu_seconds;
     stage.peak_rss_kb = std::max(stage.peak_rss_kb, process.peak_rss_kb);
     std::string test = "io test " + std::to_string(i + 1);
     std::string problem = run_problem(process);
