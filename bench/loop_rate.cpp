@@ -11,6 +11,7 @@
 // and a stage keeping more or less than one core busy shows too.
 // The busy-core timeline (10 s buckets) shows where cores sat idle: cycle ends and the barriers
 // between a cycle's steps (verify, evaluate, synthesize, verify the synthesized, evaluate again).
+// Beside it, from the queue, the jobs running and the jobs waiting for a worker in each bucket.
 // The CPU seconds of the daemon itself and of the processes it ran, against the stage seconds,
 // show how much of the busy time no stage accounts for (the daemon's own work, processes outside
 // the stages, children using more than one core).
@@ -131,6 +132,7 @@ int main(int argc, char** argv) {
   std::vector<BusySample> busy;
   double daemon_own_cpu = 0;  // the last reading while the daemon ran
   auto started = std::chrono::steady_clock::now();
+  int64_t started_ms = now_ms();  // the jobs' times are wall-clock milliseconds
   std::thread sampler([&] {
     CpuTimes previous = read_cpu_times();
     pid_t daemon = 0;
@@ -225,6 +227,32 @@ int main(int argc, char** argv) {
     }
     std::printf(" %.0f", n ? sum / n : 0);
   }
+  std::printf("\n");
+  // The same buckets from the queue: jobs running (leased until done) and jobs waiting for a
+  // worker. Idle cores beside waiting jobs point at something the jobs wait for (slots, locks,
+  // the GPU driver); idle cores with none waiting, at the cycle's order of steps.
+  size_t buckets = static_cast<size_t>(wall / 10) + 1;
+  std::vector<double> jobs_running(buckets), jobs_waiting(buckets);
+  auto add_interval = [&](std::vector<double>& into, double from, double to) {
+    for (size_t b = static_cast<size_t>(std::max(0.0, from) / 10); b < buckets && b * 10.0 < to; ++b) {
+      double overlap = std::min(to, (b + 1) * 10.0) - std::max(from, b * 10.0);
+      if (overlap > 0) into[b] += overlap / 10.0;
+    }
+  };
+  Result<Statement> job_times = db->prepare(
+      "SELECT created_ms, started_ms, CASE WHEN state IN ('done', 'dead') THEN updated_ms END FROM job"
+      " WHERE started_ms IS NOT NULL");
+  if (!job_times) return fail(job_times.message());
+  while (job_times->step()) {
+    double queued = (job_times->int64(0) - started_ms) / 1000.0, leased = (job_times->int64(1) - started_ms) / 1000.0;
+    double ended = job_times->optional_int64(2) ? (*job_times->optional_int64(2) - started_ms) / 1000.0 : wall;
+    add_interval(jobs_waiting, queued, leased);
+    add_interval(jobs_running, leased, ended);
+  }
+  std::printf("jobs running, mean of each 10 s:\n ");
+  for (double n : jobs_running) std::printf(" %.0f", n);
+  std::printf("\njobs waiting for a worker, mean of each 10 s:\n ");
+  for (double n : jobs_waiting) std::printf(" %.0f", n);
   std::printf("\n");
   double busy_share = busy.empty() ? 0 : busy_sum / static_cast<double>(busy.size()) / cores;
   std::printf("host CPU busy %.0f%% of the run; fewer than half the cores busy for %.0f s of %.0f s\n",

@@ -102,7 +102,7 @@ Result<std::optional<Job>> JobQueue::lease(const std::string& owner, int64_t lea
 
   Statement& take = db_.cached(
       "UPDATE job SET state = 'leased', lease_owner = ?2, lease_expires_ms = ?3, attempts = attempts + 1,"
-      " updated_ms = ?4 WHERE id = ?1 RETURNING id, kind, payload, state, priority, idempotency_key,"
+      " updated_ms = ?4, started_ms = ?4 WHERE id = ?1 RETURNING id, kind, payload, state, priority, idempotency_key,"
       " lease_owner, lease_expires_ms, attempts, max_attempts, next_attempt_ms, last_error");
   take.bind(1, id).bind(2, owner).bind(3, now + lease_ms).bind(4, now);
   if (!take.step()) {

@@ -560,6 +560,12 @@ constexpr const char* kVersion18 = R"sql(
 ALTER TABLE verification ADD COLUMN cpu_seconds REAL;         -- NULL for rows stored before version 18
 )sql";
 
+// Version 19: when a job's last lease began, so the time a job waited for a worker and the time
+// it ran can be told apart afterwards (bench/loop_rate's job timeline).
+constexpr const char* kVersion19 = R"sql(
+ALTER TABLE job ADD COLUMN started_ms INTEGER;                -- NULL until leased
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -582,6 +588,7 @@ const std::vector<Migration>& schema_migrations() {
       {16, kVersion16},
       {17, kVersion17},
       {18, kVersion18},
+      {19, kVersion19},
   };
   return migrations;
 }

@@ -34,6 +34,12 @@ TEST_CASE("a job is leased once, completed, and not leased again") {
   CHECK((*leased)->id == job->id);
   CHECK((*leased)->payload == R"({"index":1})");
   CHECK((*leased)->attempts == 1);
+  // The lease's start is kept, so the wait for a worker and the run can be told apart later.
+  Result<Statement> started = db->prepare("SELECT created_ms <= started_ms AND started_ms <= updated_ms FROM job");
+  REQUIRE(started.ok());
+  REQUIRE(started->step());
+  CHECK(started->int64(0) == 1);
+  started->reset();
   Result<std::optional<Job>> none = queue.lease("worker-b", 10000);
   REQUIRE(none.ok());
   CHECK_FALSE(none->has_value());
