@@ -9,6 +9,8 @@ namespace tailforge {
 
 namespace {
 
+constexpr std::string_view kTemplateGroup = "template:";  // a reserved template's group: "template:<id>"
+
 Result<std::vector<std::string>> names_at(const nlohmann::json& section, const std::string& key) {
   std::vector<std::string> names;
   auto found = section.find(key);
@@ -61,10 +63,15 @@ Result<HeldOutSplit> held_out_split_from_json(const nlohmann::json& eval_section
   return split;
 }
 
+std::optional<std::string> held_out_template(const std::string& group) {
+  if (!group.starts_with(kTemplateGroup)) return std::nullopt;
+  return group.substr(kTemplateGroup.size());
+}
+
 Result<std::optional<std::string>> held_out_group(Database& db, const HeldOutSplit& split, const std::string& sample_id,
                                                   const std::optional<std::string>& template_id) {
   if (template_id && contains(split.templates, *template_id)) {
-    return std::optional<std::string>("template:" + *template_id);
+    return std::optional<std::string>(std::string(kTemplateGroup) + *template_id);
   }
   if (split.trees.empty()) return std::optional<std::string>();
   Result<std::optional<std::string>> tree = tree_of(db, sample_id);

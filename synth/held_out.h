@@ -32,4 +32,7 @@ Result<HeldOutSplit> held_out_split_from_json(const nlohmann::json& eval_section
 Result<std::optional<std::string>> held_out_group(Database& db, const HeldOutSplit& split, const std::string& sample_id,
                                                   const std::optional<std::string>& template_id);
 
+// The template id of a "template:<id>" group, else nothing.
+std::optional<std::string> held_out_template(const std::string& group);
+
 }  // namespace tailforge

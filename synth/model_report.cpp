@@ -8,6 +8,7 @@
 
 #include "store/corpus.h"
 #include "synth/dataset_card.h"
+#include "synth/held_out.h"
 #include "synth/model_versions.h"
 #include "synth/policy.h"
 
@@ -149,9 +150,10 @@ Result<ModelsReport> models_report(Database& db, const std::string& track) {
     Result<std::map<std::string, int64_t>> trained = trained_samples_by_template(db, track);
     if (!trained) return make_error("models: " + trained.message());
     for (const auto& [group, count] : report.held_out_groups) {
-      if (group.rfind("template:", 0) != 0) continue;
-      auto found = trained->find(group.substr(9));
-      report.held_out_trained[group.substr(9)] = found == trained->end() ? 0 : found->second;
+      std::optional<std::string> reserved = held_out_template(group);
+      if (!reserved) continue;
+      auto found = trained->find(*reserved);
+      report.held_out_trained[*reserved] = found == trained->end() ? 0 : found->second;
     }
   }
   Result<std::vector<ItemLeakage>> leakage = item_leakage_by_version(db, track, &report.near_duplicate_threshold);
