@@ -87,6 +87,27 @@ TEST_CASE("a daemon run under small caps ends with every store within its cap" *
   // Over the cap, only what retention always keeps (verified samples' outputs, answers) may stay.
   CHECK((artifacts->total.bytes <= 1048576 || artifacts->failed_only.count == 0));
 
+  // Each compile the daemon ran stored the CPU of its processes, which status --json sums per stage.
+  int64_t compiled = query_int(*db, "SELECT count(*) FROM verification WHERE stage LIKE 'amd.asm.%' AND status = 'ok'"
+                                    " AND cached = 0");
+  if (compiled > 0) {
+    CHECK(query_int(*db, "SELECT count(*) FROM verification WHERE stage LIKE 'amd.asm.%' AND status = 'ok'"
+                         " AND cached = 0 AND NOT cpu_seconds > 0") == 0);
+    ProcessResult status = run_tailforge({"status", "--json", "--db", db_path});
+    REQUIRE(status.exit_code == 0);
+    json seconds = json::parse(status.stdout_text)["stage_seconds"];
+    CHECK(seconds["cpu_total"].get<double>() > 0);
+    int shown = 0;
+    for (const json& stage : seconds["stages"]) {
+      if (stage["stage"].get<std::string>().rfind("amd.asm.", 0) != 0) continue;
+      ++shown;
+      CHECK(stage["cpu_seconds"].get<double>() > 0);
+    }
+    CHECK(shown > 0);
+  } else {
+    MESSAGE("skipped: no AMDGPU compile here, so no stage CPU to check");
+  }
+
   CHECK_FALSE(fs::exists(scratch / "tailforge-verify-OLDOLD"));
   CHECK_FALSE(fs::exists(fs::path(db_path + ".work") / "00000000deadbeef"));
   CHECK(fs::exists(scratch / "tailforge-verify-NEWNEW"));
