@@ -105,6 +105,10 @@ void run_compare_stage(StageContext& context) {
                          std::to_string(unstable.size()) + " tokens that differ between two runs of the CUDA program";
   }
   stage.diagnostics += rerun_note;
+  // The second run is this stage's work: its time counts here, so stage seconds account for it.
+  stage.seconds += rerun.seconds;
+  stage.child_seconds += rerun.child_seconds;
+  stage.cpu_seconds += rerun.cpu_seconds;
   if (rerun_stdout) stage.artifacts.push_back({"stdout", "nvidia.rerun.stdout", rerun_stdout->content, rerun.command, "", false});
   context.add(std::move(stage));
 }

@@ -203,6 +203,9 @@ TEST_CASE("a number that changes from run to run of the CUDA program is left out
   CHECK(compare->diagnostics.find("left out: 1 measurements (a number before a unit), 2 tokens that differ between two runs") != std::string::npos);
   REQUIRE(compare->artifact("stdout") != nullptr);
   CHECK(compare->artifact("stdout")->content.rfind("sum 24570 tag", 0) == 0);
+  // The second run is the compare stage's work, so its seconds and CPU count there.
+  CHECK(compare->seconds > 0.05);
+  CHECK(compare->cpu_seconds > 0);
 }
 
 TEST_CASE("the HIP-on-CUDA header compiles a program using much of the HIP runtime subset") {
