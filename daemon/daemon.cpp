@@ -66,13 +66,13 @@ int64_t free_disk_mb(const std::string& db_path) {
 
 std::string owner_prefix() { return host_name() + ":" + std::to_string(getpid()); }
 
-PlannerOptions planner_options(const nlohmann::json& config, int64_t cycles) {
+PlannerOptions planner_options(const nlohmann::json& config, int64_t cycles, int workers) {
   const nlohmann::json& daemon = config["daemon"];
   PlannerOptions options;
   options.cycles_to_run = cycles;
   options.samples_per_cycle = daemon["samples_per_cycle"].get<int64_t>();
   options.cycles_in_flight = std::max<int64_t>(1, daemon.value("cycles_in_flight", 2));
-  options.fill_samples = std::max<int64_t>(0, daemon["fill_samples"].get<int64_t>());
+  options.fill_samples = fill_samples_for(daemon["fill_samples"].get<int64_t>(), workers);
   options.seed = daemon["seed"].get<int64_t>();
   options.evaluation = config["eval"].value("enabled", true);
   options.synthesis = config["synth"].value("enabled", true);
@@ -303,7 +303,7 @@ class EventLoop {
       spdlog::error("SIGHUP: configuration not reloaded: {}", reloaded.message());
     } else {
       config_ = *reloaded;
-      planner_.set_options(planner_options(config_, options_.cycles));
+      planner_.set_options(planner_options(config_, options_.cycles, pool_.workers()));
       if (Status level = set_log_level(config_.value("log_level", "info")); !level) {
         spdlog::error("SIGHUP: {}", level.message());
       }
@@ -423,7 +423,7 @@ Status run_daemon(const DaemonOptions& options) {
       worker_pool_options(config, options.db_path, (*pipeline)->worker_count(), std::move(*local_excluded));
   WorkerPool pool(pool_options, (*pipeline)->handlers());
 
-  CyclePlanner planner(db, queue, planner_options(config, options.cycles));
+  CyclePlanner planner(db, queue, planner_options(config, options.cycles, pool_options.workers));
   DaemonControl control;
 
   std::unique_ptr<DaemonServer> server;
@@ -438,8 +438,9 @@ Status run_daemon(const DaemonOptions& options) {
   }
 
   if (Status s = pool.start(); !s) return s;
-  spdlog::info("daemon started on {}: {} workers, cycles {}", options.db_path, pool_options.workers,
-               options.cycles > 0 ? std::to_string(options.cycles) : "unbounded");
+  spdlog::info("daemon started on {}: {} workers, cycles {}, an early cycle fills idle workers with up to {} more samples",
+               options.db_path, pool_options.workers, options.cycles > 0 ? std::to_string(options.cycles) : "unbounded",
+               planner.options().fill_samples);
   ServiceManager service;
   service.ready("started on " + options.db_path + ": " + std::to_string(pool_options.workers) + " workers");
 

@@ -1,11 +1,18 @@
 #include "daemon/planner.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "daemon/memory_usage.h"
 
 namespace tailforge {
+
+int64_t fill_samples_for(int64_t configured, int workers) {
+  constexpr int64_t kPerWorker = 24;
+  return configured >= 0 ? configured : kPerWorker * std::max(1, workers);
+}
 
 int64_t cycle_seed(int64_t seed, int64_t cycle_id) { return seed * 1000003 + cycle_id; }
 

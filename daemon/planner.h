@@ -46,6 +46,11 @@ inline constexpr const char* kRetrainJob = "retrain";
 inline constexpr const char* kEvaluateModelsJob = "evaluate_models";
 inline constexpr const char* kEvaluateJob = "evaluate";
 
+// The fill of a host with `workers` general workers: daemon.fill_samples when 0 or more, else 24
+// per worker, so that a wider host, whose workers drain a cycle's step tails sooner, gets as many
+// seconds of fill as a narrow one.
+int64_t fill_samples_for(int64_t configured, int workers);
+
 // The seed of cycle `cycle_id` of a run seeded with `seed`: the same for every restart.
 int64_t cycle_seed(int64_t seed, int64_t cycle_id);
 

@@ -56,6 +56,8 @@ class WorkerPool {
   void set_blocked_kinds(std::set<std::string> kinds);
   // Wakes idle workers (new jobs were enqueued).
   void wake();
+  // General workers (the dedicated ones not counted).
+  int workers() const { return options_.workers; }
   // Number of jobs being handled right now.
   int running() const { return running_.load(); }
   // Stops leasing, waits for running jobs up to `grace_seconds`; true when all finished.

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -423,7 +424,15 @@ TEST_CASE("daemon.cycles_in_flight: the next cycle starts while the current one 
   ProcessResult ran = run_tailforge({"daemon", "--db", db_path, "--config", config, "--cycles", "2", "--no-progress"}, 300);
   REQUIRE_MESSAGE(ran.exit_code == 0, ran.stderr_text);
   CHECK_MESSAGE(ran.stderr_text.find("cycle 2 started early (cycle 1 is current)") != std::string::npos, ran.stderr_text);
+  // daemon.fill_samples unset: 24 per worker (2 compile slots, and GPU slots where there is a GPU).
+  size_t started = ran.stderr_text.find("daemon started on " + db_path + ": ");
+  REQUIRE_MESSAGE(started != std::string::npos, ran.stderr_text);
+  int workers = std::atoi(ran.stderr_text.c_str() + started + std::string("daemon started on " + db_path + ": ").size());
+  CHECK(workers >= 2);
+  std::string fill = "an early cycle fills idle workers with up to " + std::to_string(24 * workers) + " more samples";
+  CHECK_MESSAGE(ran.stderr_text.find(fill) != std::string::npos, ran.stderr_text);
   Database db = Database::open(db_path).value();
+  CHECK(query_int(db, "SELECT max(planned) FROM cycle") <= 1 + 24 * workers);
   CHECK(query_int(db, "SELECT count(*) FROM cycle WHERE state = 'done' AND generated >= 1") == 2);
   // Each cycle's counts are its own samples' verdicts.
   CHECK(query_int(db, "SELECT count(*) FROM cycle c WHERE c.verified + c.failed ="

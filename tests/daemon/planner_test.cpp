@@ -271,3 +271,11 @@ TEST_CASE("while the current cycle's steps leave workers idle, the newest early 
   CHECK_FALSE(busy->enqueued);
   for (const Job& job : current) REQUIRE(queue.complete(job.id, "test"));
 }
+
+TEST_CASE("the fill scales with the host's workers unless daemon.fill_samples sets it") {
+  CHECK(fill_samples_for(-1, 2) == 48);    // 2 compile slots
+  CHECK(fill_samples_for(-1, 20) == 480);  // 16 compile slots and 4 GPU slots
+  CHECK(fill_samples_for(-1, 0) == 24);
+  CHECK(fill_samples_for(0, 20) == 0);     // no fill
+  CHECK(fill_samples_for(7, 20) == 7);
+}
