@@ -11,7 +11,8 @@
 // and a stage keeping more or less than one core busy shows too.
 // The busy-core timeline (10 s buckets) shows where cores sat idle: cycle ends and the barriers
 // between a cycle's steps (verify, evaluate, synthesize, verify the synthesized, evaluate again).
-// Beside it, from the queue, the jobs running and the jobs waiting for a worker in each bucket.
+// Beside it, from the queue, the jobs running (split: the current cycle's samples, an early
+// cycle's, evaluations, steps) and the jobs waiting for a worker in each bucket.
 // The CPU seconds of the daemon itself and of the processes it ran, against the stage seconds,
 // show how much of the busy time no stage accounts for (the daemon's own work, processes outside
 // the stages, children using more than one core).
@@ -25,6 +26,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -183,11 +185,12 @@ int main(int argc, char** argv) {
 
   Result<std::vector<CycleRecord>> list = list_cycles(*db, 1000000);
   if (!list) return fail(list.message());
-  std::printf("cycle  generated  synthesized  verified  failed    seconds\n");
+  // planned: the cycle's generate jobs, its samples_per_cycle and what the fill added.
+  std::printf("cycle  planned  generated  synthesized  verified  failed    seconds\n");
   for (auto it = list->rbegin(); it != list->rend(); ++it) {
     double seconds = it->finished_ms ? (*it->finished_ms - it->started_ms) / 1000.0 : 0;
-    std::printf("%5lld  %9lld  %11lld  %8lld  %6lld  %9.1f\n", static_cast<long long>(it->id),
-                static_cast<long long>(it->generated), static_cast<long long>(it->synthesized),
+    std::printf("%5lld  %7lld  %9lld  %11lld  %8lld  %6lld  %9.1f\n", static_cast<long long>(it->id),
+                static_cast<long long>(it->planned), static_cast<long long>(it->generated), static_cast<long long>(it->synthesized),
                 static_cast<long long>(it->verified), static_cast<long long>(it->failed), seconds);
   }
 
@@ -239,18 +242,47 @@ int main(int argc, char** argv) {
       if (overlap > 0) into[b] += overlap / 10.0;
     }
   };
+  // The running jobs split by what they are: the current cycle's samples (generate, verify), an
+  // early cycle's (started beside it, its fill), evaluations, and the serial steps. A job counts
+  // as the current cycle's when no earlier cycle was still open at its lease.
+  enum Kind { kCurrent, kEarly, kEvaluation, kStep, kKinds };
+  std::vector<std::vector<double>> running_by_kind(kKinds, std::vector<double>(buckets));
+  auto current_at = [&](int64_t at_ms) {
+    int64_t current = -1;
+    for (const CycleRecord& cycle : *list) {
+      if (cycle.started_ms <= at_ms && (!cycle.finished_ms || *cycle.finished_ms > at_ms) &&
+          (current < 0 || cycle.id < current)) {
+        current = cycle.id;
+      }
+    }
+    return current;
+  };
   Result<Statement> job_times = db->prepare(
-      "SELECT created_ms, started_ms, CASE WHEN state IN ('done', 'dead') THEN updated_ms END FROM job"
-      " WHERE started_ms IS NOT NULL");
+      "SELECT created_ms, started_ms, CASE WHEN state IN ('done', 'dead') THEN updated_ms END, kind,"
+      " json_extract(payload, '$.cycle') FROM job WHERE started_ms IS NOT NULL");
   if (!job_times) return fail(job_times.message());
   while (job_times->step()) {
     double queued = (job_times->int64(0) - started_ms) / 1000.0, leased = (job_times->int64(1) - started_ms) / 1000.0;
     double ended = job_times->optional_int64(2) ? (*job_times->optional_int64(2) - started_ms) / 1000.0 : wall;
     add_interval(jobs_waiting, queued, leased);
     add_interval(jobs_running, leased, ended);
+    std::string kind = job_times->text(3);
+    Kind group = kStep;
+    if (kind == "evaluate") group = kEvaluation;
+    else if (kind == "generate" || kind == "verify") {
+      std::optional<int64_t> cycle = job_times->optional_int64(4);
+      group = cycle && *cycle > current_at(job_times->int64(1)) ? kEarly : kCurrent;
+    }
+    add_interval(running_by_kind[group], leased, ended);
   }
   std::printf("jobs running, mean of each 10 s:\n ");
   for (double n : jobs_running) std::printf(" %.0f", n);
+  const char* kind_names[kKinds] = {"the current cycle's samples", "an early cycle's samples (its fill too)",
+                                    "evaluations", "steps (evaluate_models, synthesize, retrain)"};
+  for (int kind = 0; kind < kKinds; ++kind) {
+    std::printf("\n  of them %s:\n ", kind_names[kind]);
+    for (double n : running_by_kind[kind]) std::printf(" %.0f", n);
+  }
   std::printf("\njobs waiting for a worker, mean of each 10 s:\n ");
   for (double n : jobs_waiting) std::printf(" %.0f", n);
   std::printf("\n");
