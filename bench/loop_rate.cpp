@@ -12,7 +12,9 @@
 // The busy-core timeline (10 s buckets) shows where cores sat idle: cycle ends and the barriers
 // between a cycle's steps (verify, evaluate, synthesize, verify the synthesized, evaluate again).
 // Beside it, from the queue, the jobs running (split: the current cycle's samples, an early
-// cycle's, evaluations, steps) and the jobs waiting for a worker in each bucket.
+// cycle's, evaluations, steps) and the jobs waiting for a worker in each bucket; then the worker
+// seconds of each job kind, and of the verify jobs' the part spent outside their stages (waits
+// for a compile or GPU slot, the job's own work).
 // The CPU seconds of the daemon itself and of the processes it ran, against the stage seconds,
 // show how much of the busy time no stage accounts for (the daemon's own work, processes outside
 // the stages, children using more than one core).
@@ -286,6 +288,25 @@ int main(int argc, char** argv) {
   std::printf("\njobs waiting for a worker, mean of each 10 s:\n ");
   for (double n : jobs_waiting) std::printf(" %.0f", n);
   std::printf("\n");
+  // A worker on a verify job is in a stage, waiting for a compile or GPU slot, or in the daemon's
+  // own work (storing results); idle cores beside busy workers point at the slot waits.
+  Result<Statement> held = db->prepare(
+      "SELECT j.kind, count(*), coalesce(sum(j.updated_ms - j.started_ms), 0) / 1000.0,"
+      " coalesce(sum(v.seconds), 0) FROM job j LEFT JOIN (SELECT sample_id, sum(seconds) AS seconds FROM verification"
+      " GROUP BY sample_id) v ON j.kind = 'verify' AND v.sample_id = json_extract(j.payload, '$.sample_id')"
+      " WHERE j.state = 'done' AND j.started_ms IS NOT NULL GROUP BY j.kind ORDER BY 3 DESC");
+  if (!held) return fail(held.message());
+  std::printf("worker seconds by job kind (jobs; seconds from lease to done):\n");
+  while (held->step()) {
+    std::printf("  %-16s %6lld jobs %8.0f s", held->text(0).c_str(), static_cast<long long>(held->int64(1)),
+                held->real(2));
+    if (held->text(0) == "verify") {
+      std::printf(", %.0f s of them in stages, %.0f s not (slot waits, the job's own work): %.2f s a job",
+                  held->real(3), held->real(2) - held->real(3),
+                  (held->real(2) - held->real(3)) / std::max<double>(1, static_cast<double>(held->int64(1))));
+    }
+    std::printf("\n");
+  }
   double busy_share = busy.empty() ? 0 : busy_sum / static_cast<double>(busy.size()) / cores;
   std::printf("host CPU busy %.0f%% of the run; fewer than half the cores busy for %.0f s of %.0f s\n",
               busy_share * 100, under_half * 0.5, wall);
