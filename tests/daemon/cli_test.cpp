@@ -425,9 +425,10 @@ TEST_CASE("daemon.cycles_in_flight: the next cycle starts while the current one 
   REQUIRE_MESSAGE(ran.exit_code == 0, ran.stderr_text);
   CHECK_MESSAGE(ran.stderr_text.find("cycle 2 started early (cycle 1 is current)") != std::string::npos, ran.stderr_text);
   // daemon.fill_samples unset: 24 per worker (2 compile slots, and GPU slots where there is a GPU).
-  size_t started = ran.stderr_text.find("daemon started on " + db_path + ": ");
+  std::string start_line = "daemon started on " + db_path + ": ";
+  size_t started = ran.stderr_text.find(start_line);
   REQUIRE_MESSAGE(started != std::string::npos, ran.stderr_text);
-  int workers = std::atoi(ran.stderr_text.c_str() + started + std::string("daemon started on " + db_path + ": ").size());
+  int workers = std::atoi(ran.stderr_text.c_str() + started + start_line.size());
   CHECK(workers >= 2);
   std::string fill = "an early cycle fills idle workers with up to " + std::to_string(24 * workers) + " more samples";
   CHECK_MESSAGE(ran.stderr_text.find(fill) != std::string::npos, ran.stderr_text);
