@@ -4,6 +4,7 @@
 
 #include "daemon/kernel_pairs_store.h"
 #include "daemon/ptx_pairs_store.h"
+#include "daemon/stage_records.h"
 #include "verifier/stage_runner.h"
 
 namespace tailforge {
@@ -35,6 +36,14 @@ Status store_derived_pairs(Database& db, const Sample& program, const VerifyOutp
   }
   if (output.ptx_pairs) {
     const PtxPairing& pairing = *output.ptx_pairs;
+    // The capture run, where it ran, is the program's stage: its seconds count with the others'.
+    // Its failure leaves ptx2cuda without launches but says nothing against the program, so it
+    // gets no failure record (the pairs it could not test carry the reason).
+    if (pairing.capture.status != "skipped" && !pairing.capture.name.empty()) {
+      if (Result<int64_t> row = upsert_verification(db, verification_record_of(program, pairing.capture, host)); !row) {
+        return row.error();
+      }
+    }
     Result<StoredDerivedSamples> stored = store_ptx_pairs(db, program, pairing, taxonomy, host);
     if (!stored) return stored.error();
     spdlog::debug("sample {}: {} ptx2cuda pairs ({} new, {} verified){}; capture {}", id, pairing.pairs.size(),

@@ -5,23 +5,26 @@
 
 namespace tailforge {
 
+VerificationRecord verification_record_of(const Sample& sample, const StageResult& stage, const std::string& host) {
+  return VerificationRecord{.sample_id = sample.id,
+                            .stage = stage.name,
+                            .status = stage.status,
+                            .exit_code = stage.exit_code ? std::optional<int64_t>(*stage.exit_code) : std::nullopt,
+                            .signal = stage.signal ? std::optional<int64_t>(stage.signal) : std::nullopt,
+                            .reason = stage.reason,
+                            .diagnostics = stage.diagnostics,
+                            .seconds = stage.seconds,
+                            .cpu_seconds = stage.cpu_seconds,
+                            .peak_rss_kb = stage.peak_rss_kb,
+                            .host = host.empty() ? std::nullopt : std::optional(host),
+                            .toolchain_version = stage.toolchain_version,
+                            .cached = stage.cached};
+}
+
 Status store_stage_results(Database& db, const Sample& sample, const std::vector<StageResult>& stages,
                            const Taxonomy& taxonomy, const StageAgent& agent_of, const std::string& host) {
   for (const StageResult& stage : stages) {
-    VerificationRecord record{.sample_id = sample.id,
-                              .stage = stage.name,
-                              .status = stage.status,
-                              .exit_code = stage.exit_code ? std::optional<int64_t>(*stage.exit_code) : std::nullopt,
-                              .signal = stage.signal ? std::optional<int64_t>(stage.signal) : std::nullopt,
-                              .reason = stage.reason,
-                              .diagnostics = stage.diagnostics,
-                              .seconds = stage.seconds,
-                              .cpu_seconds = stage.cpu_seconds,
-                              .peak_rss_kb = stage.peak_rss_kb,
-                              .host = host.empty() ? std::nullopt : std::optional(host),
-                              .toolchain_version = stage.toolchain_version,
-                              .cached = stage.cached};
-    Result<int64_t> verification_id = upsert_verification(db, record);
+    Result<int64_t> verification_id = upsert_verification(db, verification_record_of(sample, stage, host));
     if (!verification_id) return verification_id.error();
     for (const Artifact& artifact : stage.artifacts) {
       if (artifact.binary) continue;  // text artifacts are the dataset; binaries are rebuilt from them

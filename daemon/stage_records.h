@@ -45,6 +45,9 @@ struct StoredDerivedSamples {
 Status store_derived_sample(Database& db, const Sample& program, const DerivedSample& derived,
                             const Taxonomy& taxonomy, const std::string& host, StoredDerivedSamples& stored);
 
+// `stage` as `sample`'s verification row (without artifacts and failure records).
+VerificationRecord verification_record_of(const Sample& sample, const StageResult& stage, const std::string& host);
+
 // `host`: the machine the stages ran on (the daemon's, or a remote worker's), stored with each
 // verification row; empty when unknown.
 Status store_stage_results(Database& db, const Sample& sample, const std::vector<StageResult>& stages,

@@ -228,6 +228,7 @@ ChainResult verify_file(const std::string& path, const ChainOptions& options) {
     context.compile_only = !text::regex_search(read_file_text(path), main_function);
   }
   if (extension == ".cu") context.cuda_libraries = cuda_link_libraries(path, options.include_dirs);
+  context.shared_cuda_runtime = options.shared_cuda_runtime;
   try {
     std::string source = context.scratch_dir + "/source" + extension;
     fs::copy_file(path, source);

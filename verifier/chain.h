@@ -49,6 +49,9 @@ struct ChainOptions {
   // last ("" = <TAILFORGE_HOME>/verifier/hip_compat).
   std::vector<std::string> include_dirs, hip_include_dirs;
   std::string hip_compat_include;
+  // nvidia.exe links the CUDA runtime as a shared library (shared_cuda_runtime_flags), so that the
+  // ptx2cuda capture can run that executable with its library preloaded instead of building its own.
+  bool shared_cuda_runtime = false;
 };
 
 struct ChainResult {

@@ -63,6 +63,12 @@ std::vector<std::string> hip_on_nvidia_gencode_flags(const std::vector<std::stri
   return gencode_flags(gpu_targets);
 }
 
+std::vector<std::string> shared_cuda_runtime_flags(const Toolchains& toolchains) {
+  std::filesystem::path nvcc = std::filesystem::weakly_canonical(toolchains.tool("nvcc").path);
+  std::string runtime_dir = (nvcc.parent_path().parent_path() / "lib64").string();
+  return {"-cudart", "shared", "-Xlinker", "-rpath=" + runtime_dir};
+}
+
 std::string availability_reason(const StageContext& context, const std::string& family) {
   for (const auto& stage : stage_availability(context.toolchains, context.options.sandbox.mode)) {
     if (stage.stage == family) return stage.reason;
@@ -182,6 +188,17 @@ std::string kept_cubin_name(const std::string& stem, const std::string& sm, cons
   return stem + "." + virtual_arch + (codes > 1 ? "." + sm : "") + ".cubin";
 }
 
+// nvidia.exe's link flags: the libraries the program uses, and the shared CUDA runtime where the
+// chain asks for it.
+std::vector<std::string> executable_link_flags(const StageContext& context) {
+  std::vector<std::string> flags;
+  for (const std::string& library : context.cuda_libraries) flags.push_back("-l" + library);
+  if (context.shared_cuda_runtime) {
+    for (const std::string& flag : shared_cuda_runtime_flags(context.toolchains)) flags.push_back(flag);
+  }
+  return flags;
+}
+
 bool single_pass_applies(const StageContext& context) {
   if (!context.options.nvcc_single_pass || context.compile_only) return false;
   std::vector<std::string> stages = {"nvidia.ptx", "nvidia.exe"};
@@ -216,7 +233,7 @@ bool run_single_nvcc_pass(StageContext& context, const std::string& cuda_path, c
   args.insert(args.end(), gencode.begin(), gencode.end());
   if (host_asm) args.insert(args.end(), {"-Xcompiler", "-save-temps=obj"});
   args.insert(args.end(), {"--keep", "--keep-dir", keep, cuda_path, "-o", exe});
-  for (const std::string& library : context.cuda_libraries) args.push_back("-l" + library);
+  for (const std::string& flag : executable_link_flags(context)) args.push_back(flag);
   ToolStep step{"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""};
   step.outputs.push_back({"ptx", keep + "/" + stem + ".compute_" + sms.front().substr(3) + ".ptx", false});
   for (const std::string& sm : sms) step.outputs.push_back({"cubin", keep + "/" + kept_cubin_name(stem, sm, gencode), true});
@@ -287,7 +304,7 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
       if (branch.compile_only) return branch.add(skipped_stage("nvidia.exe", kCompileOnlyReason));
       std::vector<std::string> args = with_includes(executable_gencode_flags(sms, branch.toolchains));
       args.insert(args.end(), {cuda_path, "-o", exe});
-      for (const std::string& library : branch.cuda_libraries) args.push_back("-l" + library);
+      for (const std::string& flag : executable_link_flags(branch)) args.push_back(flag);
       branch.add(run_tool_stage(branch, {"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""}));
     });
     compiles.push_back([&](StageContext& branch) {

@@ -28,6 +28,10 @@ std::vector<std::string> executable_gencode_flags(const std::vector<std::string>
 // target's alone (the compile is then the whole check); else those of a program that runs.
 std::vector<std::string> hip_on_nvidia_gencode_flags(const std::vector<std::string>& configured,
                                                      const Toolchains& toolchains);
+// The nvcc link flags of an executable that loads the CUDA runtime as a shared library, found at
+// run time through its rpath (a sandboxed program sees no LD_LIBRARY_PATH): a preloaded library,
+// such as the ptx2cuda capture's, then sees its launches.
+std::vector<std::string> shared_cuda_runtime_flags(const Toolchains& toolchains);
 // Why a stage family ("nvidia.run", "nvidia.sass") cannot run here; empty when it can.
 std::string availability_reason(const StageContext& context, const std::string& family);
 

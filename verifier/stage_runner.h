@@ -29,6 +29,7 @@ struct StageContext {
   std::vector<std::string> cuda_include_dirs, hip_include_dirs;
   bool compile_only = false;
   std::vector<std::string> cuda_libraries;  // linked into the CUDA executable: "cublas", "curand", ...
+  bool shared_cuda_runtime = false;         // nvidia.exe loads the CUDA runtime as a shared library
 
   const StageResult* find(const std::string& name) const;
   bool ok(const std::string& name) const;

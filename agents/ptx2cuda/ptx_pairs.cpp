@@ -46,11 +46,11 @@ std::vector<std::string> device_variable_names(const std::string& source) {
   return names;
 }
 
-// Builds the program with the shared CUDA runtime and runs it with the capture library preloaded;
-// the launches it recorded, by kernel name.
+// Runs the program with the capture library preloaded: its own nvidia.exe where the chain linked
+// that with the shared CUDA runtime (ChainOptions::shared_cuda_runtime), else a build of it that
+// does. The launches it recorded, by kernel name.
 std::map<std::string, CapturedLaunch> capture_program(StageContext& context, const std::string& cuda_source,
-                                                      const ChainResult& program,
-                                                      const std::vector<std::string>& include_dirs,
+                                                      const ChainResult& program, const ChainOptions& options,
                                                       std::optional<HarnessTools>& harness, StageResult& capture) {
   std::map<std::string, CapturedLaunch> by_kernel;
   if (!context.toolchains.has_gpu("nvidia")) {
@@ -70,18 +70,27 @@ std::map<std::string, CapturedLaunch> capture_program(StageContext& context, con
   harness = *tools;
   std::string dir = make_subdirectory(context, "capture-build");
   std::string source = dir + "/program.cu", exe = dir + "/program";
-  write_file_text(source, cuda_source);
-  // Built as the nvidia.exe that ran: for the configured targets and this GPU, with PTX.
-  std::vector<std::string> args = executable_gencode_flags(context.options.sm_targets, context.toolchains);
-  std::string sm = context.options.sm_targets.empty() ? "" : context.options.sm_targets.back();
-  for (const std::string& flag : include_flags(include_dirs)) args.push_back(flag);
-  args.insert(args.end(), {source, "-o", exe});
-  for (const std::string& flag : capture_link_flags(context.toolchains)) args.push_back(flag);
-  StageResult built = run_tool_stage(context, {"ptx2cuda.capture.exe", "nvcc", args, {source},
-                                               {{"executable", exe, true}}, sm, {}, ""});
-  if (!built.ok()) {
-    capture = skipped_stage("ptx2cuda.capture", "the program does not build with the shared CUDA runtime: " + built.reason);
-    return by_kernel;
+  const StageResult* linked = program.stage("nvidia.exe");
+  const Artifact* executable = linked && linked->ok() ? linked->artifact("executable") : nullptr;
+  if (options.shared_cuda_runtime && executable) {
+    if (!write_file_text(exe, executable->content)) {
+      capture = skipped_stage("ptx2cuda.capture", "cannot write the program's executable to " + exe);
+      return by_kernel;
+    }
+  } else {
+    write_file_text(source, cuda_source);
+    // Built as the nvidia.exe that ran: for the configured targets and this GPU, with PTX.
+    std::vector<std::string> args = executable_gencode_flags(context.options.sm_targets, context.toolchains);
+    std::string sm = context.options.sm_targets.empty() ? "" : context.options.sm_targets.back();
+    for (const std::string& flag : include_flags(options.include_dirs)) args.push_back(flag);
+    args.insert(args.end(), {source, "-o", exe});
+    for (const std::string& flag : shared_cuda_runtime_flags(context.toolchains)) args.push_back(flag);
+    StageResult built = run_tool_stage(context, {"ptx2cuda.capture.exe", "nvcc", args, {source},
+                                                 {{"executable", exe, true}}, sm, {}, ""});
+    if (!built.ok()) {
+      capture = skipped_stage("ptx2cuda.capture", "the program does not build with the shared CUDA runtime: " + built.reason);
+      return by_kernel;
+    }
   }
   std::string capture_dir;
   capture = run_capture_stage(context, *tools, exe, device_variable_names(cuda_source), capture_dir);
@@ -207,7 +216,7 @@ PtxPairing pair_ptx_kernels(const std::string& cuda_source, const ChainResult& p
   std::optional<HarnessTools> harness;
   std::map<std::string, CapturedLaunch> launches;
   std::vector<Branch> branches = {[&](StageContext& own) {
-    launches = capture_program(own, cuda_source, program, options.include_dirs, harness, pairing.capture);
+    launches = capture_program(own, cuda_source, program, options, harness, pairing.capture);
   }};
   for (UnitWork& item : work) {
     branches.push_back([&](StageContext& own) {

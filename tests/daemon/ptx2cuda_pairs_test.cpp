@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/ptx2cuda/ptx_pairs.h"
+#include "daemon/derived_pairs.h"
 #include "daemon/ptx_pairs_store.h"
 #include "policies/config.h"
 #include "test_support/query.h"
@@ -171,6 +172,86 @@ TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and
     CHECK(std::filesystem::exists(harness + "/launch_0/buffer_0.in"));
     CHECK(std::filesystem::exists(harness + "/element_types.json"));
   }
+}
+
+TEST_CASE("ptx2cuda: where the chain links nvidia.exe with the shared CUDA runtime, the capture runs that executable") {
+  const Toolchains& toolchains = detected_toolchains();
+  if (!toolchains.tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found");
+    return;
+  }
+  TempDir dir;
+  ChainOptions options;
+  options.shared_cuda_runtime = true;
+  ChainResult chain = verify_test_program(dir, kProgram, options);
+  const StageResult* linked = chain.stage("nvidia.exe");
+  REQUIRE(linked != nullptr);
+  REQUIRE_MESSAGE(linked->ok(), linked->diagnostics);
+  CHECK(linked->command.find("-cudart shared") != std::string::npos);
+  REQUIRE(linked->artifact("executable") != nullptr);
+  CHECK(linked->artifact("executable")->content.find("libcudart.so") != std::string::npos);  // a needed library
+  if (!toolchains.has_gpu("nvidia")) {
+    MESSAGE("skipped: no NVIDIA GPU (the capture run)");
+    return;
+  }
+  REQUIRE_MESSAGE(chain.stage("nvidia.run")->ok(), chain.stage("nvidia.run")->diagnostics);
+  PtxPairing pairing = pair_ptx_kernels(kProgram, chain, options, dir.file("pairs"));
+  CHECK_MESSAGE(pairing.capture.ok(), pairing.capture.reason << "\n" << pairing.capture.diagnostics);
+  CHECK(pairing.capture.seconds > 0);
+  // No second build of the program: its source is never written for one.
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.file("pairs"))) {
+    CHECK_MESSAGE(entry.path().filename() != "program.cu", entry.path().string());
+  }
+  REQUIRE(pairing.pairs.size() == 3);
+  for (const PtxPair& pair : pairing.pairs) {
+    CAPTURE(pair.kernel);
+    CHECK(pair.ok);
+    CHECK(pair.launch.launch_txt.find("kernel " + pair.kernel) != std::string::npos);
+  }
+}
+
+TEST_CASE("ptx2cuda: the capture run that ran is stored as the program's stage, with no failure record") {
+  TempDir dir;
+  Database db = Database::open(dir.file("capture.db")).value();
+  Taxonomy taxonomy = load_taxonomy(data_path("policies/taxonomy.json")).value();
+  auto program = [&](const std::string& text) {
+    Sample sample;
+    sample.track = "cuda2hip";
+    sample.origin = "template";
+    sample.language = "cuda";
+    sample.text = text;
+    sample.id = insert_sample_if_absent(db, sample).value().id;
+    return sample;
+  };
+  auto stored_with = [&](const Sample& sample, const std::string& status, double seconds) {
+    VerifyOutput output;
+    output.ptx_pairs = PtxPairing{};
+    output.ptx_pairs->capture.name = "ptx2cuda.capture";
+    output.ptx_pairs->capture.status = status;
+    output.ptx_pairs->capture.seconds = seconds;
+    output.ptx_pairs->capture.cpu_seconds = seconds / 2;
+    output.ptx_pairs->capture.reason = status == "ok" ? "" : "the capture library found no launch";
+    Status stored = store_derived_pairs(db, sample, output, taxonomy, "test-host");
+    REQUIRE_MESSAGE(stored.ok(), stored.message());
+  };
+  auto capture_rows = [&](const Sample& sample, const std::string& column) {
+    // One line per row.
+    return query_text(db, "SELECT " + column + " FROM verification WHERE stage = 'ptx2cuda.capture' AND sample_id = '" +
+                              sample.id + "'");
+  };
+  Sample captured = program("int main() { return 0; }\n");
+  stored_with(captured, "ok", 0.75);
+  CHECK(capture_rows(captured, "status") == "ok\n");
+  CHECK(capture_rows(captured, "seconds") == "0.75\n");
+  CHECK(capture_rows(captured, "cpu_seconds") == "0.375\n");
+  Sample failed = program("int main() { return 1; }\n");
+  stored_with(failed, "fail", 1.5);
+  CHECK(capture_rows(failed, "status") == "fail\n");
+  CHECK(capture_rows(failed, "reason") == "the capture library found no launch\n");
+  CHECK(query_int(db, "SELECT count(*) FROM failure") == 0);  // a harness's miss, not the program's fault
+  Sample not_run = program("int main() { return 2; }\n");
+  stored_with(not_run, "skipped", 0);
+  CHECK(capture_rows(not_run, "status").empty());
 }
 
 }  // namespace tailforge

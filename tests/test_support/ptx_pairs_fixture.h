@@ -13,15 +13,21 @@
 
 namespace tailforge {
 
-inline PtxPairing pair_test_program(const TempDir& dir, const std::string& source) {
+// Writes `source` to `dir` and verifies it for sm_90 with the NVIDIA and ptx2cuda stages, as
+// `options` sets the rest (its targets, stages and cache folder are set here).
+inline ChainResult verify_test_program(const TempDir& dir, const std::string& source, ChainOptions& options) {
   chmod(dir.path().c_str(), 0755);  // the sandbox user reaches the capture's and replay's folders
   std::string program = dir.file("program.cu");
   std::ofstream(program) << source;
-  ChainOptions options;
   options.verifier.sm_targets = {"sm_90"};
   options.verifier.stages = {"nvidia", "ptx2cuda"};
   options.verifier.cache_dir = dir.file("cache");
-  ChainResult chain = verify_file(program, options);
+  return verify_file(program, options);
+}
+
+inline PtxPairing pair_test_program(const TempDir& dir, const std::string& source) {
+  ChainOptions options;
+  ChainResult chain = verify_test_program(dir, source, options);
   REQUIRE_MESSAGE(chain.stage("nvidia.ptx")->ok(), chain.stage("nvidia.ptx")->diagnostics);
   return pair_ptx_kernels(source, chain, options, dir.file("pairs"));
 }

@@ -12,6 +12,7 @@
 #include "policies/categorizer.h"
 #include "policies/config.h"
 #include "test_support/temp_dir.h"
+#include "verifier/nvidia.h"
 #include "verifier/ptx2cuda/launch_harness.h"
 
 namespace tailforge {
@@ -183,7 +184,7 @@ TEST_CASE("harness: a captured launch replays a correct candidate and fails an o
   std::ofstream(dir.file("program.cu")) << kProgram;
   std::vector<std::string> argv = {toolchains.tool("nvcc").path, "-arch=sm_90", dir.file("program.cu"), "-o",
                                    dir.file("program")};
-  for (const std::string& flag : capture_link_flags(toolchains)) argv.push_back(flag);
+  for (const std::string& flag : shared_cuda_runtime_flags(toolchains)) argv.push_back(flag);
   ProcessSpec build;
   build.argv = argv;
   build.timeout_seconds = 120;

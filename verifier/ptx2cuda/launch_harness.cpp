@@ -104,12 +104,6 @@ Result<HarnessTools> build_harness_tools(const StageContext& context) {
   return tools;
 }
 
-std::vector<std::string> capture_link_flags(const Toolchains& toolchains) {
-  fs::path nvcc = fs::weakly_canonical(toolchains.tool("nvcc").path);
-  std::string runtime_dir = (nvcc.parent_path().parent_path() / "lib64").string();
-  return {"-cudart", "shared", "-Xlinker", "-rpath=" + runtime_dir};
-}
-
 Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& capture_dir) {
   std::vector<CapturedLaunch> launches;
   for (int index = 0;; ++index) {

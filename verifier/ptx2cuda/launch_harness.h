@@ -23,10 +23,6 @@ struct HarnessTools {
 // Builds both with nvcc under the verifier's cache directory, once per source and nvcc version.
 Result<HarnessTools> build_harness_tools(const StageContext& context);
 
-// The nvcc link flags that let the capture library see a program's launches: the shared CUDA
-// runtime, found at run time without LD_LIBRARY_PATH.
-std::vector<std::string> capture_link_flags(const Toolchains& toolchains);
-
 struct CapturedLaunch {
   std::string dir;      // holds launch.txt and buffer_K.in / buffer_K.out
   std::string kernel;   // mangled name
@@ -67,7 +63,7 @@ void keep_module_variables(StoredLaunch& launch, const std::vector<std::string>&
 // rebuilt from storage alone; errors when launch.txt is malformed or its buffers are missing.
 Result<CapturedLaunch> restore_captured_launch(const StoredLaunch& stored, const std::string& dir);
 
-// Runs `executable` (linked with capture_link_flags) in the sandbox with the capture library
+// Runs `executable` (linked with shared_cuda_runtime_flags) in the sandbox with the capture library
 // preloaded, as stage "ptx2cuda.capture"; on success `capture_dir` names the folder of launches.
 // `global_names` are the program's __device__/__constant__ variables to record with each launch.
 StageResult run_capture_stage(StageContext& context, const HarnessTools& tools, const std::string& executable,
