@@ -4,13 +4,15 @@
 // executable is checked as a non-empty ELF file, not byte for byte. The host assembly is the host
 // object's of the executable: it is compared without its embedded device image, whose targets are
 // the executable's, without the `.file` line, which names nvcc's temporary file, and without gcc's
-// -O0 `nop`s, which it emits when it compiles its saved preprocessed file, and with the scratch
+// -O0 `nop`s and second labels at one place, which it emits when it compiles its saved preprocessed
+// file (another gcc emits them elsewhere), and with the scratch
 // folder's random name, which each run has its own of, as a path where the program says __FILE__.)
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,9 +46,33 @@ std::string status_of(const ChainResult& result, const std::string& name) {
   return stage ? stage->status : "<missing>";
 }
 
+bool is_local_label(const std::string& line) {
+  return line.size() > 3 && line.rfind(".L", 0) == 0 && line.back() == ':' && line.find_first_of(" \t") == std::string::npos;
+}
+
+// `lines` with each run of adjacent local labels as its last label alone, and every jump to one
+// of the others aimed at that label: gcc may put a second label where one already is.
+std::string merge_adjacent_labels(const std::vector<std::string>& lines) {
+  auto name_of = [](const std::string& label) { return label.substr(0, label.size() - 1); };
+  std::map<std::string, std::string> alias;
+  for (size_t i = lines.size(); i-- > 1;) {  // backwards: a run resolves to its last label
+    if (!is_local_label(lines[i - 1]) || !is_local_label(lines[i])) continue;
+    auto further = alias.find(name_of(lines[i]));
+    alias[name_of(lines[i - 1])] = further == alias.end() ? name_of(lines[i]) : further->second;
+  }
+  std::string text;
+  for (const std::string& line : lines) {
+    if (is_local_label(line) && alias.count(name_of(line))) continue;
+    size_t tab = line.rfind('\t');  // a jump's target is its last word
+    auto target = tab == std::string::npos ? alias.end() : alias.find(line.substr(tab + 1));
+    text += (target == alias.end() ? line : line.substr(0, tab + 1) + target->second) + "\n";
+  }
+  return text;
+}
+
 // Host assembly without what may differ between the two ways (see the top of the file).
 std::string host_code(const std::string& assembly) {
-  std::string kept;
+  std::vector<std::string> kept;
   bool in_device_image = false;
   size_t start = 0;
   while (start < assembly.size()) {
@@ -61,9 +87,9 @@ std::string host_code(const std::string& assembly) {
     for (size_t at = line.find("tailforge-verify-"); at != std::string::npos; at = line.find("tailforge-verify-", at + 1)) {
       line.replace(at + 17, std::min<size_t>(6, line.size() - at - 17), "XXXXXX");
     }
-    kept += line + "\n";
+    kept.push_back(line);
   }
-  return kept;
+  return merge_adjacent_labels(kept);
 }
 
 // The same status for every output stage, and for each that succeeded the same artifacts.
