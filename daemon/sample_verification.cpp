@@ -100,7 +100,8 @@ Result<VerifyOutput> SampleVerifier::run(const VerifyInput& input, Database* cac
   options.translate_cuda_to_hip = translates;
   // A verified program's launches are captured for ptx2cuda's pairs (derive_pairs) from its own
   // executable where a GPU runs it.
-  options.shared_cuda_runtime = translates && toolchains_.has_gpu("nvidia");
+  options.shared_cuda_runtime =
+      translates && toolchains_.has_gpu("nvidia") && stage_enabled(resources_.verifier, "ptx2cuda.capture");
   options.cache_db = cache_db;
   options.gate = gate_;
   options.toolchains = &toolchains_;

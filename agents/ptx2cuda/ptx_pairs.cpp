@@ -53,6 +53,10 @@ std::map<std::string, CapturedLaunch> capture_program(StageContext& context, con
                                                       const ChainResult& program, const ChainOptions& options,
                                                       std::optional<HarnessTools>& harness, StageResult& capture) {
   std::map<std::string, CapturedLaunch> by_kernel;
+  if (!stage_enabled(context.options, "ptx2cuda.capture")) {
+    capture = skipped_stage("ptx2cuda.capture", "disabled by verifier.stages");
+    return by_kernel;
+  }
   if (!context.toolchains.has_gpu("nvidia")) {
     capture = skipped_stage("ptx2cuda.capture", "no NVIDIA GPU: launches are recorded where the program can run");
     return by_kernel;

@@ -210,6 +210,29 @@ TEST_CASE("ptx2cuda: where the chain links nvidia.exe with the shared CUDA runti
   }
 }
 
+TEST_CASE("ptx2cuda: a capture that verifier.stages leaves out does not run; the units still compile") {
+  if (!detected_toolchains().tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found");
+    return;
+  }
+  TempDir dir;
+  ChainOptions options;
+  ChainResult chain = verify_test_program(dir, kProgram, options);
+  REQUIRE_MESSAGE(chain.stage("nvidia.ptx")->ok(), chain.stage("nvidia.ptx")->diagnostics);
+  options.verifier.stages = {"nvidia", "ptx2cuda.compile"};
+  PtxPairing pairing = pair_ptx_kernels(kProgram, chain, options, dir.file("pairs"));
+  CHECK(pairing.capture.status == "skipped");
+  CHECK(pairing.capture.reason == "disabled by verifier.stages");
+  REQUIRE(pairing.pairs.size() == 3);
+  for (const PtxPair& pair : pairing.pairs) {
+    CAPTURE(pair.kernel);
+    CHECK(pair.launch.launch_txt.empty());
+    for (const StageResult& check : pair.checks) {
+      if (check.name == "ptx2cuda.compile") CHECK(check.status == "ok");
+    }
+  }
+}
+
 TEST_CASE("ptx2cuda: the capture run that ran is stored as the program's stage, with no failure record") {
   TempDir dir;
   Database db = Database::open(dir.file("capture.db")).value();
