@@ -13,8 +13,8 @@
 // between a cycle's steps (verify, evaluate, synthesize, verify the synthesized, evaluate again).
 // Beside it, from the queue, the jobs running (split: the current cycle's samples, an early
 // cycle's, evaluations, steps) and the jobs waiting for a worker in each bucket; then the worker
-// seconds of each job kind, and of the verify jobs' the part spent outside their stages (waits
-// for a compile or GPU slot, the job's own work).
+// seconds of each job kind, and for the verify jobs those seconds less the stage seconds they ran
+// (their program's and its pairs'): slot waits and the job's own work, less the overlap of branches.
 // The CPU seconds of the daemon itself and of the processes it ran, against the stage seconds,
 // show how much of the busy time no stage accounts for (the daemon's own work, processes outside
 // the stages, children using more than one core).
@@ -289,11 +289,16 @@ int main(int argc, char** argv) {
   for (double n : jobs_waiting) std::printf(" %.0f", n);
   std::printf("\n");
   // A worker on a verify job is in a stage, waiting for a compile or GPU slot, or in the daemon's
-  // own work (storing results); idle cores beside busy workers point at the slot waits.
+  // own work (storing results); idle cores beside busy workers point at the slot waits. The chain's
+  // branches run side by side, so the difference is a lower bound on that time. A verify
+  // job's stages are its sample's and those of the pairs cut from it (compiled_to), which the same
+  // job ran; a pair that two programs yield counts under both.
   Result<Statement> held = db->prepare(
       "SELECT j.kind, count(*), coalesce(sum(j.updated_ms - j.started_ms), 0) / 1000.0,"
-      " coalesce(sum(v.seconds), 0) FROM job j LEFT JOIN (SELECT sample_id, sum(seconds) AS seconds FROM verification"
-      " GROUP BY sample_id) v ON j.kind = 'verify' AND v.sample_id = json_extract(j.payload, '$.sample_id')"
+      " coalesce(sum(v.seconds), 0) FROM job j LEFT JOIN (SELECT owner, sum(seconds) AS seconds FROM"
+      " (SELECT sample_id AS owner, seconds FROM verification UNION ALL SELECT l.parent_id, v.seconds FROM lineage l"
+      " JOIN verification v ON v.sample_id = l.child_id WHERE l.relation = 'compiled_to') GROUP BY owner) v"
+      " ON j.kind = 'verify' AND v.owner = json_extract(j.payload, '$.sample_id')"
       " WHERE j.state = 'done' AND j.started_ms IS NOT NULL GROUP BY j.kind ORDER BY 3 DESC");
   if (!held) return fail(held.message());
   std::printf("worker seconds by job kind (jobs; seconds from lease to done):\n");
@@ -301,7 +306,8 @@ int main(int argc, char** argv) {
     std::printf("  %-16s %6lld jobs %8.0f s", held->text(0).c_str(), static_cast<long long>(held->int64(1)),
                 held->real(2));
     if (held->text(0) == "verify") {
-      std::printf(", %.0f s of them in stages, %.0f s not (slot waits, the job's own work): %.2f s a job",
+      std::printf(", %.0f s of stages (its program's and its pairs'), %.0f s less (slot waits and the job's own work,"
+                  " less the overlap of branches run side by side): %.2f s a job",
                   held->real(3), held->real(2) - held->real(3),
                   (held->real(2) - held->real(3)) / std::max<double>(1, static_cast<double>(held->int64(1))));
     }
