@@ -5,10 +5,12 @@
 #include <fstream>
 
 #include "agents/hipify.h"
+#include "agents/ptx2cuda/ptx_pairs.h"
 #include "agents/tree_translate.h"
 #include "daemon/c2x86_jobs.h"
 #include "daemon/derived_pairs.h"
 #include "policies/config.h"
+#include "verifier/ptx2cuda/launch_harness.h"
 #include "verifier/stage_runner.h"
 #include "synth/tracks.h"
 
@@ -102,6 +104,15 @@ Result<VerifyOutput> SampleVerifier::run(const VerifyInput& input, Database* cac
   // executable where a GPU runs it.
   options.shared_cuda_runtime =
       translates && toolchains_.has_gpu("nvidia") && stage_enabled(resources_.verifier, "ptx2cuda.capture");
+  // nvidia.run itself records them: one GPU program fewer per program. Where the recorder cannot
+  // be built, derive_pairs says why.
+  if (options.shared_cuda_runtime) {
+    StageContext tools_context{resources_.verifier, toolchains_, nullptr, gate_, "", {}};
+    if (Result<HarnessTools> tools = build_harness_tools(tools_context)) {
+      options.record_launches =
+          LaunchRecording{tools->capture_library, device_variable_names(read_file_text(file.string())), (dir / "launches").string()};
+    }
+  }
   options.cache_db = cache_db;
   options.gate = gate_;
   options.toolchains = &toolchains_;

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -229,6 +230,7 @@ ChainResult verify_file(const std::string& path, const ChainOptions& options) {
   }
   if (extension == ".cu") context.cuda_libraries = cuda_link_libraries(path, options.include_dirs);
   context.shared_cuda_runtime = options.shared_cuda_runtime;
+  if (options.record_launches && options.shared_cuda_runtime) context.launch_recording = &*options.record_launches;
   try {
     std::string source = context.scratch_dir + "/source" + extension;
     fs::copy_file(path, source);
@@ -239,6 +241,12 @@ ChainResult verify_file(const std::string& path, const ChainOptions& options) {
   if (!options.verifier.keep_scratch) {
     std::error_code ignored;
     fs::remove_all(context.scratch_dir, ignored);
+  }
+  auto recording = std::find_if(context.stages.begin(), context.stages.end(),
+                                [](const StageResult& stage) { return stage.name == kLaunchRecordingStage; });
+  if (recording != context.stages.end()) {
+    result.launch_recording = std::move(*recording);
+    context.stages.erase(recording);
   }
   result.stages = std::move(context.stages);
   result.ok = true;

@@ -13,6 +13,7 @@
 #include "store/database.h"
 #include "verifier/options.h"
 #include "verifier/stage.h"
+#include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
 
 namespace tailforge {
@@ -52,6 +53,9 @@ struct ChainOptions {
   // nvidia.exe links the CUDA runtime as a shared library (shared_cuda_runtime_flags), so that the
   // ptx2cuda capture can run that executable with its library preloaded instead of building its own.
   bool shared_cuda_runtime = false;
+  // nvidia.run runs with the launch recorder preloaded (needs shared_cuda_runtime); the outcome is
+  // ChainResult::launch_recording.
+  std::optional<LaunchRecording> record_launches;
 };
 
 struct ChainResult {
@@ -59,6 +63,11 @@ struct ChainResult {
   std::string track;
   bool ok = false;  // no stage failed, timed out or errored (skipped stages do not count)
   std::vector<StageResult> stages;
+  // Where ChainOptions::record_launches was set and the program ran: stage "ptx2cuda.capture",
+  // "ok" when nvidia.run itself recorded the launches (0 seconds of its own: the recording is in
+  // nvidia.run's), else the recorded run that did not pass, with its seconds (nvidia.run is then
+  // the plain run after it). Kept apart from `stages`: it judges nothing about the program.
+  std::optional<StageResult> launch_recording;
 
   const StageResult* stage(const std::string& name) const;
 };

@@ -7,6 +7,7 @@
 
 #include "policies/config.h"
 #include "text/regex.h"
+#include "verifier/ptx2cuda/launch_harness.h"
 #include "verifier/sass2rdna3/kernel_split.h"
 
 namespace tailforge {
@@ -271,6 +272,34 @@ bool run_single_nvcc_pass(StageContext& context, const std::string& cuda_path, c
   return true;
 }
 
+// nvidia.run with the launch recorder preloaded (StageContext::launch_recording): true when the
+// recorded run passed and is nvidia.run. Either way the outcome is stage "ptx2cuda.capture",
+// which verify_file keeps apart from the program's stages.
+bool run_recorded_nvidia_program(StageContext& context, const std::string& exe) {
+  const LaunchRecording& recording = *context.launch_recording;
+  std::string capture_dir;
+  StageResult run = run_recorded_program_stage(context, "nvidia.run", recording.library, exe, recording.globals, capture_dir);
+  if (!run.ok()) {
+    // The plain run after this one judges the program; this one's seconds are the recording's.
+    run.name = kLaunchRecordingStage;
+    run.reason = "the program's run with the launch recorder did not pass: " + run.reason;
+    run.artifacts.clear();
+    context.add(std::move(run));
+    return false;
+  }
+  StageResult recorded;
+  recorded.name = kLaunchRecordingStage;
+  recorded.status = "ok";
+  recorded.diagnostics = "recorded by nvidia.run, which ran with the launch recorder preloaded (its seconds are nvidia.run's)";
+  if (Status kept = keep_captured_launches(capture_dir, recording.keep_dir); !kept) {
+    recorded.status = "error";
+    recorded.reason = kept.message();
+  }
+  context.add(std::move(run));
+  context.add(std::move(recorded));
+  return true;
+}
+
 }  // namespace
 
 void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
@@ -322,6 +351,7 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
   std::string reason = availability_reason(context, "nvidia.run");
   if (!reason.empty()) return context.add(skipped_stage("nvidia.run", reason));
   if (!dependencies_ok(context, "nvidia.run", {"nvidia.exe"})) return;
+  if (context.launch_recording && run_recorded_nvidia_program(context, exe)) return;
   context.add(run_program_stage(context, "nvidia.run", exe, true));
 }
 

@@ -15,6 +15,18 @@
 
 namespace tailforge {
 
+// Where set, a chain's nvidia.run runs the program with a launch recorder preloaded (ptx2cuda's
+// capture library, verifier/ptx2cuda/launch_harness.h), so that the one run both judges the
+// program and records its kernel launches. A run that does not pass with the recorder is run
+// again without it, so the verdict stays the program's own.
+struct LaunchRecording {
+  std::string library;               // the LD_PRELOAD library; the executable must load the CUDA runtime shared
+  std::vector<std::string> globals;  // the program's __device__/__constant__ variables to record
+  std::string keep_dir;              // where a passing run's launches are moved (must not exist yet)
+};
+// The name of the recorded run's outcome (ChainResult::launch_recording).
+inline constexpr const char* kLaunchRecordingStage = "ptx2cuda.capture";
+
 // The state one chain run shares between its stages. Not shared between threads.
 struct StageContext {
   const VerifierOptions& options;
@@ -30,6 +42,7 @@ struct StageContext {
   bool compile_only = false;
   std::vector<std::string> cuda_libraries;  // linked into the CUDA executable: "cublas", "curand", ...
   bool shared_cuda_runtime = false;         // nvidia.exe loads the CUDA runtime as a shared library
+  const LaunchRecording* launch_recording = nullptr;  // nvidia.run records launches (nullptr: it does not)
 
   const StageResult* find(const std::string& name) const;
   bool ok(const std::string& name) const;

@@ -30,25 +30,40 @@ StageResult reroll_check(const RerolledPtx& rolled) {
   return stage;
 }
 
-// The file-scope __device__ and __constant__ variables of a program, which a kernel may read or
-// write besides its parameters.
-std::vector<std::string> device_variable_names(const std::string& source) {
-  std::vector<std::string> names;
-  Result<std::vector<TopLevelDeclaration>> declarations = split_top_level_declarations(source);
-  if (!declarations) return names;
-  for (const TopLevelDeclaration& declaration : *declarations) {
-    if (declaration.kind != DeclarationKind::variable) continue;
-    const std::vector<std::string>& words = declaration.mentioned_names;
-    bool on_device = std::find(words.begin(), words.end(), "__device__") != words.end() ||
-                     std::find(words.begin(), words.end(), "__constant__") != words.end();
-    if (on_device) names.insert(names.end(), declaration.declared_names.begin(), declaration.declared_names.end());
+// Runs the program with the capture library preloaded, as stage ptx2cuda.capture: its own
+// nvidia.exe where the chain linked that with the shared CUDA runtime, else a build of it that
+// does. On success `capture_dir` names the folder of launches.
+StageResult run_program_for_launches(StageContext& context, const std::string& cuda_source, const ChainResult& program,
+                                     const ChainOptions& options, const HarnessTools& tools, std::string& capture_dir) {
+  std::string dir = make_subdirectory(context, "capture-build");
+  std::string source = dir + "/program.cu", exe = dir + "/program";
+  const StageResult* linked = program.stage("nvidia.exe");
+  const Artifact* executable = linked && linked->ok() ? linked->artifact("executable") : nullptr;
+  if (options.shared_cuda_runtime && executable) {
+    if (!write_file_text(exe, executable->content)) {
+      return skipped_stage("ptx2cuda.capture", "cannot write the program's executable to " + exe);
+    }
+  } else {
+    write_file_text(source, cuda_source);
+    // Built as the nvidia.exe that ran: for the configured targets and this GPU, with PTX.
+    std::vector<std::string> args = executable_gencode_flags(context.options.sm_targets, context.toolchains);
+    std::string sm = context.options.sm_targets.empty() ? "" : context.options.sm_targets.back();
+    for (const std::string& flag : include_flags(options.include_dirs)) args.push_back(flag);
+    args.insert(args.end(), {source, "-o", exe});
+    for (const std::string& flag : shared_cuda_runtime_flags(context.toolchains)) args.push_back(flag);
+    StageResult built = run_tool_stage(context, {"ptx2cuda.capture.exe", "nvcc", args, {source},
+                                                 {{"executable", exe, true}}, sm, {}, ""});
+    if (!built.ok()) {
+      return skipped_stage("ptx2cuda.capture", "the program does not build with the shared CUDA runtime: " + built.reason);
+    }
   }
-  return names;
+  return run_capture_stage(context, tools, exe, device_variable_names(cuda_source), capture_dir);
 }
 
-// Runs the program with the capture library preloaded: its own nvidia.exe where the chain linked
-// that with the shared CUDA runtime (ChainOptions::shared_cuda_runtime), else a build of it that
-// does. The launches it recorded, by kernel name.
+// The launches of the program, by kernel name: those nvidia.run recorded where the chain ran it
+// with the recorder (ChainOptions::record_launches); else a run of the program with the capture
+// library preloaded, of its own nvidia.exe where the chain linked that with the shared CUDA
+// runtime (ChainOptions::shared_cuda_runtime), else of a build of it that does.
 std::map<std::string, CapturedLaunch> capture_program(StageContext& context, const std::string& cuda_source,
                                                       const ChainResult& program, const ChainOptions& options,
                                                       std::optional<HarnessTools>& harness, StageResult& capture) {
@@ -72,33 +87,15 @@ std::map<std::string, CapturedLaunch> capture_program(StageContext& context, con
     return by_kernel;
   }
   harness = *tools;
-  std::string dir = make_subdirectory(context, "capture-build");
-  std::string source = dir + "/program.cu", exe = dir + "/program";
-  const StageResult* linked = program.stage("nvidia.exe");
-  const Artifact* executable = linked && linked->ok() ? linked->artifact("executable") : nullptr;
-  if (options.shared_cuda_runtime && executable) {
-    if (!write_file_text(exe, executable->content)) {
-      capture = skipped_stage("ptx2cuda.capture", "cannot write the program's executable to " + exe);
-      return by_kernel;
-    }
-  } else {
-    write_file_text(source, cuda_source);
-    // Built as the nvidia.exe that ran: for the configured targets and this GPU, with PTX.
-    std::vector<std::string> args = executable_gencode_flags(context.options.sm_targets, context.toolchains);
-    std::string sm = context.options.sm_targets.empty() ? "" : context.options.sm_targets.back();
-    for (const std::string& flag : include_flags(options.include_dirs)) args.push_back(flag);
-    args.insert(args.end(), {source, "-o", exe});
-    for (const std::string& flag : shared_cuda_runtime_flags(context.toolchains)) args.push_back(flag);
-    StageResult built = run_tool_stage(context, {"ptx2cuda.capture.exe", "nvcc", args, {source},
-                                                 {{"executable", exe, true}}, sm, {}, ""});
-    if (!built.ok()) {
-      capture = skipped_stage("ptx2cuda.capture", "the program does not build with the shared CUDA runtime: " + built.reason);
-      return by_kernel;
-    }
-  }
   std::string capture_dir;
-  capture = run_capture_stage(context, *tools, exe, device_variable_names(cuda_source), capture_dir);
-  if (!capture.ok()) return by_kernel;
+  if (program.launch_recording && options.record_launches) {
+    capture = *program.launch_recording;
+    if (!capture.ok()) return by_kernel;
+    capture_dir = options.record_launches->keep_dir;
+  } else {
+    capture = run_program_for_launches(context, cuda_source, program, options, *tools, capture_dir);
+    if (!capture.ok()) return by_kernel;
+  }
   Result<std::vector<CapturedLaunch>> launches = read_captured_launches(capture_dir);
   if (!launches) {
     capture.status = "error";
@@ -120,6 +117,20 @@ bool every_check_that_ran_passed(const std::vector<StageResult>& checks) {
 }
 
 }  // namespace
+
+std::vector<std::string> device_variable_names(const std::string& source) {
+  std::vector<std::string> names;
+  Result<std::vector<TopLevelDeclaration>> declarations = split_top_level_declarations(source);
+  if (!declarations) return names;
+  for (const TopLevelDeclaration& declaration : *declarations) {
+    if (declaration.kind != DeclarationKind::variable) continue;
+    const std::vector<std::string>& words = declaration.mentioned_names;
+    bool on_device = std::find(words.begin(), words.end(), "__device__") != words.end() ||
+                     std::find(words.begin(), words.end(), "__constant__") != words.end();
+    if (on_device) names.insert(names.end(), declaration.declared_names.begin(), declaration.declared_names.end());
+  }
+  return names;
+}
 
 std::vector<std::string> parameter_element_types(const std::string& unit, const std::string& kernel) {
   static const std::map<std::string, std::string> types = {

@@ -40,6 +40,10 @@ struct PtxPairing {
 PtxPairing pair_ptx_kernels(const std::string& cuda_source, const ChainResult& program, const ChainOptions& options,
                             const std::string& scratch_dir);
 
+// The file-scope __device__ and __constant__ variables of a program, which a kernel may read or
+// write besides its parameters.
+std::vector<std::string> device_variable_names(const std::string& source);
+
 // How each parameter of `kernel` in `unit` points at its buffer's elements: f32 for float*, f64
 // for double*, i32, u32, i64, u64, i8, u8; "bytes" for other pointers and for non-pointers.
 // Empty when the kernel's definition is not found.

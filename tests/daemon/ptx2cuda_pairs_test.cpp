@@ -210,6 +210,90 @@ TEST_CASE("ptx2cuda: where the chain links nvidia.exe with the shared CUDA runti
   }
 }
 
+// The chain as SampleVerifier sets it on a GPU host: nvidia.exe linked with the shared runtime
+// and nvidia.run recording the launches into `dir`/launches.
+ChainOptions recording_options(const TempDir& dir, const std::string& source) {
+  ChainOptions options;
+  options.shared_cuda_runtime = true;
+  options.verifier.cache_dir = dir.file("cache");
+  StageContext context{options.verifier, detected_toolchains(), nullptr, nullptr, "", {}};
+  Result<HarnessTools> tools = build_harness_tools(context);
+  REQUIRE_MESSAGE(tools.ok(), tools.message());
+  options.record_launches = LaunchRecording{tools->capture_library, device_variable_names(source), dir.file("launches")};
+  return options;
+}
+
+TEST_CASE("ptx2cuda: where the chain records launches, nvidia.run is the recorded run and the capture runs nothing") {
+  const Toolchains& toolchains = detected_toolchains();
+  if (!toolchains.tool("nvcc").found() || !toolchains.has_gpu("nvidia")) {
+    MESSAGE("skipped: needs nvcc and an NVIDIA GPU (the program runs)");
+    return;
+  }
+  TempDir dir;
+  ChainOptions options = recording_options(dir, kProgram);
+  CHECK(options.record_launches->globals == std::vector<std::string>{"weights"});
+  ChainResult chain = verify_test_program(dir, kProgram, options);
+  const StageResult* ran = chain.stage("nvidia.run");
+  REQUIRE(ran != nullptr);
+  REQUIRE_MESSAGE(ran->ok(), ran->diagnostics);
+  CHECK(ran->command.find("LD_PRELOAD=") != std::string::npos);
+  REQUIRE(ran->artifact("stdout") != nullptr);
+  CHECK_FALSE(ran->artifact("stdout")->content.empty());  // the program's own output
+  // The recording is reported beside the program's stages, not among them.
+  CHECK(chain.stage("ptx2cuda.capture") == nullptr);
+  REQUIRE(chain.launch_recording.has_value());
+  CHECK_MESSAGE(chain.launch_recording->ok(), chain.launch_recording->reason);
+  CHECK(chain.launch_recording->seconds == 0);
+  CHECK(std::filesystem::exists(dir.file("launches/launch_0/launch.txt")));
+
+  PtxPairing pairing = pair_ptx_kernels(kProgram, chain, options, dir.file("pairs"));
+  CHECK(pairing.capture.ok());
+  CHECK_FALSE(std::filesystem::exists(dir.file("pairs/capture-build")));  // no run of its own
+  REQUIRE(pairing.pairs.size() == 3);
+  for (const PtxPair& pair : pairing.pairs) {
+    CAPTURE(pair.kernel);
+    CHECK(pair.ok);
+    CHECK(pair.launch.launch_txt.find("kernel " + pair.kernel) != std::string::npos);
+  }
+}
+
+TEST_CASE("ptx2cuda: a program that fails under the launch recorder keeps its verdict from a plain run") {
+  const Toolchains& toolchains = detected_toolchains();
+  if (!toolchains.tool("nvcc").found() || !toolchains.has_gpu("nvidia")) {
+    MESSAGE("skipped: needs nvcc and an NVIDIA GPU (the program runs)");
+    return;
+  }
+  // Refuses to run with anything preloaded; passes without.
+  const char* source = R"(#include <cstdio>
+#include <cstdlib>
+__global__ void fill(int* out) { out[threadIdx.x] = threadIdx.x; }
+int main() {
+  if (std::getenv("LD_PRELOAD")) return 3;
+  int* out;
+  cudaMalloc(&out, 32 * sizeof(int));
+  fill<<<1, 32>>>(out);
+  int host[32];
+  cudaMemcpy(host, out, sizeof(host), cudaMemcpyDeviceToHost);
+  std::printf("%d\n", host[31]);
+  return host[31] == 31 ? 0 : 1;
+}
+)";
+  TempDir dir;
+  ChainOptions options = recording_options(dir, source);
+  ChainResult chain = verify_test_program(dir, source, options);
+  // The chain's side, with the real recorder (tests/verifier/launch_recording_test.cpp has the rest).
+  CHECK(chain.ok);
+  REQUIRE(chain.launch_recording.has_value());
+  CHECK(chain.launch_recording->exit_code == std::optional<int>(3));
+
+  PtxPairing pairing = pair_ptx_kernels(source, chain, options, dir.file("pairs"));
+  CHECK(pairing.capture.status == "fail");
+  REQUIRE(pairing.pairs.size() == 1);
+  for (const StageResult& check : pairing.pairs[0].checks) {
+    if (check.name == "ptx2cuda.launch") CHECK(check.reason.find("no recorded launch: the program's run with") == 0);
+  }
+}
+
 TEST_CASE("ptx2cuda: a capture that verifier.stages leaves out does not run; the units still compile") {
   if (!detected_toolchains().tool("nvcc").found()) {
     MESSAGE("skipped: nvcc not found");

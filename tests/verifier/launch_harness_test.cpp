@@ -118,6 +118,47 @@ TEST_CASE("harness: recorded launches are read back in launch order with their b
   CHECK_FALSE(read_captured_launches(dir.path()).ok());
 }
 
+TEST_CASE("harness: a captured launch holding a link is refused, never followed") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("launch_0"));
+  std::ofstream(dir.file("secret")) << "the daemon's file";
+  std::ofstream(dir.file("launch_0/launch.txt")) << "kernel _Z4big1Pf\ngrid 1 1 1\nblock 1 1 1\nshared 0\n"
+                                                     "param 0 8 0000000b02000000\nbuffer 47278784512 17\n";
+  std::ofstream(dir.file("launch_0/buffer_0.out")) << "the daemon's file";
+  std::filesystem::create_symlink(dir.file("secret"), dir.file("launch_0/buffer_0.in"));
+  Result<std::vector<CapturedLaunch>> launches = read_captured_launches(dir.path());
+  REQUIRE_FALSE(launches.ok());
+  CHECK(launches.message().find("buffer_0.in is not a plain file") != std::string::npos);
+  // A launch folder that is itself a link is refused as well.
+  std::filesystem::remove(dir.file("launch_0/buffer_0.in"));
+  std::ofstream(dir.file("launch_0/buffer_0.in")) << "the program's data";
+  REQUIRE(read_captured_launches(dir.path()).ok());
+  std::filesystem::create_directories(dir.file("elsewhere"));
+  std::filesystem::create_directory_symlink(dir.file("elsewhere"), dir.file("launch_1"));
+  Result<std::vector<CapturedLaunch>> linked = read_captured_launches(dir.path());
+  REQUIRE_FALSE(linked.ok());
+  CHECK(linked.message().find("launch_1 is not a folder") != std::string::npos);
+}
+
+TEST_CASE("harness: a capture's launch folders move out of its run's folder, and only once") {
+  TempDir dir;
+  for (const char* launch : {"run/launch_0", "run/launch_1"}) {
+    std::filesystem::create_directories(dir.file(launch));
+    std::ofstream(dir.file(std::string(launch) + "/launch.txt")) << "kernel _Z1kv\ngrid 1 1 1\nblock 1 1 1\nshared 0\n";
+  }
+  std::ofstream(dir.file("run/program")) << "not a launch";
+  Status kept = keep_captured_launches(dir.file("run"), dir.file("kept"));
+  REQUIRE_MESSAGE(kept.ok(), kept.message());
+  CHECK_FALSE(std::filesystem::exists(dir.file("run/launch_0")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("kept/program")));
+  Result<std::vector<CapturedLaunch>> launches = read_captured_launches(dir.file("kept"));
+  REQUIRE(launches.ok());
+  CHECK(launches->size() == 2);
+  Status again = keep_captured_launches(dir.file("run"), dir.file("kept"));
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.message().find("it exists") != std::string::npos);
+}
+
 TEST_CASE("harness: a stored launch keeps the module variables its kernel declares, in its data and launch.txt") {
   StoredLaunch stored;
   stored.launch_txt = "kernel _Z5shiftPf\ngrid 1 1 1\nblock 32 1 1\nshared 0\nglobal bias 16\nglobal weights 8\n";

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -108,6 +109,15 @@ Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& ca
   std::vector<CapturedLaunch> launches;
   for (int index = 0;; ++index) {
     std::string dir = capture_dir + "/launch_" + std::to_string(index);
+    std::error_code error;
+    fs::file_status status = fs::symlink_status(dir, error);
+    if (error || status.type() == fs::file_type::not_found) break;
+    if (status.type() != fs::file_type::directory) return make_error(dir + " is not a folder");
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+      if (!entry.is_symlink() && entry.is_regular_file()) continue;
+      return make_error(entry.path().string() + " is not a plain file: a captured launch holds only plain files");
+    }
+    if (error) return make_error("cannot list " + dir + ": " + error.message());
     std::ifstream in(dir + "/launch.txt");
     if (!in) break;
     tailforge_launch::RecordedLaunch recorded;
@@ -191,22 +201,50 @@ Result<CapturedLaunch> restore_captured_launch(const StoredLaunch& stored, const
   return launch;
 }
 
-StageResult run_capture_stage(StageContext& context, const HarnessTools& tools, const std::string& executable,
-                              const std::vector<std::string>& global_names, std::string& capture_dir) {
-  const char* name = "ptx2cuda.capture";
-  std::string dir = make_subdirectory(context, "capture");
+StageResult run_recorded_program_stage(StageContext& context, const std::string& name, const std::string& library,
+                                       const std::string& executable, const std::vector<std::string>& global_names,
+                                       std::string& capture_dir) {
+  auto start = std::chrono::steady_clock::now();
+  std::string dir = make_subdirectory(context, "recorded-" + name);
   std::error_code error;
   fs::copy_file(executable, dir + "/program", fs::copy_options::overwrite_existing, error);
-  if (!error) fs::copy_file(tools.capture_library, dir + "/capture.so", fs::copy_options::overwrite_existing, error);
+  if (!error) fs::copy_file(library, dir + "/capture.so", fs::copy_options::overwrite_existing, error);
   if (error) return skipped_stage(name, "cannot copy the program or the capture library: " + error.message());
   chmod((dir + "/program").c_str(), 0755);
   std::string globals;
-  for (const std::string& name : global_names) globals += (globals.empty() ? "" : " ") + name;
+  for (const std::string& global : global_names) globals += (globals.empty() ? "" : " ") + global;
   std::vector<std::string> argv = {"/usr/bin/env", "LD_PRELOAD=" + dir + "/capture.so", "TAILFORGE_CAPTURE_DIR=" + dir,
                                    "TAILFORGE_CAPTURE_GLOBALS=" + globals, dir + "/program"};
+  double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   StageResult stage = run_untrusted_stage(context, name, argv, dir, true);
+  stage.seconds += preparing;
   if (stage.ok()) capture_dir = dir;
   return stage;
+}
+
+StageResult run_capture_stage(StageContext& context, const HarnessTools& tools, const std::string& executable,
+                              const std::vector<std::string>& global_names, std::string& capture_dir) {
+  return run_recorded_program_stage(context, "ptx2cuda.capture", tools.capture_library, executable, global_names,
+                                    capture_dir);
+}
+
+Status keep_captured_launches(const std::string& capture_dir, const std::string& keep_dir) {
+  std::error_code error;
+  if (!fs::create_directory(keep_dir, error) || error) {
+    return make_error("cannot create " + keep_dir + (error ? ": " + error.message() : ": it exists"));
+  }
+  for (int index = 0;; ++index) {
+    std::string name = "/launch_" + std::to_string(index);
+    fs::file_status status = fs::symlink_status(capture_dir + name, error);
+    if (error || status.type() == fs::file_type::not_found) break;
+    fs::rename(capture_dir + name, keep_dir + name, error);
+    if (error) {  // another file system: copy, links as links (read_captured_launches refuses them)
+      error.clear();
+      fs::copy(capture_dir + name, keep_dir + name, fs::copy_options::recursive | fs::copy_options::copy_symlinks, error);
+    }
+    if (error) return make_error("cannot move " + capture_dir + name + " to " + keep_dir + ": " + error.message());
+  }
+  return {};
 }
 
 BufferComparison compare_buffers(const std::string& expected, const std::string& actual, const std::string& element_type) {

@@ -36,7 +36,9 @@ struct CapturedLaunch {
   std::string skipped;  // why no buffers were kept (over the cap, the launch failed), else empty
 };
 
-// The launches a capture run left in `capture_dir` (launch_N folders), in launch order.
+// The launches a capture run left in `capture_dir` (launch_N folders), in launch order. The folders
+// were written by an untrusted program: one holding anything but plain files (a link to a file
+// of the daemon's, say) is an error, never followed.
 Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& capture_dir);
 
 // One captured launch as data, for storage: launch.txt, each buffer before and after the launch,
@@ -64,10 +66,20 @@ void keep_module_variables(StoredLaunch& launch, const std::vector<std::string>&
 Result<CapturedLaunch> restore_captured_launch(const StoredLaunch& stored, const std::string& dir);
 
 // Runs `executable` (linked with shared_cuda_runtime_flags) in the sandbox with the capture library
-// preloaded, as stage "ptx2cuda.capture"; on success `capture_dir` names the folder of launches.
-// `global_names` are the program's __device__/__constant__ variables to record with each launch.
+// `library` preloaded, as stage `name`; on success `capture_dir` names the folder of launches (the
+// run's private folder, under the scratch directory). `global_names` are the program's
+// __device__/__constant__ variables to record with each launch.
+StageResult run_recorded_program_stage(StageContext& context, const std::string& name, const std::string& library,
+                                       const std::string& executable, const std::vector<std::string>& global_names,
+                                       std::string& capture_dir);
+
+// run_recorded_program_stage as stage "ptx2cuda.capture" with the harness's capture library.
 StageResult run_capture_stage(StageContext& context, const HarnessTools& tools, const std::string& executable,
                               const std::vector<std::string>& global_names, std::string& capture_dir);
+
+// Moves the launch_N folders of a capture into `keep_dir` (created; it must not exist), so that
+// they outlive the run's scratch directory.
+Status keep_captured_launches(const std::string& capture_dir, const std::string& keep_dir);
 
 // How a buffer's bytes are read for comparison: f32, f64, i32, u32, i64, u64, i8, u8 or bytes
 // (exact). Unknown names compare as bytes.
