@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+
 #include "daemon/kernel_pairs_store.h"
 #include "daemon/ptx_pairs_store.h"
 #include "daemon/stage_records.h"
@@ -21,7 +23,19 @@ std::string unmatched_and_none(size_t unmatched, const std::string& none_reason)
 void derive_pairs(const std::string& program_file, const ChainOptions& options, const std::string& work_dir,
                   VerifyOutput& output) {
   output.kernel_pairs = pair_kernels(output.chain, options, work_dir + "/kernels");
-  output.ptx_pairs = pair_ptx_kernels(read_file_text(program_file), output.chain, options, work_dir + "/ptx2cuda");
+  // The captures and replays run in the sandbox: in a scratch directory, which its user reaches
+  // wherever the daemon's work folder is (a database in a private home folder, say).
+  Result<std::string> scratch = make_scratch_directory(options.verifier, "tailforge-ptx2cuda");
+  if (!scratch) {
+    output.ptx_pairs = PtxPairing{};
+    output.ptx_pairs->none_reason = scratch.message();
+    return;
+  }
+  output.ptx_pairs = pair_ptx_kernels(read_file_text(program_file), output.chain, options, *scratch);
+  if (!options.verifier.keep_scratch) {
+    std::error_code ignored;
+    std::filesystem::remove_all(*scratch, ignored);
+  }
 }
 
 Status store_derived_pairs(Database& db, const Sample& program, const VerifyOutput& output, const Taxonomy& taxonomy,

@@ -14,7 +14,8 @@
 namespace tailforge {
 
 // Sets `output`'s pairings from a verified program's chain `result`, run with `options` on
-// `program_file`; each pairing works in its own folder under `work_dir`.
+// `program_file`. The kernel pairing works under `work_dir`; the ptx2cuda pairing, which runs programs
+// in the sandbox, in a scratch directory (verifier.scratch_root) that the sandbox user reaches.
 void derive_pairs(const std::string& program_file, const ChainOptions& options, const std::string& work_dir,
                   VerifyOutput& output);
 

@@ -17,7 +17,7 @@ namespace {
 
 // The prefixes verifier/stage_runner's make_scratch_directory is given; mkdtemp adds six characters.
 const char* const kScratchPrefixes[] = {"tailforge-verify-", "tailforge-c2x86-", "tailforge-kernelopt-",
-                                        "tailforge-doctor-"};
+                                        "tailforge-doctor-", "tailforge-ptx2cuda-"};
 
 bool verifier_scratch_name(const std::string& name) {
   for (const char* prefix : kScratchPrefixes) {

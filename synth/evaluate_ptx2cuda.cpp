@@ -80,13 +80,12 @@ Result<StoredLaunch> stored_launch_of(Database& db, const Sample& pair) {
   return stored;
 }
 
-std::vector<StageResult> judge_ptx2cuda_answer(Database& db, const Sample& pair, const std::string& answer,
-                                               const EvaluationSetup& setup, const std::string& work_dir) {
+namespace {
+
+std::vector<StageResult> judge_in(Database& db, const Sample& pair, const std::string& answer,
+                                  const EvaluationSetup& setup, const std::string& scratch_dir) {
   const Toolchains& toolchains = setup.toolchains ? *setup.toolchains : detected_toolchains();
-  StageContext context{setup.verifier, toolchains, &db, setup.gate, work_dir, {}};
-  std::error_code ignored;
-  std::filesystem::create_directories(work_dir, ignored);
-  chmod(work_dir.c_str(), 0755);  // the sandbox user reaches the replay's folder through it
+  StageContext context{setup.verifier, toolchains, &db, setup.gate, scratch_dir, {}};
   if (!toolchains.tool("nvcc").found()) {
     context.add(skipped_stage("ptx2cuda.compile", "nvcc not found"));
     return context.stages;
@@ -125,6 +124,20 @@ std::vector<StageResult> judge_ptx2cuda_answer(Database& db, const Sample& pair,
   }
   run_replay_stages(context, *tools, *launch, module, stored->element_types);
   return context.stages;
+}
+
+}  // namespace
+
+std::vector<StageResult> judge_ptx2cuda_answer(Database& db, const Sample& pair, const std::string& answer,
+                                               const EvaluationSetup& setup) {
+  Result<std::string> scratch = make_scratch_directory(setup.verifier, "tailforge-ptx2cuda");
+  if (!scratch) return {error_stage("ptx2cuda.compile", scratch.message())};
+  std::vector<StageResult> stages = judge_in(db, pair, answer, setup, *scratch);
+  if (!setup.verifier.keep_scratch) {
+    std::error_code ignored;
+    std::filesystem::remove_all(*scratch, ignored);
+  }
+  return stages;
 }
 
 }  // namespace tailforge

@@ -21,9 +21,10 @@ Result<std::string> ptx2cuda_question(Database& db, const Sample& pair);
 // The launch recorded with the pair, from its artifacts and variables; empty when none was.
 Result<StoredLaunch> stored_launch_of(Database& db, const Sample& pair);
 
-// Judges a candidate kernel for the pair in `work_dir` (made readable by the sandbox user); the
-// stages in order, as a chain result's.
+// Judges a candidate kernel for the pair; the stages in order, as a chain result's. It works in a
+// scratch directory of its own (verifier.scratch_root, else $TMPDIR), which the sandbox user
+// reaches wherever the daemon's work folder is.
 std::vector<StageResult> judge_ptx2cuda_answer(Database& db, const Sample& pair, const std::string& answer,
-                                               const EvaluationSetup& setup, const std::string& work_dir);
+                                               const EvaluationSetup& setup);
 
 }  // namespace tailforge

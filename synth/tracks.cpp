@@ -37,7 +37,7 @@ Result<std::vector<StageResult>> judge_rdna3(const JudgeInput& input) {
 }
 
 Result<std::vector<StageResult>> judge_cuda_for_ptx(const JudgeInput& input) {
-  return judge_ptx2cuda_answer(input.db, input.item, input.answer, input.setup, input.work_dir);
+  return judge_ptx2cuda_answer(input.db, input.item, input.answer, input.setup);
 }
 
 Result<std::vector<StageResult>> judge_x86(const JudgeInput& input) {

@@ -99,6 +99,8 @@ TEST_CASE("gc reports the snapshot and scratch rules and --collect applies them,
   }
   write_file(scratch / "tailforge-verify-AAAAAA" / "program.cu", "x");
   age(scratch / "tailforge-verify-AAAAAA", std::chrono::minutes(120));
+  write_file(scratch / "tailforge-ptx2cuda-CCCCCC" / "unit0" / "candidate.cu", "x");  // a ptx2cuda pairing's
+  age(scratch / "tailforge-ptx2cuda-CCCCCC", std::chrono::minutes(120));
   write_file(scratch / "tailforge-verify-BBBBBB" / "program.cu", "x");  // fresh: a running chain's
   write_file(scratch / "someone-else" / "file", "x");
   age(scratch / "someone-else", std::chrono::minutes(120));  // not a verifier's name: never ours
@@ -114,7 +116,7 @@ TEST_CASE("gc reports the snapshot and scratch rules and --collect applies them,
   json report = gc_json({"--db", db_path, "--config", config});
   CHECK(place(report, "snapshots")["count"] == 5);
   CHECK(place(report, "snapshots")["would_free"]["count"] == 2);
-  CHECK(place(report, "stale scratch")["would_free"]["count"] == 2);
+  CHECK(place(report, "stale scratch")["would_free"]["count"] == 3);
   CHECK(place(report, "compile cache")["rule"].get<std::string>().find("verifier.cache_max_mb") == 0);
   CHECK(place(report, "LLM cache")["rule"].get<std::string>().find("store.llm_cache_max_mb") == 0);
   CHECK(whole(s1));  // a report changes nothing
@@ -136,6 +138,7 @@ TEST_CASE("gc reports the snapshot and scratch rules and --collect applies them,
   CHECK(fs::exists(fs::path(s2) / "baseline-dictionary.json"));  // m-v1 still answers when activated again
   CHECK_FALSE(fs::exists(fs::path(s2) / "train.jsonl"));
   CHECK_FALSE(fs::exists(scratch / "tailforge-verify-AAAAAA"));
+  CHECK_FALSE(fs::exists(scratch / "tailforge-ptx2cuda-CCCCCC"));
   CHECK(fs::exists(scratch / "tailforge-verify-BBBBBB"));
   CHECK(fs::exists(scratch / "someone-else"));
   CHECK_FALSE(fs::exists(work / "0123456789abcdef"));

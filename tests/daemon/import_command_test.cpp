@@ -168,5 +168,12 @@ TEST_CASE("imported programs are queued and the daemon verifies them with their 
     // Their kernels' units compile alone with the bundles' headers: one ptx2cuda pair each.
     CHECK(query_int(database, "SELECT count(*) FROM sample WHERE origin = 'imported' AND track = 'ptx2cuda' AND "
                               "status = 'verified'") == 2);
+    if (detected_toolchains().has_gpu("nvidia")) {
+      // The program's kernel replays on its recorded launch in the sandbox, although the daemon's
+      // work folder lies in a folder only its owner enters (the test's, mode 0700).
+      CHECK(query_text(database, "SELECT v.status || ':' || coalesce(v.reason, '') FROM verification v JOIN sample s ON "
+                                 "s.id = v.sample_id WHERE s.track = 'ptx2cuda' AND s.text LIKE '%scale7%' AND "
+                                 "v.stage = 'ptx2cuda.launch'") == "ok:\n");
+    }
   }
 }
