@@ -152,6 +152,7 @@ void run_amd_stages(StageContext& context, const std::string& hip_path) {
   run_branches(context, compiles);
 
   if (context.compile_only) return context.add(skipped_stage("amd.run", kCompileOnlyReason));
+  if (!stage_enabled_here(context, "amd.run")) return;
   if (!context.toolchains.has_gpu("amd")) {
     return context.add(skipped_stage("amd.run", "no AMD GPU (" + context.toolchains.amd_gpu_note + ")"));
   }

@@ -82,7 +82,10 @@ void add_compare_stage(StageContext& context, const std::string& expected, const
 // (verifier.measurement_units), and tokens that differ between two runs of the CUDA program,
 // which runs once more for this (its second output is kept with the stage).
 void run_compare_stage(StageContext& context) {
-  if (!dependencies_ok(context, "compare", {"nvidia.run", "hip_on_nvidia.run"})) return;
+  if (!stage_enabled_here(context, "compare") ||
+      !dependencies_ok(context, "compare", {"nvidia.run", "hip_on_nvidia.run"})) {
+    return;
+  }
   const std::string& expected = context.find("nvidia.run")->artifact("stdout")->content;
   const std::string& actual = context.find("hip_on_nvidia.run")->artifact("stdout")->content;
   StageResult stage = compare_stage(context, expected, actual);
@@ -116,7 +119,7 @@ void run_compare_stage(StageContext& context) {
 
 // A HIP program's output on NVIDIA against the reference output it should print.
 void run_expected_compare_stage(StageContext& context, const std::string& expected) {
-  if (!dependencies_ok(context, "compare", {"hip_on_nvidia.run"})) return;
+  if (!stage_enabled_here(context, "compare") || !dependencies_ok(context, "compare", {"hip_on_nvidia.run"})) return;
   add_compare_stage(context, expected, context.find("hip_on_nvidia.run")->artifact("stdout")->content);
 }
 

@@ -348,6 +348,7 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
   }
   run_sass_stage(context);
   if (context.compile_only) return context.add(skipped_stage("nvidia.run", kCompileOnlyReason));
+  if (!stage_enabled_here(context, "nvidia.run")) return;
   std::string reason = availability_reason(context, "nvidia.run");
   if (!reason.empty()) return context.add(skipped_stage("nvidia.run", reason));
   if (!dependencies_ok(context, "nvidia.run", {"nvidia.exe"})) return;
@@ -372,6 +373,7 @@ void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path
   args.insert(args.end(), {hip_path, "-o", exe});
   context.add(run_tool_stage(context, {"hip_on_nvidia.exe", "nvcc", args, {hip_path, header_dir + "/hip/hip_runtime.h"},
                                        {{"executable", exe, true}}, "", {}, ""}));
+  if (!stage_enabled_here(context, "hip_on_nvidia.run")) return;
   std::string reason = availability_reason(context, "hip_on_nvidia.run");
   if (!reason.empty()) return context.add(skipped_stage("hip_on_nvidia.run", reason));
   if (!dependencies_ok(context, "hip_on_nvidia.run", {"hip_on_nvidia.exe"})) return;

@@ -173,6 +173,12 @@ bool dependencies_ok(StageContext& context, const std::string& name,
   return true;
 }
 
+bool stage_enabled_here(StageContext& context, const std::string& name) {
+  if (stage_enabled(context.options, name)) return true;
+  context.add(skipped_stage(name, "disabled by verifier.stages"));
+  return false;
+}
+
 StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
   if (!stage_enabled(context.options, step.stage_name)) {
     return skipped_stage(step.stage_name, "disabled by verifier.stages");

@@ -82,6 +82,10 @@ using Branch = std::function<void(StageContext&)>;
 // branch becomes an "error" stage named "chain".
 void run_branches(StageContext& context, const std::vector<Branch>& branches);
 
+// Adds "<name> skipped: disabled by verifier.stages" and returns false when verifier.stages leaves
+// the stage out, as run_tool_stage does for a tool step; for the stages that run a program.
+bool stage_enabled_here(StageContext& context, const std::string& name);
+
 // Runs (or fetches from the cache) one tool step; on a hit the outputs are written back to disk.
 StageResult run_tool_stage(StageContext& context, const ToolStep& step);
 

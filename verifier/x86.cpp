@@ -20,7 +20,7 @@ void run_x86_stages(StageContext& context, const std::string& c_path, const std:
   }
   args.insert(args.end(), {"-o", program, "-lm"});
   context.add(run_tool_stage(context, {"x86.link", "gcc", args, inputs, {{"executable", program, true}}, "x86_64", {}, ""}));
-  if (!dependencies_ok(context, "x86.run", {"x86.link"})) return;
+  if (!stage_enabled_here(context, "x86.run") || !dependencies_ok(context, "x86.run", {"x86.link"})) return;
   StageResult run = run_program_stage(context, "x86.run", program, false);
   if (run.ok() && expected_stdout) {
     CompareResult comparison = compare_outputs(*expected_stdout, run.artifact("stdout")->content,

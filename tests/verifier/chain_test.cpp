@@ -187,6 +187,36 @@ TEST_CASE("with a translator the CUDA chain runs through the AMD stages and HIP 
   }
 }
 
+TEST_CASE("verifier.stages leaves out the stages that run a program, even where they could run") {
+  ChainOptions c_options = test_options();
+  c_options.verifier.stages = {"x86.asm", "x86.link"};
+  ChainResult c_program = verify_file(data_dir + "/sum_squares.c", c_options);
+  CHECK(status_of(c_program, "x86.link") == "ok");
+  CHECK(status_of(c_program, "x86.run") == "skipped");
+  CHECK(reason_of(c_program, "x86.run") == "disabled by verifier.stages");
+
+  if (!detected_toolchains().tool("nvcc").found()) {
+    MESSAGE("skipped: nvcc not found (the CUDA program's half)");
+    return;
+  }
+  // A host with an NVIDIA GPU, as far as the chain can tell: the runs are left out by the
+  // configuration, not by the host.
+  Toolchains with_gpu = detected_toolchains();
+  with_gpu.gpus.push_back({"nvidia", "GPU 0: pretended by the test", "sm_90"});
+  ChainOptions options = test_options();
+  options.toolchains = &with_gpu;
+  options.translate = translate_with_kept_hip;
+  options.verifier.stages = {"translate", "nvidia.exe", "hip_on_nvidia.exe"};
+  ChainResult result = verify_file(data_dir + "/saxpy.cu", options);
+  CHECK(status_of(result, "nvidia.exe") == "ok");
+  CHECK(status_of(result, "hip_on_nvidia.exe") == "ok");
+  for (const char* name : {"nvidia.run", "hip_on_nvidia.run", "compare"}) {
+    CAPTURE(name);
+    CHECK(status_of(result, name) == "skipped");
+    CHECK(reason_of(result, name) == "disabled by verifier.stages");
+  }
+}
+
 TEST_CASE("a number that changes from run to run of the CUDA program is left out of the compare") {
   if (!detected_toolchains().tool("nvcc").found() || !detected_toolchains().has_gpu("nvidia")) {
     MESSAGE("skipped: needs nvcc and an NVIDIA GPU");

@@ -319,7 +319,10 @@ void run_candidate_stages(StageContext& context, const HarnessTools& tools, cons
 
 void run_replay_stages(StageContext& context, const HarnessTools& tools, const CapturedLaunch& launch,
                        const std::string& module, const std::vector<std::string>& element_types) {
-  if (!dependencies_ok(context, "ptx2cuda.launch", {"ptx2cuda.compile"})) return;
+  if (!stage_enabled_here(context, "ptx2cuda.launch") ||
+      !dependencies_ok(context, "ptx2cuda.launch", {"ptx2cuda.compile"})) {
+    return;
+  }
   if (!launch.skipped.empty()) {
     return context.add(skipped_stage("ptx2cuda.launch", "the recorded launch has no buffers: " + launch.skipped));
   }
