@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <filesystem>
-
 #include "daemon/kernel_pairs_store.h"
 #include "daemon/ptx_pairs_store.h"
 #include "daemon/stage_records.h"
@@ -32,10 +30,7 @@ void derive_pairs(const std::string& program_file, const ChainOptions& options, 
     return;
   }
   output.ptx_pairs = pair_ptx_kernels(read_file_text(program_file), output.chain, options, *scratch);
-  if (!options.verifier.keep_scratch) {
-    std::error_code ignored;
-    std::filesystem::remove_all(*scratch, ignored);
-  }
+  remove_scratch_directory(options.verifier, *scratch);
 }
 
 Status store_derived_pairs(Database& db, const Sample& program, const VerifyOutput& output, const Taxonomy& taxonomy,

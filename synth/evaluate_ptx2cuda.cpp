@@ -1,12 +1,9 @@
 #include "synth/evaluate_ptx2cuda.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <climits>
-#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -133,10 +130,7 @@ std::vector<StageResult> judge_ptx2cuda_answer(Database& db, const Sample& pair,
   Result<std::string> scratch = make_scratch_directory(setup.verifier, "tailforge-ptx2cuda");
   if (!scratch) return {error_stage("ptx2cuda.compile", scratch.message())};
   std::vector<StageResult> stages = judge_in(db, pair, answer, setup, *scratch);
-  if (!setup.verifier.keep_scratch) {
-    std::error_code ignored;
-    std::filesystem::remove_all(*scratch, ignored);
-  }
+  remove_scratch_directory(setup.verifier, *scratch);
   return stages;
 }
 

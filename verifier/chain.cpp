@@ -241,10 +241,7 @@ ChainResult verify_file(const std::string& path, const ChainOptions& options) {
   } catch (const std::exception& error) {
     context.add(StageResult{"chain", "error", 0, std::string("internal error: ") + error.what()});
   }
-  if (!options.verifier.keep_scratch) {
-    std::error_code ignored;
-    fs::remove_all(context.scratch_dir, ignored);
-  }
+  remove_scratch_directory(options.verifier, context.scratch_dir);
   auto recording = std::find_if(context.stages.begin(), context.stages.end(),
                                 [](const StageResult& stage) { return stage.name == kLaunchRecordingStage; });
   if (recording != context.stages.end()) {

@@ -102,6 +102,12 @@ Result<std::string> make_scratch_directory(const VerifierOptions& options, const
   return pattern;
 }
 
+void remove_scratch_directory(const VerifierOptions& options, const std::string& path) {
+  if (options.keep_scratch) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
+}
+
 std::string make_subdirectory(const StageContext& context, const std::string& name) {
   std::string path = context.scratch_dir + "/" + name;
   std::error_code ignored;

@@ -109,6 +109,9 @@ StageResult run_untrusted_stage(StageContext& context, const std::string& name, 
 // user; root is verifier.scratch_root, else $TMPDIR, else /tmp. The error names the root.
 Result<std::string> make_scratch_directory(const VerifierOptions& options, const std::string& prefix);
 
+// Removes a directory make_scratch_directory made, unless verifier.keep_scratch keeps it to look at.
+void remove_scratch_directory(const VerifierOptions& options, const std::string& path);
+
 // A new directory under the scratch directory, readable by the sandbox user.
 std::string make_subdirectory(const StageContext& context, const std::string& name);
 

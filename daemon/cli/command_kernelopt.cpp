@@ -159,10 +159,7 @@ KernelMeasurement measure_in_scratch(const VerifierOptions& verifier, const Tool
   StageContext stage_context{verifier, toolchains, &db, nullptr, *scratch, {}};
   stage_context.compile_only = compile_only;
   KernelMeasurement measured = measure_candidate(stage_context, task, stored.candidate.source, harness);
-  if (!verifier.keep_scratch) {
-    std::error_code ignored;
-    std::filesystem::remove_all(*scratch, ignored);
-  }
+  remove_scratch_directory(verifier, *scratch);
   return measured;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 
 #include "text/regex.h"
 #include "verifier/c2x86/io_tests.h"
@@ -115,10 +114,7 @@ C2x86Check check_c_function(const CFunction& function, const C2x86CheckOptions& 
     return check;
   }
   check_in(*scratch, function, options, candidate, check);
-  if (!options.verifier.keep_scratch) {
-    std::error_code ignored;
-    std::filesystem::remove_all(*scratch, ignored);
-  }
+  remove_scratch_directory(options.verifier, *scratch);
   return check;
 }
 
