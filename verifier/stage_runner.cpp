@@ -116,6 +116,16 @@ std::string make_subdirectory(const StageContext& context, const std::string& na
   return path;
 }
 
+Result<std::string> place_program(const StageContext& context, const std::string& name, const std::string& executable) {
+  std::string private_dir = make_subdirectory(context, name);
+  std::string program = private_dir + "/program";
+  std::error_code error;
+  std::filesystem::copy_file(executable, program, std::filesystem::copy_options::overwrite_existing, error);
+  if (error) return make_error("cannot copy " + executable + " into " + private_dir + ": " + error.message());
+  chmod(program.c_str(), 0755);
+  return program;
+}
+
 namespace {
 
 // Runs one branch, turning an escaping exception into an error stage.
@@ -261,15 +271,11 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
 StageResult run_program_stage(StageContext& context, const std::string& name,
                               const std::string& executable, bool gpu) {
   auto start = std::chrono::steady_clock::now();
-  std::string private_dir = make_subdirectory(context, "run-" + name);
-  std::string program = private_dir + "/program";
-  std::error_code error;
-  std::filesystem::copy_file(executable, program, std::filesystem::copy_options::overwrite_existing, error);
-  if (error) return skipped_stage(name, "cannot copy the executable: " + error.message());
-  chmod(program.c_str(), 0755);
-
+  Result<std::string> program = place_program(context, "run-" + name, executable);
+  if (!program) return skipped_stage(name, program.message());
   double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  StageResult stage = run_untrusted_stage(context, name, {program}, private_dir, gpu);
+  std::string private_dir = std::filesystem::path(*program).parent_path();
+  StageResult stage = run_untrusted_stage(context, name, {*program}, private_dir, gpu);
   stage.seconds += preparing;
   return stage;
 }

@@ -115,6 +115,10 @@ void remove_scratch_directory(const VerifierOptions& options, const std::string&
 // A new directory under the scratch directory, readable by the sandbox user.
 std::string make_subdirectory(const StageContext& context, const std::string& name);
 
+// A new private directory `name` under the scratch directory holding a copy of `executable` as
+// "program", which the sandbox user may run; the copy's path.
+Result<std::string> place_program(const StageContext& context, const std::string& name, const std::string& executable);
+
 std::string read_file_text(const std::string& path);
 
 // "-I dir" for each directory, in order.

@@ -1,7 +1,5 @@
 #include "verifier/c2x86/io_tests.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -51,17 +49,6 @@ std::string normalized_output(const std::string& text) {
   }
   out.erase(out.find_last_not_of('\n') + 1);
   return out;
-}
-
-// A fresh private directory holding a copy of the program, for the sandbox user.
-Result<std::string> place_program(const StageContext& context, const std::string& name, const std::string& executable) {
-  std::string private_dir = make_subdirectory(context, name);
-  std::string program = private_dir + "/program";
-  std::error_code error;
-  std::filesystem::copy_file(executable, program, std::filesystem::copy_options::overwrite_existing, error);
-  if (error) return make_error("cannot copy " + executable + " into " + private_dir + ": " + error.message());
-  chmod(program.c_str(), 0755);
-  return program;
 }
 
 // Runs the program once with `input` on stdin. bwrap, in its own pid namespace, reports a child

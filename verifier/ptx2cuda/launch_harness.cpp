@@ -205,16 +205,16 @@ StageResult run_recorded_program_stage(StageContext& context, const std::string&
                                        const std::string& executable, const std::vector<std::string>& global_names,
                                        std::string& capture_dir) {
   auto start = std::chrono::steady_clock::now();
-  std::string dir = make_subdirectory(context, "recorded-" + name);
+  Result<std::string> program = place_program(context, "recorded-" + name, executable);
+  if (!program) return skipped_stage(name, program.message());
+  std::string dir = fs::path(*program).parent_path();
   std::error_code error;
-  fs::copy_file(executable, dir + "/program", fs::copy_options::overwrite_existing, error);
-  if (!error) fs::copy_file(library, dir + "/capture.so", fs::copy_options::overwrite_existing, error);
-  if (error) return skipped_stage(name, "cannot copy the program or the capture library: " + error.message());
-  chmod((dir + "/program").c_str(), 0755);
+  fs::copy_file(library, dir + "/capture.so", fs::copy_options::overwrite_existing, error);
+  if (error) return skipped_stage(name, "cannot copy the capture library into " + dir + ": " + error.message());
   std::string globals;
   for (const std::string& global : global_names) globals += (globals.empty() ? "" : " ") + global;
   std::vector<std::string> argv = {"/usr/bin/env", "LD_PRELOAD=" + dir + "/capture.so", "TAILFORGE_CAPTURE_DIR=" + dir,
-                                   "TAILFORGE_CAPTURE_GLOBALS=" + globals, dir + "/program"};
+                                   "TAILFORGE_CAPTURE_GLOBALS=" + globals, *program};
   double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   StageResult stage = run_untrusted_stage(context, name, argv, dir, true);
   stage.seconds += preparing;
