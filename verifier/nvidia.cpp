@@ -352,7 +352,10 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
   std::string reason = availability_reason(context, "nvidia.run");
   if (!reason.empty()) return context.add(skipped_stage("nvidia.run", reason));
   if (!dependencies_ok(context, "nvidia.run", {"nvidia.exe"})) return;
-  if (context.launch_recording && run_recorded_nvidia_program(context, exe)) return;
+  if (!context.launch_recording) return context.add(run_cuda_program_stage(context, "nvidia.run", exe));
+  if (run_recorded_nvidia_program(context, exe)) return;
+  // The recorded run did not pass: the program as it is judges itself, without the recorder and
+  // without the single hardware queue the recorded run had.
   context.add(run_program_stage(context, "nvidia.run", exe, true));
 }
 
@@ -377,7 +380,7 @@ void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path
   std::string reason = availability_reason(context, "hip_on_nvidia.run");
   if (!reason.empty()) return context.add(skipped_stage("hip_on_nvidia.run", reason));
   if (!dependencies_ok(context, "hip_on_nvidia.run", {"hip_on_nvidia.exe"})) return;
-  context.add(run_program_stage(context, "hip_on_nvidia.run", exe, true));
+  context.add(run_cuda_program_stage(context, "hip_on_nvidia.run", exe));
 }
 
 }  // namespace tailforge

@@ -24,6 +24,7 @@ Result<VerifierOptions> verifier_options_from_json(const nlohmann::json& config)
       options.stages = section.value("stages", options.stages);
       options.hip_on_cuda_include = section.value("hip_on_cuda_include", options.hip_on_cuda_include);
       options.nvcc_single_pass = section.value("nvcc_single_pass", options.nvcc_single_pass);
+      options.cuda_single_queue_first = section.value("cuda_single_queue_first", options.cuda_single_queue_first);
     }
     if (config.contains("sandbox")) {
       Result<SandboxOptions> sandbox = sandbox_options_from_json(config.at("sandbox"));

@@ -29,6 +29,10 @@ struct VerifierOptions {
   // The PTX, the cubins and the executable of a CUDA program from one nvcc run (its kept
   // intermediate files), instead of one run each.
   bool nvcc_single_pass = true;
+  // NVIDIA GPU programs (nvidia.run, hip_on_nvidia.run, the ptx2cuda replays) run first with
+  // CUDA_DEVICE_MAX_CONNECTIONS=1: one hardware work queue, so the driver makes their context about
+  // twice as fast. A program that does not pass that way runs again without it (run_cuda_program_stage).
+  bool cuda_single_queue_first = true;
   SandboxOptions sandbox;
 };
 

@@ -3,10 +3,12 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -278,6 +280,36 @@ StageResult run_program_stage(StageContext& context, const std::string& name,
   StageResult stage = run_untrusted_stage(context, name, {*program}, private_dir, gpu);
   stage.seconds += preparing;
   return stage;
+}
+
+std::vector<std::string> with_cuda_single_queue(const StageContext& context, std::vector<std::string> argv) {
+  if (!context.options.cuda_single_queue_first) return argv;
+  argv.insert(argv.begin(), {"/usr/bin/env", kCudaSingleQueue});
+  return argv;
+}
+
+StageResult run_cuda_program_stage(StageContext& context, const std::string& name, const std::string& executable) {
+  if (!context.options.cuda_single_queue_first) return run_program_stage(context, name, executable, true);
+  auto start = std::chrono::steady_clock::now();
+  Result<std::string> program = place_program(context, "run-" + name + "-single-queue", executable);
+  if (!program) return skipped_stage(name, program.message());
+  double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string private_dir = std::filesystem::path(*program).parent_path();
+  StageResult single = run_untrusted_stage(context, name, with_cuda_single_queue(context, {*program}), private_dir, true);
+  single.seconds += preparing;
+  if (single.ok() || single.status == "skipped") return single;
+
+  StageResult plain = run_program_stage(context, name, executable, true);
+  std::ostringstream first;
+  first << "a first run with " << kCudaSingleQueue << " did not pass (" << single.status
+        << (single.reason.empty() ? "" : ": " + single.reason) << ", " << std::fixed << std::setprecision(2)
+        << single.seconds << " s, counted in this stage's seconds); this run without it is the verdict\n";
+  plain.diagnostics = first.str() + plain.diagnostics;
+  plain.seconds += single.seconds;
+  plain.child_seconds += single.child_seconds;
+  plain.cpu_seconds += single.cpu_seconds;
+  plain.peak_rss_kb = std::max(plain.peak_rss_kb, single.peak_rss_kb);
+  return plain;
 }
 
 StageResult run_untrusted_stage(StageContext& context, const std::string& name, const std::vector<std::string>& argv,

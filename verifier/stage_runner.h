@@ -98,6 +98,22 @@ bool dependencies_ok(StageContext& context, const std::string& name,
 StageResult run_program_stage(StageContext& context, const std::string& name,
                               const std::string& executable, bool gpu);
 
+// The setting that gives a CUDA program one hardware work queue. Each queue the driver sets up
+// when it makes a context costs system time under a lock it holds for every process: on an H200,
+// four programs started at once took 0.84 s each with the default of 8 queues, 0.42 s with 1.
+// Streams still work; their kernels may no longer overlap, which CUDA never promised them.
+inline constexpr const char* kCudaSingleQueue = "CUDA_DEVICE_MAX_CONNECTIONS=1";
+
+// The command line that runs `argv` with kCudaSingleQueue where verifier.cuda_single_queue_first
+// asks for it, else `argv`.
+std::vector<std::string> with_cuda_single_queue(const StageContext& context, std::vector<std::string> argv);
+
+// A CUDA program's GPU run (nvidia.run, hip_on_nvidia.run): run_program_stage, first with
+// kCudaSingleQueue (verifier.cuda_single_queue_first). A run that does not pass that way runs
+// again as the program is, and that run is the stage: a failure is never the setting's. Its
+// seconds include the first run's, and its diagnostics say how the first run ended.
+StageResult run_cuda_program_stage(StageContext& context, const std::string& name, const std::string& executable);
+
 // Runs an untrusted command line in the sandbox, in `private_dir` (its only writable directory,
 // made by make_subdirectory), as run_program_stage does; `read_only_paths` are bound in besides the
 // system's and `timeout_seconds` > 0 replaces the sandbox's limit (see SandboxRun).

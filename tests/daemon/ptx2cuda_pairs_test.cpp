@@ -87,6 +87,7 @@ TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and
     std::map<std::string, std::string> status;
     for (const StageResult& check : pair.checks) {
       status[check.name] = check.status;
+      if (check.name == "ptx2cuda.launch" && gpu) CHECK(check.command.find(kCudaSingleQueue) != std::string::npos);
       if (check.status != "ok" && check.status != "skipped") MESSAGE(check.name << ": " << check.reason << "\n" << check.diagnostics);
     }
     CHECK(status["ptx2cuda.reroll"] == "ok");

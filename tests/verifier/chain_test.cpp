@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "test_support/pretended_gpu.h"
 #include "verifier/amd.h"
 #include "verifier/nvidia.h"
 #include "verifier/process.h"
@@ -201,10 +202,8 @@ TEST_CASE("verifier.stages leaves out the stages that run a program, even where 
   }
   // A host with an NVIDIA GPU, as far as the chain can tell: the runs are left out by the
   // configuration, not by the host.
-  Toolchains with_gpu = detected_toolchains();
-  with_gpu.gpus.push_back({"nvidia", "GPU 0: pretended by the test", "sm_90"});
   ChainOptions options = test_options();
-  options.toolchains = &with_gpu;
+  options.toolchains = &toolchains_with_pretended_nvidia_gpu();
   options.translate = translate_with_kept_hip;
   options.verifier.stages = {"translate", "nvidia.exe", "hip_on_nvidia.exe"};
   ChainResult result = verify_file(data_dir + "/saxpy.cu", options);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "test_support/pretended_gpu.h"
 #include "test_support/temp_dir.h"
 #include "verifier/chain.h"
 #include "verifier/ptx2cuda/launch_harness.h"
@@ -53,13 +54,8 @@ RecordedChain verify_recorded(const TempDir& dir, const std::string& source) {
   std::string build = "gcc -shared -fPIC -o " + dir.file("recorder.so") + " " + dir.file("recorder.c");
   REQUIRE(std::system(build.c_str()) == 0);
   std::ofstream(dir.file("program.cu")) << source;
-  static Toolchains with_gpu = [] {
-    Toolchains toolchains = detected_toolchains();
-    toolchains.gpus.push_back({"nvidia", "GPU 0: pretended by the test", "sm_90"});
-    return toolchains;
-  }();
   ChainOptions options;
-  options.toolchains = &with_gpu;
+  options.toolchains = &toolchains_with_pretended_nvidia_gpu();
   options.verifier.sm_targets = {"sm_90"};
   options.verifier.stages = {"nvidia"};
   options.verifier.cache_dir = dir.file("cache");
@@ -87,6 +83,7 @@ int main() { std::printf("hello\n"); return 0; }
   REQUIRE(ran != nullptr);
   REQUIRE_MESSAGE(ran->ok(), ran->reason << "\n" << ran->diagnostics);
   CHECK(ran->command.find("LD_PRELOAD=") != std::string::npos);
+  CHECK(ran->command.find(kCudaSingleQueue) != std::string::npos);
   REQUIRE(ran->artifact("stdout") != nullptr);
   CHECK(ran->artifact("stdout")->content == "hello\n");
   CHECK(chain.ok);
@@ -125,6 +122,8 @@ int main() {
   REQUIRE(ran != nullptr);
   CHECK_MESSAGE(ran->ok(), ran->reason << "\n" << ran->diagnostics);
   CHECK(ran->command.find("LD_PRELOAD=") == std::string::npos);
+  CHECK(ran->command.find(kCudaSingleQueue) == std::string::npos);  // the program as it is, run once
+  CHECK(ran->diagnostics.find("a first run") == std::string::npos);
   CHECK(chain.ok);
   REQUIRE(chain.launch_recording.has_value());
   CHECK(chain.launch_recording->status == "fail");

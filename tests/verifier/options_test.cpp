@@ -40,6 +40,7 @@ TEST_CASE("the shipped default configuration gives the verifier's defaults") {
   CHECK(options->sm_targets == defaults.sm_targets);
   CHECK(options->amd_targets == defaults.amd_targets);
   CHECK(options->measurement_units == defaults.measurement_units);
+  CHECK(options->cuda_single_queue_first == defaults.cuda_single_queue_first);
   CHECK(options->sandbox.mode == defaults.sandbox.mode);
   CHECK(options->sandbox.limits.max_processes == defaults.sandbox.limits.max_processes);
   CHECK(options->sandbox.limits.address_space_bytes == defaults.sandbox.limits.address_space_bytes);

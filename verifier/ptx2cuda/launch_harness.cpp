@@ -214,7 +214,9 @@ StageResult run_recorded_program_stage(StageContext& context, const std::string&
   std::string globals;
   for (const std::string& global : global_names) globals += (globals.empty() ? "" : " ") + global;
   std::vector<std::string> argv = {"/usr/bin/env", "LD_PRELOAD=" + dir + "/capture.so", "TAILFORGE_CAPTURE_DIR=" + dir,
-                                   "TAILFORGE_CAPTURE_GLOBALS=" + globals, *program};
+                                   "TAILFORGE_CAPTURE_GLOBALS=" + globals};
+  if (context.options.cuda_single_queue_first) argv.push_back(kCudaSingleQueue);
+  argv.push_back(*program);
   double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   StageResult stage = run_untrusted_stage(context, name, argv, dir, true);
   stage.seconds += preparing;
@@ -342,9 +344,10 @@ void run_replay_stages(StageContext& context, const HarnessTools& tools, const C
   if (!error) fs::copy_file(tools.replay, run_dir + "/replay", error);
   if (error) return context.add(skipped_stage("ptx2cuda.launch", "cannot prepare the replay: " + error.message()));
   chmod((run_dir + "/replay").c_str(), 0755);
-  StageResult replay = run_untrusted_stage(context, "ptx2cuda.launch",
-                                           {run_dir + "/replay", run_dir + "/candidate.cubin", run_dir, run_dir}, run_dir,
-                                           true);
+  // The replay launches one kernel on the default stream: one hardware queue changes nothing for it.
+  StageResult replay = run_untrusted_stage(
+      context, "ptx2cuda.launch",
+      with_cuda_single_queue(context, {run_dir + "/replay", run_dir + "/candidate.cubin", run_dir, run_dir}), run_dir, true);
   context.add(replay);
   if (!dependencies_ok(context, "ptx2cuda.compare", {"ptx2cuda.launch"})) return;
 

@@ -66,7 +66,8 @@ void keep_module_variables(StoredLaunch& launch, const std::vector<std::string>&
 Result<CapturedLaunch> restore_captured_launch(const StoredLaunch& stored, const std::string& dir);
 
 // Runs `executable` (linked with shared_cuda_runtime_flags) in the sandbox with the capture library
-// `library` preloaded, as stage `name`; on success `capture_dir` names the folder of launches (the
+// `library` preloaded (and kCudaSingleQueue where verifier.cuda_single_queue_first), as stage
+// `name`; on success `capture_dir` names the folder of launches (the
 // run's private folder, under the scratch directory). `global_names` are the program's
 // __device__/__constant__ variables to record with each launch.
 StageResult run_recorded_program_stage(StageContext& context, const std::string& name, const std::string& library,
