@@ -36,13 +36,20 @@ int ResourceSlots::in_use(const std::string& resource) const {
   return it == in_use_.end() ? 0 : it->second;
 }
 
+int default_compile_slots(int cores, int gpu_slots) {
+  int reserved = std::min(std::max(gpu_slots, 0) / 2, cores / 4);
+  return std::max(1, cores - reserved);
+}
+
 SlotSizes size_slots(const nlohmann::json& config, const Toolchains& toolchains, ResourceSlots& slots) {
   SlotSizes sizes;
-  sizes.compile = config["daemon"]["compile_slots"].get<int>();
-  if (sizes.compile <= 0) sizes.compile = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   sizes.nvidia_gpus = static_cast<int>(std::count_if(toolchains.gpus.begin(), toolchains.gpus.end(),
                                                      [](const GpuInfo& gpu) { return gpu.vendor == "nvidia"; }));
   sizes.gpu = sizes.nvidia_gpus * config["daemon"]["gpu_slots_per_device"].get<int>();
+  sizes.compile = config["daemon"]["compile_slots"].get<int>();
+  if (sizes.compile <= 0) {
+    sizes.compile = default_compile_slots(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), sizes.gpu);
+  }
   slots.set_capacity("cpu", sizes.compile);
   slots.set_capacity("gpu", sizes.gpu);
   slots.set_capacity("llm", config["daemon"]["llm_slots"].get<int>());

@@ -82,8 +82,15 @@ class SlotGate : public ResourceGate {
   std::map<std::thread::id, std::array<int, 3>> held_;
 };
 
+// The compile slots daemon.compile_slots 0 means: the core count, less a core for every two GPU
+// slots (at most a quarter of the cores). A GPU program keeps about half a core busy in the
+// driver, so that many compilers beside the GPU slots wait for no core. On an H200 host with 16
+// cores and 4 GPU slots: 16 compile slots gave 188 verified/min with the compilers getting 0.88
+// CPU seconds per stage second, 14 gave 184/min with 0.96 and 10% fewer stage seconds a sample.
+int default_compile_slots(int cores, int gpu_slots);
+
 struct SlotSizes {
-  int compile = 0;      // daemon.compile_slots, 0 there meaning the core count
+  int compile = 0;      // daemon.compile_slots, 0 there meaning default_compile_slots
   int gpu = 0;          // NVIDIA GPUs x daemon.gpu_slots_per_device
   int nvidia_gpus = 0;
 };
