@@ -270,33 +270,46 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
   return stage;
 }
 
-StageResult run_program_stage(StageContext& context, const std::string& name,
-                              const std::string& executable, bool gpu) {
+namespace {
+
+// Runs a copy of `executable`, placed in the private folder `folder`, with `settings` in its
+// environment; the seconds include the copying.
+StageResult run_program_copy(StageContext& context, const std::string& name, const std::string& folder,
+                             const std::string& executable, bool gpu, const std::vector<std::string>& settings) {
   auto start = std::chrono::steady_clock::now();
-  Result<std::string> program = place_program(context, "run-" + name, executable);
+  Result<std::string> program = place_program(context, folder, executable);
   if (!program) return skipped_stage(name, program.message());
   double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string private_dir = std::filesystem::path(*program).parent_path();
-  StageResult stage = run_untrusted_stage(context, name, {*program}, private_dir, gpu);
+  StageResult stage = run_untrusted_stage(context, name, with_environment(settings, {*program}), private_dir, gpu);
   stage.seconds += preparing;
   return stage;
 }
 
-std::vector<std::string> with_cuda_single_queue(const StageContext& context, std::vector<std::string> argv) {
-  if (!context.options.cuda_single_queue_first) return argv;
-  argv.insert(argv.begin(), {"/usr/bin/env", kCudaSingleQueue});
-  return argv;
+}  // namespace
+
+StageResult run_program_stage(StageContext& context, const std::string& name,
+                              const std::string& executable, bool gpu) {
+  return run_program_copy(context, name, "run-" + name, executable, gpu, {});
+}
+
+std::vector<std::string> cuda_single_queue_settings(const StageContext& context) {
+  if (!context.options.cuda_single_queue_first) return {};
+  return {kCudaSingleQueue};
+}
+
+std::vector<std::string> with_environment(const std::vector<std::string>& settings, std::vector<std::string> argv) {
+  if (settings.empty()) return argv;
+  std::vector<std::string> command = {"/usr/bin/env"};
+  command.insert(command.end(), settings.begin(), settings.end());
+  command.insert(command.end(), argv.begin(), argv.end());
+  return command;
 }
 
 StageResult run_cuda_program_stage(StageContext& context, const std::string& name, const std::string& executable) {
-  if (!context.options.cuda_single_queue_first) return run_program_stage(context, name, executable, true);
-  auto start = std::chrono::steady_clock::now();
-  Result<std::string> program = place_program(context, "run-" + name + "-single-queue", executable);
-  if (!program) return skipped_stage(name, program.message());
-  double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::string private_dir = std::filesystem::path(*program).parent_path();
-  StageResult single = run_untrusted_stage(context, name, with_cuda_single_queue(context, {*program}), private_dir, true);
-  single.seconds += preparing;
+  std::vector<std::string> settings = cuda_single_queue_settings(context);
+  if (settings.empty()) return run_program_stage(context, name, executable, true);
+  StageResult single = run_program_copy(context, name, "run-" + name + "-single-queue", executable, true, settings);
   if (single.ok() || single.status == "skipped") return single;
 
   StageResult plain = run_program_stage(context, name, executable, true);

@@ -104,9 +104,13 @@ StageResult run_program_stage(StageContext& context, const std::string& name,
 // Streams still work; their kernels may no longer overlap, which CUDA never promised them.
 inline constexpr const char* kCudaSingleQueue = "CUDA_DEVICE_MAX_CONNECTIONS=1";
 
-// The command line that runs `argv` with kCudaSingleQueue where verifier.cuda_single_queue_first
-// asks for it, else `argv`.
-std::vector<std::string> with_cuda_single_queue(const StageContext& context, std::vector<std::string> argv);
+// The environment a CUDA program's GPU run starts with: kCudaSingleQueue where
+// verifier.cuda_single_queue_first asks for it, else nothing.
+std::vector<std::string> cuda_single_queue_settings(const StageContext& context);
+
+// `argv` run with the NAME=VALUE `settings` set by /usr/bin/env (the sandbox passes the program no
+// environment of the daemon's); `argv` itself when there are none.
+std::vector<std::string> with_environment(const std::vector<std::string>& settings, std::vector<std::string> argv);
 
 // A CUDA program's GPU run (nvidia.run, hip_on_nvidia.run): run_program_stage, first with
 // kCudaSingleQueue (verifier.cuda_single_queue_first). A run that does not pass that way runs

@@ -213,12 +213,11 @@ StageResult run_recorded_program_stage(StageContext& context, const std::string&
   if (error) return skipped_stage(name, "cannot copy the capture library into " + dir + ": " + error.message());
   std::string globals;
   for (const std::string& global : global_names) globals += (globals.empty() ? "" : " ") + global;
-  std::vector<std::string> argv = {"/usr/bin/env", "LD_PRELOAD=" + dir + "/capture.so", "TAILFORGE_CAPTURE_DIR=" + dir,
-                                   "TAILFORGE_CAPTURE_GLOBALS=" + globals};
-  if (context.options.cuda_single_queue_first) argv.push_back(kCudaSingleQueue);
-  argv.push_back(*program);
+  std::vector<std::string> settings = {"LD_PRELOAD=" + dir + "/capture.so", "TAILFORGE_CAPTURE_DIR=" + dir,
+                                       "TAILFORGE_CAPTURE_GLOBALS=" + globals};
+  for (const std::string& setting : cuda_single_queue_settings(context)) settings.push_back(setting);
   double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  StageResult stage = run_untrusted_stage(context, name, argv, dir, true);
+  StageResult stage = run_untrusted_stage(context, name, with_environment(settings, {*program}), dir, true);
   stage.seconds += preparing;
   if (stage.ok()) capture_dir = dir;
   return stage;
@@ -347,7 +346,8 @@ void run_replay_stages(StageContext& context, const HarnessTools& tools, const C
   // The replay launches one kernel on the default stream: one hardware queue changes nothing for it.
   StageResult replay = run_untrusted_stage(
       context, "ptx2cuda.launch",
-      with_cuda_single_queue(context, {run_dir + "/replay", run_dir + "/candidate.cubin", run_dir, run_dir}), run_dir, true);
+      with_environment(cuda_single_queue_settings(context), {run_dir + "/replay", run_dir + "/candidate.cubin", run_dir, run_dir}),
+      run_dir, true);
   context.add(replay);
   if (!dependencies_ok(context, "ptx2cuda.compare", {"ptx2cuda.launch"})) return;
 
