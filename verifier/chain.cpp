@@ -31,9 +31,7 @@ std::string default_track(const std::string& extension) {
 void run_translate_stage(StageContext& context, const ChainOptions& options, const std::string& cuda_path,
                          const std::string& hip_path) {
   if (!options.translate) return context.add(skipped_stage("translate.hip", "no translator given"));
-  if (!stage_enabled(context.options, "translate.hip")) {
-    return context.add(skipped_stage("translate.hip", "disabled by verifier.stages"));
-  }
+  if (!stage_enabled_here(context, "translate.hip")) return;
   set_current_stage_name("translate.hip");
   auto start = std::chrono::steady_clock::now();
   StageResult stage;

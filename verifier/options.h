@@ -42,6 +42,9 @@ Result<VerifierOptions> verifier_options_from_json(const nlohmann::json& config)
 // True when `stage` is to run: no stage filter, or the name starts with one of its prefixes.
 bool stage_enabled(const VerifierOptions& options, const std::string& stage);
 
+// Why a stage that verifier.stages leaves out is skipped.
+inline constexpr const char* kDisabledByStages = "disabled by verifier.stages";
+
 // The cache directory the options resolve to (created on demand by the AMD stage).
 std::string resolved_cache_dir(const VerifierOptions& options);
 

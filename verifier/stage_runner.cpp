@@ -193,13 +193,13 @@ bool dependencies_ok(StageContext& context, const std::string& name,
 
 bool stage_enabled_here(StageContext& context, const std::string& name) {
   if (stage_enabled(context.options, name)) return true;
-  context.add(skipped_stage(name, "disabled by verifier.stages"));
+  context.add(skipped_stage(name, kDisabledByStages));
   return false;
 }
 
 StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
   if (!stage_enabled(context.options, step.stage_name)) {
-    return skipped_stage(step.stage_name, "disabled by verifier.stages");
+    return skipped_stage(step.stage_name, kDisabledByStages);
   }
   set_current_stage_name(step.stage_name);
   auto start = std::chrono::steady_clock::now();

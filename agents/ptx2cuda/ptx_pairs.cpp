@@ -69,7 +69,7 @@ std::map<std::string, CapturedLaunch> capture_program(StageContext& context, con
                                                       std::optional<HarnessTools>& harness, StageResult& capture) {
   std::map<std::string, CapturedLaunch> by_kernel;
   if (!stage_enabled(context.options, "ptx2cuda.capture")) {
-    capture = skipped_stage("ptx2cuda.capture", "disabled by verifier.stages");
+    capture = skipped_stage("ptx2cuda.capture", kDisabledByStages);
     return by_kernel;
   }
   if (!context.toolchains.has_gpu("nvidia")) {

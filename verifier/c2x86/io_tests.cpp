@@ -80,7 +80,7 @@ std::string run_problem(const ProcessResult& process) {
 
 StageResult run_io_stage(StageContext& context, const std::string& executable, const std::vector<IoCase>& cases) {
   const std::string name = "c2x86.io";
-  if (!stage_enabled(context.options, name)) return skipped_stage(name, "disabled by verifier.stages");
+  if (!stage_enabled(context.options, name)) return skipped_stage(name, kDisabledByStages);
   if (cases.empty()) return skipped_stage(name, "the function has no io cases");
   auto start = std::chrono::steady_clock::now();
   Result<std::string> program = place_program(context, "run-" + name, executable);
@@ -130,7 +130,7 @@ StageResult run_io_stage(StageContext& context, const std::string& executable, c
 
 StageResult check_jump_tables(const VerifierOptions& options, const std::string& assembly_path) {
   const std::string name = "c2x86.jump_table";
-  if (!stage_enabled(options, name)) return skipped_stage(name, "disabled by verifier.stages");
+  if (!stage_enabled(options, name)) return skipped_stage(name, kDisabledByStages);
   auto start = std::chrono::steady_clock::now();
   StageResult stage;
   stage.name = name;
