@@ -45,7 +45,22 @@ AgentOutput run_role(LlmClient& client, const PromptPair& prompt, const std::map
   return output;
 }
 
+// The prompt with {api_request} after its user message when it has no place for it.
+PromptPair with_api_request(const PromptPair& prompt, const std::string& api_request) {
+  PromptPair out = prompt;
+  if (!api_request.empty() && out.user.find("{api_request}") == std::string::npos) out.user += "{api_request}";
+  return out;
+}
+
 }  // namespace
+
+std::string api_request_text(const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + names[i];
+  return "\n\nUse these CUDA API names, which the training corpus lacks, each so that the program's checked and "
+         "printed result depends on it (a call made only to mention a name does not count): " + list + ".";
+}
 
 Result<LlmPrompts> load_llm_prompts(const std::string& path) {
   std::ifstream in(path);
@@ -95,8 +110,9 @@ std::string fill_prompt(const std::string& text, const std::map<std::string, std
 }
 
 AgentOutput llm_generate_program(LlmClient& client, const LlmPrompts& prompts, const std::string& persona_prompt,
-                                 Database* cache) {
-  return run_role(client, prompts.generator, {{"persona_prompt", persona_prompt}}, cache);
+                                 Database* cache, const std::string& api_request) {
+  return run_role(client, with_api_request(prompts.generator, api_request),
+                  {{"persona_prompt", persona_prompt}, {"api_request", api_request}}, cache);
 }
 
 AgentOutput llm_translate(LlmClient& client, const LlmPrompts& prompts, const std::string& direction,
@@ -113,12 +129,13 @@ AgentOutput llm_translate(LlmClient& client, const LlmPrompts& prompts, const st
 
 AgentOutput llm_synthesize_similar(LlmClient& client, const LlmPrompts& prompts, const SimilarRequest& request,
                                    Database* cache) {
-  return run_role(client, prompts.synthesizer,
+  return run_role(client, with_api_request(prompts.synthesizer, request.api_request),
                   {{"sample", request.failing_sample},
                    {"category", request.category},
                    {"evidence", request.evidence},
                    {"count", std::to_string(request.count)},
-                   {"batch", request.batch}},
+                   {"batch", request.batch},
+                   {"api_request", request.api_request}},
                   cache);
 }
 

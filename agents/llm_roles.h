@@ -18,9 +18,9 @@ struct PromptPair {
 };
 
 struct LlmPrompts {
-  PromptPair generator;                       // {persona_prompt}
+  PromptPair generator;                       // {persona_prompt}, {api_request}
   std::map<std::string, PromptPair> translators;  // direction -> prompts with {source}
-  PromptPair synthesizer;                     // {sample}, {category}, {evidence}, {count}, {batch}
+  PromptPair synthesizer;                     // {sample}, {category}, {evidence}, {count}, {batch}, {api_request}
 };
 
 // Loads the prompt file; errors name the file and the JSON path ("translators.c2x86.user").
@@ -36,8 +36,13 @@ struct AgentOutput {
   std::string prompt_hash;            // sha256 of the messages sent, for the sample's provenance
 };
 
+// The request that names the CUDA API a program must use, for {api_request} in the generator's
+// and synthesizer's prompts: "" when `names` is empty. A prompt file without the placeholder gets
+// the request after its user message, so the names are never lost.
+std::string api_request_text(const std::vector<std::string>& names);
+
 AgentOutput llm_generate_program(LlmClient& client, const LlmPrompts& prompts, const std::string& persona_prompt,
-                                 Database* cache);
+                                 Database* cache, const std::string& api_request = "");
 // direction: a key of prompts.translators; an unknown one fails with agent.llm.unknown_direction.
 AgentOutput llm_translate(LlmClient& client, const LlmPrompts& prompts, const std::string& direction,
                           const std::string& source, Database* cache);
@@ -48,6 +53,7 @@ struct SimilarRequest {
   std::string evidence = "none";  // the failure's evidence line
   int count = 10;
   std::string batch = "1";  // varies the request (and its cache entry) between runs
+  std::string api_request;  // api_request_text of an API tail's uncovered names; "" otherwise
 };
 
 // Asks for `request.count` samples like the failing one; fewer blocks than asked is not a failure.

@@ -72,9 +72,9 @@ AgentOutput LlmAgents::run(Database& db, const char* role, Call call) {
   return output;
 }
 
-Result<LlmProgram> LlmAgents::generate(Database& db, const std::string& persona_prompt) {
+Result<LlmProgram> LlmAgents::generate(Database& db, const std::string& persona_prompt, const std::string& api_request) {
   AgentOutput output =
-      run(db, "generator", [&] { return llm_generate_program(client_, prompts_, persona_prompt, &db); });
+      run(db, "generator", [&] { return llm_generate_program(client_, prompts_, persona_prompt, &db, api_request); });
   const ChatResponse& response = output.response;
   if (!response.ok) return make_error("LLM generator: " + response.category + ": " + response.message);
   std::string source = preferred_code_block(response, {"cuda", "cu", "cpp", "c++"});

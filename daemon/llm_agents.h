@@ -40,7 +40,8 @@ class LlmAgents {
 
   // A program for the persona prompt; a failed call is an error naming its agent.llm.* category.
   // `db` is the worker's own connection: the response cache and the llm_call rows.
-  Result<LlmProgram> generate(Database& db, const std::string& persona_prompt);
+  // `api_request`: api_request_text of the API names the program must use ("" for none).
+  Result<LlmProgram> generate(Database& db, const std::string& persona_prompt, const std::string& api_request = "");
   // The verifier's CUDA->HIP translation; a failed call fails with its agent.llm.* category.
   TranslateOutcome translate_cuda_to_hip(Database& db, const std::string& cuda_source);
   // The synthesizer's programs like a failing sample. An endpoint that cannot answer now

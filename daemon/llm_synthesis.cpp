@@ -1,5 +1,7 @@
 #include "daemon/llm_synthesis.h"
 
+#include "synth/api_tails.h"
+
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -48,7 +50,12 @@ CandidateSource llm_candidate_source(LlmAgents& agents, Database& db, CandidateT
                            .category = evidence.category.value_or(entry.dimension + "/" + entry.name),
                            .evidence = evidence.message.empty() ? "none" : evidence.message,
                            .count = count,
-                           .batch = hex8(seed_value)};
+                           .batch = hex8(seed_value),
+                           .api_request = api_request_text(api_tail_names(entry))};
+    if (request.api_request.empty() && entry.dimension == "api_family") {
+      request.api_request = "\n\nUse the CUDA API family " + entry.name +
+                            " so that each program's checked and printed result depends on it.";
+    }
     Result<LlmSynthesis> reply = agents.synthesize_similar(db, request);
     if (!reply) return reply.error();
     std::vector<CandidateProgram> candidates;

@@ -174,9 +174,15 @@ class DefaultPipeline : public Pipeline {
       tails += " " + tail.entry.dimension + "/" + tail.entry.name + " (" + tail.entry.signal + ", +" +
                std::to_string(tail.inserted) + ")";
     }
-    spdlog::info("cycle {}: synthesized {} ({} near-duplicates dropped, {} candidates not made) for{}", *cycle,
+    std::string passed;
+    if (!summary->passed_over.empty()) {
+      passed = "; passed over " + std::to_string(summary->passed_over.size()) + " tails no program of the source writes (";
+      for (size_t i = 0; i < summary->passed_over.size() && i < 4; ++i) passed += (i ? ", " : "") + summary->passed_over[i];
+      passed += summary->passed_over.size() > 4 ? ", ...)" : ")";
+    }
+    spdlog::info("cycle {}: synthesized {} ({} near-duplicates dropped, {} candidates not made) for{}{}", *cycle,
                  summary->inserted, summary->near_duplicates, summary->generation_failures,
-                 tails.empty() ? " no tail" : tails);
+                 tails.empty() ? " no tail" : tails, passed);
     spdlog::debug("cycle {}: synthesis {}", *cycle, synthesis_summary_to_json(*summary).dump());
     return queue.complete(job.id, owner);
   }

@@ -4,6 +4,8 @@
 
 #include "daemon/c2x86_jobs.h"
 #include "daemon/llm_synthesis.h"
+#include "store/corpus.h"
+#include "synth/api_tails.h"
 #include "synth/c2x86_candidates.h"
 
 namespace tailforge {
@@ -26,7 +28,7 @@ class CudaProgramSource : public SampleSource {
   Result<Sample> generate(Database& db, uint64_t seed, uint64_t index, int64_t cycle) override {
     Result<GeneratedProgram> program = generate_program(setup_.catalog, batch_request(seed, index));
     if (!program) return program.error();
-    return setup_.llm_generator ? llm_sample(db, *program, cycle) : builtin_sample(*program, cycle);
+    return setup_.llm_generator ? llm_sample(db, *program, cycle, index) : builtin_sample(*program, cycle);
   }
 
   Result<SynthesisSummary> synthesize(Database& db, int64_t cycle, uint64_t seed) override {
@@ -48,9 +50,15 @@ class CudaProgramSource : public SampleSource {
   }
 
   // The LLM's program for the prompt of `choice`: persona, template and placeholder values are
-  // the choice's; text, tags and prompt hash are the LLM program's.
-  Result<Sample> llm_sample(Database& db, const GeneratedProgram& choice, int64_t cycle) {
-    Result<LlmProgram> program = setup_.llm->generate(db, choice.prompt_text);
+  // the choice's; text, tags and prompt hash are the LLM program's. While the newest tail list
+  // has API tails, the prompt names one's uncovered names, the tails taken in turn by job index.
+  Result<Sample> llm_sample(Database& db, const GeneratedProgram& choice, int64_t cycle, uint64_t index) {
+    Result<std::optional<TailEntry>> api_tail = newest_api_tail(db, index);
+    if (!api_tail) return api_tail.error();
+    std::vector<std::string> names;
+    if (*api_tail) names = api_tail_names(**api_tail);
+    if (names.size() > kApiNamesAsked) names.resize(kApiNamesAsked);
+    Result<LlmProgram> program = setup_.llm->generate(db, choice.prompt_text, api_request_text(names));
     if (!program) return program.error();
     Sample sample = sample_from_program(choice, "llm", cycle);
     sample.text = program->source;
@@ -58,10 +66,34 @@ class CudaProgramSource : public SampleSource {
     sample.model = setup_.llm->model();
     nlohmann::json variables = {{"placeholders", choice.variables.value("placeholders", nlohmann::json::object())}};
     variables["cass_domain"] = classify_domain(setup_.domain_rules, sample.text);
+    if (!names.empty()) {
+      variables["api_tail"] = (*api_tail)->dimension + "/" + (*api_tail)->name;
+      variables["api_names"] = names;
+    }
     sample.variables = variables.dump();
     sample.features = feature_tags(setup_.feature_rules, "cuda", sample.text);
     return sample;
   }
+
+  // The API tail of the newest tail list that generate job `index` asks the LLM for, if any.
+  static Result<std::optional<TailEntry>> newest_api_tail(Database& db, uint64_t index) {
+    Result<std::optional<int64_t>> cycle = latest_tail_report_cycle(db);
+    if (!cycle) return cycle.error();
+    if (!*cycle) return std::optional<TailEntry>();
+    Result<std::vector<TailReportRow>> rows = tail_report_rows(db, **cycle);
+    if (!rows) return rows.error();
+    std::vector<TailEntry> api;
+    for (const TailReportRow& row : *rows) {
+      if (row.dimension != "api" && row.dimension != "api_family") continue;
+      nlohmann::json numbers = nlohmann::json::parse(row.numbers, nullptr, false);
+      TailEntry entry{row.dimension, row.name, row.signal, row.score, numbers.is_object() ? numbers : nlohmann::json::object()};
+      if (!api_tail_names(entry).empty()) api.push_back(std::move(entry));
+    }
+    if (api.empty()) return std::optional<TailEntry>();
+    return std::optional<TailEntry>(api[index % api.size()]);
+  }
+
+  static constexpr size_t kApiNamesAsked = 4;
 
   SampleSourceSetup setup_;
 };

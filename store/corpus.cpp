@@ -213,6 +213,9 @@ Result<std::map<std::string, EvaluationCounts>> evaluation_counts(Database& db, 
       " JOIN sample_feature sf ON sf.sample_id = e.sample_id WHERE e.model_id = ?1 GROUP BY sf.tag"
       " UNION ALL SELECT 'domain:' || s.domain, COUNT(*), SUM(e.ok = 0) FROM evaluation e"
       " JOIN sample s ON s.id = e.sample_id WHERE e.model_id = ?1 AND s.domain IS NOT NULL GROUP BY s.domain"
+      " UNION ALL SELECT 'api_family:' || a.family, COUNT(*), SUM(e.ok = 0) FROM evaluation e"
+      " JOIN (SELECT DISTINCT sample_id, family FROM sample_api) a ON a.sample_id = e.sample_id"
+      " WHERE e.model_id = ?1 GROUP BY a.family"
       " UNION ALL SELECT 'category:' || e.category, (SELECT COUNT(*) FROM evaluation WHERE model_id = ?1), COUNT(*)"
       " FROM evaluation e WHERE e.model_id = ?1 AND e.category IS NOT NULL GROUP BY e.category");
   select.bind(1, model_id);
@@ -234,6 +237,14 @@ Result<std::vector<std::string>> model_failure_seed_ids(Database& db, int64_t mo
           " WHERE e.model_id = ?1 AND e.ok = 0 AND s.domain = ?2 ORDER BY e.sample_id LIMIT ?3";
   } else if (dimension == "category") {
     sql = "SELECT e.sample_id FROM evaluation e WHERE e.model_id = ?1 AND e.ok = 0 AND e.category = ?2"
+          " ORDER BY e.sample_id LIMIT ?3";
+  } else if (dimension == "api_family") {
+    sql = "SELECT e.sample_id FROM evaluation e WHERE e.model_id = ?1 AND e.ok = 0"
+          " AND EXISTS (SELECT 1 FROM sample_api a WHERE a.sample_id = e.sample_id AND a.family = ?2)"
+          " ORDER BY e.sample_id LIMIT ?3";
+  } else if (dimension == "api") {
+    sql = "SELECT e.sample_id FROM evaluation e WHERE e.model_id = ?1 AND e.ok = 0"
+          " AND EXISTS (SELECT 1 FROM sample_api a WHERE a.sample_id = e.sample_id AND a.identifier = ?2)"
           " ORDER BY e.sample_id LIMIT ?3";
   } else {
     return make_error("model failure seeds: unknown dimension '" + dimension + "'");
@@ -327,8 +338,20 @@ Result<std::vector<CycleVerifiedCounts>> verified_by_cycle(Database& db, const s
           "    AND json_extract(l.reason, '$.name') = ?2)) AS matching"
           "  FROM sample s WHERE s.track = ?1 AND s.status = 'verified' GROUP BY s.cycle_id) v"
           " ON v.cycle_id = c.id ORDER BY c.id";
+  } else if (dimension == "api_family") {
+    sql = "SELECT c.id, coalesce(v.verified, 0), coalesce(v.matching, 0) FROM cycle c LEFT JOIN"
+          " (SELECT s.cycle_id, COUNT(*) AS verified,"
+          "   SUM(EXISTS (SELECT 1 FROM sample_api a WHERE a.sample_id = s.id AND a.family = ?2)) AS matching"
+          "  FROM sample s WHERE s.track = ?1 AND s.status = 'verified' GROUP BY s.cycle_id) v"
+          " ON v.cycle_id = c.id ORDER BY c.id";
+  } else if (dimension == "api") {
+    sql = "SELECT c.id, coalesce(v.verified, 0), coalesce(v.matching, 0) FROM cycle c LEFT JOIN"
+          " (SELECT s.cycle_id, COUNT(*) AS verified,"
+          "   SUM(EXISTS (SELECT 1 FROM sample_api a WHERE a.sample_id = s.id AND a.identifier = ?2)) AS matching"
+          "  FROM sample s WHERE s.track = ?1 AND s.status = 'verified' GROUP BY s.cycle_id) v"
+          " ON v.cycle_id = c.id ORDER BY c.id";
   } else {
-    return make_error("verified samples per cycle are counted by feature, domain or category, not by '" +
+    return make_error("verified samples per cycle are counted by feature, domain, category, api_family or api, not by '" +
                       dimension + "'");
   }
   Statement& select = db.cached(sql);
@@ -357,6 +380,18 @@ Result<std::vector<std::string>> tail_seed_ids(Database& db, const std::string& 
     condition_sql =
         "SELECT s.id FROM sample s WHERE s.track = ?1 AND s.status IN ('failed','verified')"
         " AND s.id IN (SELECT sample_id FROM failure WHERE category = ?2)"
+        " AND NOT (s.origin = 'synthesized' AND coalesce(s.cycle_id, -1) = ?3)"
+        " ORDER BY s.status = 'failed' DESC, s.id LIMIT ?4";
+  } else if (dimension == "api_family") {
+    condition_sql =
+        "SELECT s.id FROM sample s WHERE s.track = ?1 AND s.status IN ('failed','verified')"
+        " AND s.id IN (SELECT sample_id FROM sample_api WHERE family = ?2)"
+        " AND NOT (s.origin = 'synthesized' AND coalesce(s.cycle_id, -1) = ?3)"
+        " ORDER BY s.status = 'failed' DESC, s.id LIMIT ?4";
+  } else if (dimension == "api") {
+    condition_sql =
+        "SELECT s.id FROM sample s WHERE s.track = ?1 AND s.status IN ('failed','verified')"
+        " AND s.id IN (SELECT sample_id FROM sample_api WHERE identifier = ?2)"
         " AND NOT (s.origin = 'synthesized' AND coalesce(s.cycle_id, -1) = ?3)"
         " ORDER BY s.status = 'failed' DESC, s.id LIMIT ?4";
   } else if (dimension == "corpus") {  // any finished sample: seeds for a feature nobody has yet

@@ -57,11 +57,12 @@ struct EvaluationCounts {
 // The track's newest active model that has evaluations (whose model is under test is decided
 // in synth/tested_model.h).
 Result<std::optional<int64_t>> newest_evaluated_model(Database& db, const std::string& track);
-// The model's evaluations of the track's items, by "feature:<tag>", "domain:<name>" and
+// The model's evaluations of the track's items, by "feature:<tag>", "domain:<name>",
+// "api_family:<family>" (the families of the item's counted API names, store/api_uses.h) and
 // "category:<category>" (for categories, `evaluated` counts every evaluation of the model).
 Result<std::map<std::string, EvaluationCounts>> evaluation_counts(Database& db, int64_t model_id);
-// Items the model failed that have the feature tag, domain, or failure category (by dimension),
-// by id: the seeds a model-failure tail is synthesized from.
+// Items the model failed that have the feature tag, domain, failure category, API family or API
+// name (by dimension), by id: the seeds a model-failure tail is synthesized from.
 Result<std::vector<std::string>> model_failure_seed_ids(Database& db, int64_t model_id, const std::string& dimension,
                                                         const std::string& name, int limit);
 // Verified samples of the track synthesized for the tail (lineage reason dimension/name) and
@@ -86,8 +87,9 @@ Result<bool> tail_report_exists(Database& db, int64_t cycle_id);
 Result<std::optional<int64_t>> latest_tail_report_cycle(Database& db);
 
 // Every cycle, with the track's verified samples it made and how many of them have feature tag
-// `name` (dimension "feature"), domain `name` ("domain"), or were synthesized for failure category
-// `name` ("category", as failure_category_coverage counts them). Ordered by cycle id.
+// `name` (dimension "feature"), domain `name` ("domain"), use API family or name `name`
+// ("api_family", "api"), or were synthesized for failure category `name` ("category", as
+// failure_category_coverage counts them). Ordered by cycle id.
 struct CycleVerifiedCounts {
   int64_t cycle_id = 0;
   int64_t verified = 0;
@@ -97,7 +99,8 @@ Result<std::vector<CycleVerifiedCounts>> verified_by_cycle(Database& db, const s
                                                            const std::string& dimension, const std::string& name);
 
 // ---- synthesis seeds and dedup ---------------------------------------------------------
-// Seeds for a tail value of the track: failed samples first, then verified ones, by id;
+// Seeds for a tail value of the track (feature, domain, category, api_family, api): failed
+// samples first, then verified ones, by id;
 // samples synthesized in `exclude_cycle` are skipped so a re-run picks the same seeds.
 // dimension "corpus" (name ignored): any finished sample of the track, verified first.
 Result<std::vector<std::string>> tail_seed_ids(Database& db, const std::string& track, const std::string& dimension,

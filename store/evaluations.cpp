@@ -277,7 +277,17 @@ Result<std::set<std::string>> eval_items_with(Database& db, const std::string& t
                                 .bind(1, track)
                                 .bind(2, name));
   }
-  return make_error("evaluation items: unknown dimension '" + dimension + "' (feature or domain)");
+  if (dimension == "api_family" || dimension == "api") {
+    Statement& select = dimension == "api_family"
+                            ? db.cached("SELECT DISTINCT i.sample_id FROM eval_item i JOIN sample_api a"
+                                        " ON a.sample_id = i.sample_id WHERE i.track = ?1 AND a.family = ?2"
+                                        " AND i.retired_ms IS NULL")
+                            : db.cached("SELECT i.sample_id FROM eval_item i JOIN sample_api a"
+                                        " ON a.sample_id = i.sample_id WHERE i.track = ?1 AND a.identifier = ?2"
+                                        " AND i.retired_ms IS NULL");
+    return first_column_set(select.bind(1, track).bind(2, name));
+  }
+  return make_error("evaluation items: unknown dimension '" + dimension + "' (feature, domain, api_family or api)");
 }
 
 Result<std::set<std::string>> items_failed_with(Database& db, int64_t model_id, const std::string& category) {

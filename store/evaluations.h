@@ -113,7 +113,8 @@ struct EvaluationOutcome {
 };
 // The model's evaluations of items of its track, by item version then sample id.
 Result<std::vector<EvaluationOutcome>> evaluation_outcomes(Database& db, int64_t model_id);
-// Item ids with the feature tag (dimension "feature") or domain ("domain"), among the track's items.
+// Item ids with the feature tag (dimension "feature"), domain ("domain"), API family
+// ("api_family") or API name ("api"), among the track's items.
 Result<std::set<std::string>> eval_items_with(Database& db, const std::string& track, const std::string& dimension,
                                               const std::string& name);
 // Items of the model's evaluations that failed with `category` (or a category under it).

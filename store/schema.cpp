@@ -566,6 +566,39 @@ constexpr const char* kVersion19 = R"sql(
 ALTER TABLE job ADD COLUMN started_ms INTEGER;                -- NULL until leased
 )sql";
 
+// Version 20: the CUDA API names each sample's code uses (agents/api_table.h counts them; a
+// bundle's headers count with its program), so coverage, API tails and the per-family evaluation
+// are queries; and, per imported tree, how many of its files use each name (the usage prior).
+constexpr const char* kVersion20 = R"sql(
+CREATE TABLE sample_api (
+  sample_id     TEXT NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+  identifier    TEXT NOT NULL,
+  family        TEXT NOT NULL,                 -- policies/api_families.json's, when counted
+  uses          INTEGER NOT NULL,
+  PRIMARY KEY (identifier, sample_id)
+) WITHOUT ROWID;
+CREATE INDEX sample_api_sample ON sample_api(sample_id);
+CREATE INDEX sample_api_family ON sample_api(family, sample_id);
+CREATE TABLE sample_api_progress (
+  id            INTEGER PRIMARY KEY CHECK (id = 1),
+  table_key     TEXT NOT NULL,                 -- the API table the rows were counted with
+  last_rowid    INTEGER NOT NULL               -- samples up to this rowid are counted
+);
+CREATE TABLE tree_api_scan (
+  tree          TEXT PRIMARY KEY,              -- the imported tree's name
+  files         INTEGER NOT NULL,              -- source files read
+  api_files     INTEGER NOT NULL,              -- of them, using at least one API name
+  scanned_ms    INTEGER NOT NULL
+);
+CREATE TABLE tree_api_use (
+  tree          TEXT NOT NULL REFERENCES tree_api_scan(tree) ON DELETE CASCADE,
+  identifier    TEXT NOT NULL,
+  files         INTEGER NOT NULL,              -- files of the tree using it
+  uses          INTEGER NOT NULL,
+  PRIMARY KEY (tree, identifier)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -589,6 +622,7 @@ const std::vector<Migration>& schema_migrations() {
       {17, kVersion17},
       {18, kVersion18},
       {19, kVersion19},
+      {20, kVersion20},
   };
   return migrations;
 }

@@ -1,10 +1,15 @@
 #include "synth/eval_set.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 
+#include "store/api_uses.h"
 #include "store/evaluations.h"
 #include "store/samples.h"
 #include "store/sha256.h"
+#include "synth/api_coverage.h"
 #include "synth/dataset_card.h"
 #include "synth/minhash.h"
 
@@ -31,7 +36,11 @@ Result<EvalPolicy> eval_policy_from_json(const json& section) {
         policy.keep_versions = item.value().get<int64_t>();
       } else if (key == "endpoint_pause_seconds") {
         policy.endpoint_pause_seconds = item.value().get<double>();
-      } else if (key == "held_out_templates" || key == "held_out_trees") {
+      } else if (key == "min_items_per_family") {
+        policy.min_items_per_family = item.value().get<int64_t>();
+      } else if (key == "min_items_per_tree") {
+        policy.min_items_per_tree = item.value().get<int64_t>();
+      } else if (key == "held_out_templates" || key == "held_out_trees" || key == "held_out_families") {
         continue;  // held_out_split_from_json
       } else {
         return make_error("eval." + key + " is not a known key");
@@ -48,16 +57,87 @@ Result<EvalPolicy> eval_policy_from_json(const json& section) {
   if (policy.endpoint_pause_seconds < 0) return make_error("eval.endpoint_pause_seconds must not be negative");
   if (policy.command_timeout_seconds <= 0) return make_error("eval.command_timeout_seconds must be positive");
   if (policy.keep_versions < 0) return make_error("eval.keep_versions must not be negative (0 evaluates every version)");
+  if (policy.min_items_per_family < 0 || policy.min_items_per_tree < 0) {
+    return make_error("eval.min_items_per_family and eval.min_items_per_tree must not be negative");
+  }
   return policy;
 }
 
-bool selected_for_evaluation(const std::string& sample_id, double fraction) {
-  double unit = static_cast<double>(std::stoull(sha256_hex("eval:" + sample_id).substr(0, 13), nullptr, 16)) /
-                static_cast<double>(1ull << 52);
-  return unit < fraction;
+namespace {
+
+// A sample's place in [0, 1) under the evaluation hash.
+double evaluation_draw(const std::string& sample_id) {
+  return static_cast<double>(std::stoull(sha256_hex("eval:" + sample_id).substr(0, 13), nullptr, 16)) /
+         static_cast<double>(1ull << 52);
 }
 
-namespace {
+// What a sample counts toward: its API families ("family:<name>") and imported tree ("tree:<name>").
+Result<std::set<std::string>> spanning_groups(Database& db, const EvalPolicy& eval, bool count_families,
+                                              const std::string& sample_id) {
+  std::set<std::string> groups;
+  if (count_families && eval.min_items_per_family > 0) {
+    Result<std::set<std::string>> families = sample_api_families(db, sample_id);
+    if (!families) return families.error();
+    for (const std::string& family : *families) groups.insert("family:" + family);
+  }
+  if (eval.min_items_per_tree > 0) {
+    Result<std::optional<std::string>> tree = sample_tree(db, sample_id);
+    if (!tree) return tree.error();
+    if (*tree) groups.insert("tree:" + **tree);
+  }
+  return groups;
+}
+
+int64_t minimum_of(const EvalPolicy& eval, const std::string& group) {
+  return group.rfind("family:", 0) == 0 ? eval.min_items_per_family : eval.min_items_per_tree;
+}
+
+// Candidates, best draw first, taken while one of their families or trees is short of its
+// minimum among the active items and the candidates chosen before, and while the group keeps at
+// least as many of its candidates for training as it gave to the set: a small store is not
+// emptied into the evaluation set.
+Result<std::vector<std::string>> spanning_choice(Database& db, const EvalPolicy& eval, bool count_families,
+                                                 const std::string& track, const std::vector<std::string>& candidates,
+                                                 const std::vector<std::string>& chosen) {
+  std::vector<std::string> picked;
+  if (eval.min_items_per_family <= 0 && eval.min_items_per_tree <= 0) return picked;
+  std::map<std::string, int64_t> have;
+  Result<std::vector<EvalItem>> items = list_eval_items(db, track);
+  if (!items) return items.error();
+  std::vector<std::string> counted;
+  for (const EvalItem& item : *items) counted.push_back(item.sample_id);
+  counted.insert(counted.end(), chosen.begin(), chosen.end());
+  for (const std::string& id : counted) {
+    Result<std::set<std::string>> groups = spanning_groups(db, eval, count_families, id);
+    if (!groups) return groups.error();
+    for (const std::string& group : *groups) ++have[group];
+  }
+  std::set<std::string> taken(chosen.begin(), chosen.end());
+  std::vector<std::tuple<double, std::string, std::set<std::string>>> order;
+  std::map<std::string, int64_t> candidates_of, given;  // per group: candidates, and those the set took
+  for (const std::string& id : candidates) {
+    Result<std::set<std::string>> groups = spanning_groups(db, eval, count_families, id);
+    if (!groups) return groups.error();
+    for (const std::string& group : *groups) {
+      ++candidates_of[group];
+      given[group] += taken.count(id);
+    }
+    if (!taken.count(id)) order.emplace_back(evaluation_draw(id), id, std::move(*groups));
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [draw, id, groups] : order) {
+    bool short_of = std::any_of(groups.begin(), groups.end(), [&](const std::string& group) {
+      return have[group] < minimum_of(eval, group) && 2 * (given[group] + 1) <= candidates_of[group];
+    });
+    if (!short_of) continue;
+    picked.push_back(id);
+    for (const std::string& group : groups) {
+      ++have[group];
+      ++given[group];
+    }
+  }
+  return picked;
+}
 
 // The samples a training export held, indexed for near-duplicates, with their ids by index.
 struct TrainedIndex {
@@ -112,6 +192,10 @@ Result<EvalSetRejudge> rejudge_with(Database& db, const TrainedIndex& trained, c
 
 }  // namespace
 
+bool selected_for_evaluation(const std::string& sample_id, double fraction) {
+  return evaluation_draw(sample_id) < fraction;
+}
+
 Result<EvalSetRejudge> rejudge_eval_set(Database& db, const SynthPolicy& synth, const std::string& track) {
   Result<TrainedIndex> trained = trained_index(db, synth, track);
   if (!trained) return trained.error();
@@ -134,8 +218,18 @@ Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, co
   }
   refresh.version = *version;
   refresh.size = *size;
+  // The API families of the candidates are read from their counted names: count the newest first.
+  bool count_families = synth.api.enabled;
+  if (count_families && (eval.min_items_per_family > 0 || !eval.held_out.families.empty())) {
+    Result<const ApiTable*> table = api_table_of(synth.api);
+    if (!table) return make_error("evaluation set: " + table.message());
+    if (Result<int64_t> counted = count_sample_api(db, **table); !counted) {
+      return make_error("evaluation set: " + counted.message());
+    }
+  }
   std::vector<std::string> chosen;
   std::map<std::string, std::string> groups;  // chosen id -> its reserved template or tree
+  std::vector<std::string> drawn;             // chosen by the hash alone
   for (const std::string& id : *candidates) {
     if (!eval.held_out.empty()) {
       Result<std::optional<std::string>> template_id = sample_template_id(db, id);
@@ -148,8 +242,18 @@ Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, co
         continue;
       }
     }
-    if (selected_for_evaluation(id, eval.fraction)) chosen.push_back(id);
+    if (selected_for_evaluation(id, eval.fraction)) drawn.push_back(id);
   }
+  // Reserved groups first, then what the families and trees lack, then the drawn rest, so the
+  // set spans the API and the user's trees before eval.max_items is reached.
+  std::vector<std::string> reserved_and_drawn = chosen;
+  reserved_and_drawn.insert(reserved_and_drawn.end(), drawn.begin(), drawn.end());
+  Result<std::vector<std::string>> spanning =
+      spanning_choice(db, eval, count_families, track, *candidates, reserved_and_drawn);
+  if (!spanning) return make_error("evaluation set: " + spanning.message());
+  std::set<std::string> spanning_ids(spanning->begin(), spanning->end());
+  chosen.insert(chosen.end(), spanning->begin(), spanning->end());
+  chosen.insert(chosen.end(), drawn.begin(), drawn.end());
   if (chosen.empty() || refresh.size >= eval.max_items) return refresh;
 
   auto pair = synth.export_pairs.find(track);
@@ -186,7 +290,10 @@ Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, co
   if (Status s = transaction.commit(); !s) return s.error();
   refresh.version += 1;
   refresh.added = static_cast<int64_t>(items.size());
-  for (const EvalItem& item : items) refresh.held_out_added += item.held_out.has_value();
+  for (const EvalItem& item : items) {
+    refresh.held_out_added += item.held_out.has_value();
+    refresh.spanning_added += spanning_ids.count(item.sample_id);
+  }
   refresh.size += refresh.added;
   return refresh;
 }

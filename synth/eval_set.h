@@ -25,9 +25,14 @@ struct EvalPolicy {
   int64_t keep_versions = 3;  // newest versions per lineage evaluated each cycle (synth/model_versions.h); 0: all
   // After an endpoint fault, no request to that model for this long (or a 429's Retry-After).
   double endpoint_pause_seconds = 60;
-  // Templates and trees reserved for evaluation (synth/held_out.h): their verified samples become
-  // items whatever `fraction` says, and no export trains on them.
+  // Templates, trees and API families reserved for evaluation (synth/held_out.h): their verified
+  // samples become items whatever `fraction` says, and no export trains on them.
   HeldOutSplit held_out;
+  // The set spans the CUDA API and the user's code: each API family (with the synth policy's api
+  // section) and each imported tree gets at least this many items before `fraction` draws the
+  // rest, taking at most half of a group's verified candidates (the rest stays for training).
+  int64_t min_items_per_family = 3;
+  int64_t min_items_per_tree = 2;
 };
 
 // Reads the "eval" section; errors name "eval.<key>".
@@ -39,7 +44,8 @@ struct EvalSetRefresh {
   int64_t size = 0;
   int64_t near_duplicates = 0;  // selected candidates skipped as near-duplicates of trained samples
   int64_t retired = 0;          // items retired by the refresh's re-judgement (rejudge_eval_set)
-  int64_t held_out_added = 0;   // of `added`, items of a reserved template or tree
+  int64_t held_out_added = 0;   // of `added`, items of a reserved template, tree or family
+  int64_t spanning_added = 0;   // of `added`, items taken for a family or tree short of its minimum
 };
 
 struct EvalSetRejudge {
@@ -57,9 +63,10 @@ struct EvalSetRejudge {
 Result<EvalSetRejudge> rejudge_eval_set(Database& db, const SynthPolicy& synth, const std::string& track);
 
 // Re-judges the set (rejudge_eval_set), then adds the selected candidates: verified, never
-// trained, not a near-duplicate of a trained sample, and either of a reserved template or tree
-// (eval.held_out_*, marked so) or chosen by a hash of their id below `fraction` (so the same
-// candidate always gets the same answer). Deterministic.
+// trained, not a near-duplicate of a trained sample, and either of a reserved template, tree or
+// family (eval.held_out_*, marked so), or of an API family or imported tree with fewer than its
+// minimum of items (candidates in the order of the hash below), or chosen by a hash of their id
+// below `fraction` (so the same candidate always gets the same answer). Deterministic.
 Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, const SynthPolicy& synth,
                                         const std::string& track);
 

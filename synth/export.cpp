@@ -1,3 +1,5 @@
+#include "store/api_uses.h"
+#include "synth/api_coverage.h"
 #include "synth/export.h"
 
 #include <algorithm>
@@ -40,7 +42,7 @@ std::vector<std::string> tags_of(const std::string& features_json) {
   return tags;
 }
 
-// The rows of templates and trees reserved for evaluation (synth/held_out.h) left out; returns how many.
+// The rows of templates, trees and API families reserved for evaluation (synth/held_out.h) left out; returns how many.
 Result<int64_t> drop_held_out(Database& db, const HeldOutSplit& split, std::vector<ExportRow>& rows) {
   if (split.empty()) return int64_t{0};
   std::vector<ExportRow> kept;
@@ -97,6 +99,12 @@ Result<std::vector<ExportRow>> rows_for(Database& db, const ExportOptions& optio
       kept.push_back(std::move(row));
     }
     if (held_back) *held_back = static_cast<int64_t>(rows->size() - kept.size());
+  }
+  if (!options.held_out.families.empty() && options.policy.api.enabled) {
+    // A sample of a reserved API family is known by its counted names: count the newest first.
+    Result<const ApiTable*> table = api_table_of(options.policy.api);
+    if (!table) return make_error("export: " + table.message());
+    if (Result<int64_t> counted = count_sample_api(db, **table); !counted) return make_error("export: " + counted.message());
   }
   Result<int64_t> dropped = drop_held_out(db, options.held_out, kept);
   if (!dropped) return dropped.error();
@@ -287,6 +295,19 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
     weight = std::max(weight, options.policy.resampling.model_failure_weight);
     boosted.push_back(tail.dimension + "/" + tail.name);
   }
+  // Rows using a CUDA API family the model fails weigh at least as much as a failed feature's.
+  std::set<std::string> boosted_families;
+  for (const BoostedTail& tail : options.boosted) {
+    if (tail.dimension == "api_family") boosted_families.insert(tail.name);
+  }
+  std::vector<bool> in_boosted_family(rows->size(), false);
+  for (size_t i = 0; i < rows->size() && !boosted_families.empty(); ++i) {
+    Result<std::set<std::string>> families = sample_api_families(db, (*rows)[i].sample_id);
+    if (!families) return make_error("export: " + families.message());
+    in_boosted_family[i] = std::any_of(families->begin(), families->end(),
+                                       [&](const std::string& f) { return boosted_families.count(f) > 0; });
+  }
+  for (const std::string& family : boosted_families) boosted.push_back("api_family/" + family);
 
   ExportSummary summary;
   summary.out_dir = options.out_dir;
@@ -301,6 +322,7 @@ Result<ExportSummary> export_dataset(Database& db, const ExportOptions& options)
     clusters.insert(cluster[i]);
     bool held_out = cluster_held_out(cluster_key, options.policy.eval_fraction);
     double weight = held_out ? 1.0 : sample_weight(weights, tags[i], row.domain);
+    if (!held_out && in_boosted_family[i]) weight = std::max(weight, options.policy.resampling.model_failure_weight);
     int copies = 1;
     if (!held_out && options.policy.resampling.replicate) {
       copies = static_cast<int>(std::floor(weight));

@@ -21,10 +21,10 @@
 
 namespace tailforge {
 
-// A feature or domain the model under test fails: its training samples weigh
+// A feature, domain or CUDA API family the model under test fails: its training samples weigh
 // policy.resampling.model_failure_weight at least.
 struct BoostedTail {
-  std::string dimension;  // feature or domain
+  std::string dimension;  // feature, domain or api_family
   std::string name;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "store/api_uses.h"
 #include "store/bundles.h"
 #include "store/samples.h"
 
@@ -29,8 +30,9 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// The tree of the sample's own bundle, or of the program it was compiled from.
-Result<std::optional<std::string>> tree_of(Database& db, const std::string& sample_id) {
+}  // namespace
+
+Result<std::optional<std::string>> sample_tree(Database& db, const std::string& sample_id) {
   Result<std::optional<BundleProvenance>> own = bundle_provenance(db, sample_id);
   if (!own) return own.error();
   if (*own) return std::optional<std::string>((*own)->tree_name);
@@ -49,8 +51,6 @@ Result<std::optional<std::string>> tree_of(Database& db, const std::string& samp
   return std::optional<std::string>();
 }
 
-}  // namespace
-
 Result<HeldOutSplit> held_out_split_from_json(const nlohmann::json& eval_section) {
   HeldOutSplit split;
   if (!eval_section.is_object()) return split;
@@ -58,8 +58,11 @@ Result<HeldOutSplit> held_out_split_from_json(const nlohmann::json& eval_section
   if (!templates) return templates.error();
   Result<std::vector<std::string>> trees = names_at(eval_section, "held_out_trees");
   if (!trees) return trees.error();
+  Result<std::vector<std::string>> families = names_at(eval_section, "held_out_families");
+  if (!families) return families.error();
   split.templates = std::move(*templates);
   split.trees = std::move(*trees);
+  split.families = std::move(*families);
   return split;
 }
 
@@ -73,10 +76,18 @@ Result<std::optional<std::string>> held_out_group(Database& db, const HeldOutSpl
   if (template_id && contains(split.templates, *template_id)) {
     return std::optional<std::string>(std::string(kTemplateGroup) + *template_id);
   }
-  if (split.trees.empty()) return std::optional<std::string>();
-  Result<std::optional<std::string>> tree = tree_of(db, sample_id);
-  if (!tree) return make_error("held-out split: " + tree.message());
-  if (*tree && contains(split.trees, **tree)) return std::optional<std::string>("tree:" + **tree);
+  if (!split.trees.empty()) {
+    Result<std::optional<std::string>> tree = sample_tree(db, sample_id);
+    if (!tree) return make_error("held-out split: " + tree.message());
+    if (*tree && contains(split.trees, **tree)) return std::optional<std::string>("tree:" + **tree);
+  }
+  if (!split.families.empty()) {
+    Result<std::set<std::string>> families = sample_api_families(db, sample_id);
+    if (!families) return make_error("held-out split: " + families.message());
+    for (const std::string& family : split.families) {
+      if (families->count(family)) return std::optional<std::string>("family:" + family);
+    }
+  }
   return std::optional<std::string>();
 }
 

@@ -8,6 +8,8 @@
 
 #include "store/corpus.h"
 #include "synth/dataset_card.h"
+#include "store/api_uses.h"
+#include "synth/api_coverage.h"
 #include "synth/held_out.h"
 #include "synth/model_versions.h"
 #include "synth/policy.h"
@@ -159,6 +161,8 @@ Result<ModelsReport> models_report(Database& db, const std::string& track) {
   Result<std::vector<ItemLeakage>> leakage = item_leakage_by_version(db, track, &report.near_duplicate_threshold);
   if (!leakage) return make_error("models: " + leakage.message());
   report.leakage = std::move(*leakage);
+  Result<std::map<std::string, std::set<std::string>>> item_families = eval_item_api_families(db, track);
+  if (!item_families) return make_error("models: " + item_families.message());
   for (const ModelScore& score : scores->models) {
     ModelSummary summary;
     summary.model = score.model;
@@ -171,6 +175,12 @@ Result<ModelsReport> models_report(Database& db, const std::string& track) {
       if (outcome.version > score.complete_version) continue;
       (outcome.held_out ? summary.held_out_items : summary.drawn_items) += 1;
       (outcome.held_out ? summary.held_out_ok : summary.drawn_ok) += outcome.ok;
+      if (auto families = item_families->find(outcome.sample_id); families != item_families->end()) {
+        for (const std::string& family : families->second) {
+          summary.families[family].first += 1;
+          summary.families[family].second += outcome.ok;
+        }
+      }
     }
     Result<std::optional<ModelPause>> paused = find_model_pause(db, score.model.id);
     if (!paused) return make_error("models: " + paused.message());
@@ -278,6 +288,12 @@ json models_report_to_json(const ModelsReport& report) {
       tails.push_back(tail);
     }
     item["retrained_for"] = tails;
+    json families = json::object();
+    for (const auto& [family, counts] : m.families) {
+      families[family] = {{"items", counts.first}, {"ok", counts.second},
+                          {"accuracy", accuracy(counts.second, counts.first)}};
+    }
+    item["api_families"] = families;
     models.push_back(item);
   }
   json leakage = json::array();
@@ -301,6 +317,42 @@ json models_report_to_json(const ModelsReport& report) {
   return out;
 }
 
+// Accuracy per CUDA API family of the newest versions, a column each: where a model fails
+// shows by family, not only in its total.
+std::string format_family_accuracy(const ModelsReport& report) {
+  constexpr size_t kColumns = 4;
+  std::vector<const ModelSummary*> shown;
+  for (const ModelSummary& m : report.models) {
+    if (!m.families.empty()) shown.push_back(&m);
+  }
+  if (shown.empty()) return "";
+  if (shown.size() > kColumns) shown.erase(shown.begin(), shown.end() - kColumns);
+  std::set<std::string> families;
+  for (const ModelSummary* m : shown) {
+    for (const auto& [family, counts] : m->families) families.insert(family);
+  }
+  std::ostringstream out;
+  out << "  accuracy per CUDA API family (right/items at each version's complete set; an item counts for every "
+         "family its code uses):\n";
+  out << "    " << std::left << std::setw(30) << "family";
+  for (const ModelSummary* m : shown) out << std::right << std::setw(22) << m->model.name.substr(0, 21);
+  out << "\n";
+  for (const std::string& family : families) {
+    out << "    " << std::left << std::setw(30) << family;
+    for (const ModelSummary* m : shown) {
+      auto found = m->families.find(family);
+      std::string cell = "-";
+      if (found != m->families.end()) {
+        cell = fixed_decimals(accuracy(found->second.second, found->second.first), 3) + " (" +
+               std::to_string(found->second.second) + "/" + std::to_string(found->second.first) + ")";
+      }
+      out << std::right << std::setw(22) << cell;
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
 std::string format_models_table(const ModelsReport& report) {
   std::ostringstream out;
   out << "models of " << report.track << ", evaluation set v" << report.eval_version << " (" << report.eval_items
@@ -322,7 +374,7 @@ std::string format_models_table(const ModelsReport& report) {
     out << "\n";
   }
   if (!report.held_out_groups.empty()) {
-    out << "  held out for evaluation (eval.held_out_templates, eval.held_out_trees; never exported for training):";
+    out << "  held out for evaluation (eval.held_out_templates, eval.held_out_trees, eval.held_out_families; never exported for training):";
     for (const auto& [group, count] : report.held_out_groups) out << " " << group << " " << count << " items;";
     int64_t trained = 0;
     for (const auto& [name, count] : report.held_out_trained) trained += count;
@@ -381,6 +433,7 @@ std::string format_models_table(const ModelsReport& report) {
       }
     }
   }
+  out << format_family_accuracy(report);
   if (any_superseded) {
     out << "  superseded: older than the newest " << report.keep_versions
         << " versions of its lineage (eval.keep_versions); its results stay, the daemon queues it no new evaluations\n";
@@ -404,6 +457,7 @@ Result<ModelsListing> models_listing_from_config(const json& config, const std::
     if (!synth) return synth.error();
     listing.configured_track = synth->track;
     listing.configured_model = synth->model_under_test;
+    listing.api = synth->api;
   }
   if (config.contains("eval") && config["eval"].is_object()) {
     json keep = config["eval"].value("keep_versions", json(listing.keep_versions));
@@ -414,6 +468,11 @@ Result<ModelsListing> models_listing_from_config(const json& config, const std::
 }
 
 Result<std::vector<ModelsReport>> list_models_reports(Database& db, const ModelsListing& listing) {
+  if (listing.api.enabled) {  // the items' API families are read from their counted names
+    Result<const ApiTable*> table = api_table_of(listing.api);
+    if (!table) return make_error("models: " + table.message());
+    if (Result<int64_t> counted = count_sample_api(db, **table); !counted) return make_error("models: " + counted.message());
+  }
   std::vector<std::string> tracks;
   if (listing.track) {
     tracks.push_back(*listing.track);

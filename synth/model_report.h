@@ -14,6 +14,7 @@
 
 #include "store/evaluations.h"
 #include "store/models.h"
+#include "synth/policy.h"
 #include "synth/tested_model.h"
 
 namespace tailforge {
@@ -70,6 +71,9 @@ struct ModelSummary {
   std::optional<int64_t> compared_version;
   int64_t compared_items = 0, parent_ok = 0, compared_ok = 0;
   std::vector<TailAccuracy> tails;
+  // Its items and right answers per CUDA API family (an item counts for each family its code
+  // uses), up to its complete version.
+  std::map<std::string, std::pair<int64_t, int64_t>> families;  // family -> (items, ok)
 };
 
 // How near the training rows of the snapshots written for a track came to its evaluation items,
@@ -113,6 +117,7 @@ struct ModelsListing {
   std::string configured_track = "cuda2hip";    // synth's track: listed first, models or not
   std::optional<std::string> configured_model;  // synth.model_under_test
   int64_t keep_versions = 3;                    // eval.keep_versions
+  ApiPolicy api;  // synth's api section: the evaluation items' API names are counted before the report
 };
 // The listing's tracks and keep_versions from a configuration ("synth", "eval"); `source_dir`
 // holds the synth policy files. Sections it lacks keep the defaults.

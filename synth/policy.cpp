@@ -131,7 +131,7 @@ Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& 
   std::string error;
   ObjectReader top(root, source + ":", &error);
   top.allow_only(
-      {"comment", "track", "language", "dedup", "decontamination", "tails", "synthesis", "resampling", "export"});
+      {"comment", "track", "language", "dedup", "decontamination", "tails", "synthesis", "resampling", "export", "api"});
   top.read("track", policy.track);
   top.read("language", policy.language);
 
@@ -195,6 +195,32 @@ Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& 
   export_section.read("eval_fraction", policy.eval_fraction);
   read_pairs(export_section, policy.export_pairs);
 
+  if (root.is_object() && root.contains("api")) {
+    ObjectReader api(top.child("api"), top.child_path("api"), &error);
+    api.allow_only({"rules_file", "families_file", "prior_file", "family_floor_share", "shipped_min_files",
+                    "imported_min_files", "header_min_files", "header_weight", "max_identifier_tails",
+                    "imported_weight", "floor_weight"});
+    policy.api.enabled = true;
+    policy.api.rules_file = "hipify_rules.json";
+    policy.api.families_file = "api_families.json";
+    policy.api.prior_file = "api_prior.json";
+    api.read("rules_file", policy.api.rules_file);
+    api.read("families_file", policy.api.families_file);
+    api.read("prior_file", policy.api.prior_file);
+    api.read("family_floor_share", policy.api.family_floor_share);
+    api.read("shipped_min_files", policy.api.shipped_min_files);
+    api.read("imported_min_files", policy.api.imported_min_files);
+    api.read("header_min_files", policy.api.header_min_files);
+    api.read("header_weight", policy.api.header_weight);
+    api.read("max_identifier_tails", policy.api.max_identifier_tails);
+    api.read("imported_weight", policy.api.imported_weight);
+    api.read("floor_weight", policy.api.floor_weight);
+    std::string folder = std::filesystem::path(source).parent_path().string();
+    for (std::string* file : {&policy.api.rules_file, &policy.api.families_file, &policy.api.prior_file}) {
+      if (!file->empty() && (*file)[0] != '/') *file = (folder.empty() ? "." : folder) + "/" + *file;
+    }
+    if (error.empty() && policy.api.family_floor_share > 1) error = source + ": api.family_floor_share must be at most 1";
+  }
   if (error.empty() && (policy.dedup.threshold <= 0 || policy.dedup.threshold > 1)) {
     error = source + ": dedup.threshold must be in (0, 1]";
   }

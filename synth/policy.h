@@ -47,7 +47,8 @@ struct TailThresholds {
   // A model's failures outrank the corpus's gaps: they are what the loop retrains for.
   std::map<std::string, double> signal_weights = {
       {"corpus_share", 1.0}, {"pipeline_yield", 0.8}, {"model_failure", 3.0}};
-  std::map<std::string, double> dimension_weights = {{"feature", 1.0}, {"domain", 0.9}, {"category", 0.7}};
+  std::map<std::string, double> dimension_weights = {
+      {"feature", 1.0}, {"domain", 0.9}, {"category", 0.7}, {"api_family", 1.0}, {"api", 1.2}};
   size_t max_entries = 50;
 };
 
@@ -88,6 +89,28 @@ struct ExportPair {
   bool io_tests = false;
 };
 
+// The CUDA API as a tail (synth/api_coverage.h): the translation table whose names count, their
+// families, the shipped usage prior, and how the prior sets targets. Off without an "api" section
+// (tracks whose samples are not CUDA). File paths are absolute once loaded (relative to the policy).
+struct ApiPolicy {
+  bool enabled = false;
+  std::string rules_file, families_file, prior_file;
+  // Every family's target share of the verified corpus is at least this, used by a local tree or not.
+  double family_floor_share = 0.02;
+  // A name is a target when this many files of the prior use it: the shipped prior's trees, the
+  // user's imported trees, and the CUDA headers (whose files count at header_weight).
+  int64_t shipped_min_files = 2;
+  int64_t imported_min_files = 1;
+  int64_t header_min_files = 2;
+  double header_weight = 0.5;
+  size_t max_identifier_tails = 25;  // api/<name> entries in a tail list, the largest deficits first
+  // With the user's imported trees as the prior, their names' tails weigh this much more: what the
+  // user's code uses comes before the generator's own feature tags.
+  double imported_weight = 2.0;
+  // A family whose target is the floor alone (no prior file uses it) weighs this much.
+  double floor_weight = 0.5;
+};
+
 struct SynthPolicy {
   std::string track = "cuda2hip";  // the track the built-in synthesizer grows
   std::string language = "cuda";
@@ -98,6 +121,7 @@ struct SynthPolicy {
   ResamplingSettings resampling;
   double eval_fraction = 0.1;
   std::map<std::string, ExportPair> export_pairs;  // by track
+  ApiPolicy api;
   std::optional<std::string> model_under_test;     // model name; unset: synth/tested_model.h decides
 };
 

@@ -46,11 +46,14 @@ Result<std::map<std::string, int64_t>> category_counts(Database& db, const std::
   return out;
 }
 
-// The features and domains of the cycle's tail list that `model_id` fails.
+// The features, domains and API families of the cycle's tail list that `model_id` fails.
 std::vector<BoostedTail> model_failure_tails(const std::vector<TailReportRow>& tails, int64_t model_id) {
   std::vector<BoostedTail> out;
   for (const TailReportRow& row : tails) {
-    if (row.signal != "model_failure" || (row.dimension != "feature" && row.dimension != "domain")) continue;
+    if (row.signal != "model_failure" ||
+        (row.dimension != "feature" && row.dimension != "domain" && row.dimension != "api_family")) {
+      continue;
+    }
     json numbers = json::parse(row.numbers, nullptr, false);
     if (numbers.is_object() && numbers.value("model_id", int64_t{-1}) == model_id) {
       out.push_back({row.dimension, row.name});

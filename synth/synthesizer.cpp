@@ -3,11 +3,15 @@
 #include <algorithm>
 
 #include "agents/generator.h"
+#include "store/api_uses.h"
 #include "store/corpus.h"
 #include "store/evaluations.h"
 #include "store/queue.h"
 #include "store/sample_failures.h"
 #include "store/sha256.h"
+#include "synth/api_candidates.h"
+#include "synth/api_coverage.h"
+#include "synth/api_tails.h"
 #include "synth/minhash.h"
 #include "synth/stored_index.h"
 
@@ -72,6 +76,48 @@ std::vector<GenerationRequest> candidate_requests(const GeneratorCatalog& catalo
     ladder.push_back(relaxed);
   }
   return ladder;
+}
+
+// The names of an API tail the generator writes: the tail's own (a name, or a family's uncovered
+// names), else, for a family tail that lists none (a model-failure tail), any name of the family.
+std::vector<std::string> reachable_api_names(const TailEntry& entry, const GeneratorApiReach& reach,
+                                             const ApiTable& table) {
+  std::vector<std::string> wanted = api_tail_names(entry);
+  if (wanted.empty() && entry.dimension == "api_family") {
+    for (const ApiIdentifier* member : table.members(table.family_index(entry.name))) wanted.push_back(member->name);
+  }
+  std::vector<std::string> names;
+  for (const std::string& name : wanted) {
+    if (reach.reaches(name)) names.push_back(name);
+  }
+  return names;
+}
+
+// Candidate `index` of an API tail: its names in turn, each through the domains and knobs whose
+// programs use it, with the seed's persona every third time and another persona otherwise.
+std::vector<GenerationRequest> api_requests(const GeneratorCatalog& catalog, const GeneratorApiReach& reach,
+                                            const std::vector<std::string>& names, const Sample& seed, int index,
+                                            uint64_t value) {
+  const std::string& name = names[static_cast<size_t>(index) % names.size()];
+  const std::vector<GeneratorApiReach::Way>& ways = reach.ways_to(name);
+  std::vector<GenerationRequest> ladder;
+  for (size_t step = 0; step < std::min<size_t>(ways.size(), 3); ++step) {
+    const GeneratorApiReach::Way& way = ways[(static_cast<size_t>(index) / names.size() + step) % ways.size()];
+    GenerationRequest request = way.request(value + step);
+    std::optional<std::string> seed_persona = persona_id_of(seed);
+    if (index % 3 == 0 && seed_persona && find_persona(catalog, *seed_persona)) {
+      request.persona_id = seed_persona;
+    } else if (!catalog.personas.empty()) {
+      request.persona_id = catalog.personas[(value >> 7) % catalog.personas.size()].id;
+    }
+    ladder.push_back(std::move(request));
+  }
+  return ladder;
+}
+
+bool uses_any(const std::string& source, const std::vector<std::string>& names, const ApiTable& table) {
+  ApiUses uses = count_api_uses(source, table);
+  return std::any_of(names.begin(), names.end(), [&](const std::string& name) { return uses.count(name) > 0; });
 }
 
 std::vector<Sample> choose_seeds(Database& db, const std::vector<std::string>& ids, const std::string& salt,
@@ -172,15 +218,27 @@ Result<SeedEvidence> seed_evidence(Database& db, const TailEntry& entry, const S
   return SeedEvidence{chosen->category, chosen->message};
 }
 
-CandidateSource builtin_candidate_source(const GeneratorCatalog& catalog) {
-  return [&catalog](const TailEntry& entry, const Sample& seed, const SeedEvidence&, int count,
-                    uint64_t seed_value) -> Result<std::vector<CandidateProgram>> {
+CandidateSource builtin_candidate_source(const GeneratorCatalog& catalog, const ApiTable* api_table) {
+  return [&catalog, api_table](const TailEntry& entry, const Sample& seed, const SeedEvidence&, int count,
+                               uint64_t seed_value) -> Result<std::vector<CandidateProgram>> {
     std::vector<CandidateProgram> out;
+    bool api_tail = entry.dimension == "api" || entry.dimension == "api_family";
+    std::vector<std::string> names;
+    const GeneratorApiReach* reach = nullptr;
+    if (api_tail) {
+      if (!api_table) return out;
+      reach = &GeneratorApiReach::of(catalog, *api_table);  // swept when the first API tail asks
+      names = reachable_api_names(entry, *reach, *api_table);
+      if (names.empty()) return out;  // nothing the generator writes: the tail waits for another source
+    }
     for (int i = 0; i < count; ++i) {
       uint64_t value = derive_seed(std::to_string(seed_value) + ":" + std::to_string(i));
-      for (const GenerationRequest& request : candidate_requests(catalog, entry, seed, i, value)) {
+      std::vector<GenerationRequest> ladder = api_tail ? api_requests(catalog, *reach, names, seed, i, value)
+                                                       : candidate_requests(catalog, entry, seed, i, value);
+      for (const GenerationRequest& request : ladder) {
         Result<GeneratedProgram> program = generate_program(catalog, request);
         if (!program) continue;
+        if (api_tail && !uses_any(program->source, names, *api_table)) continue;
         out.push_back({program->source, program->domain, program->template_id,
                        persona_to_json(program->persona).dump(), program->variables.dump(), program->features,
                        static_cast<int64_t>(program->seed), program->prompt_text, std::nullopt});
@@ -206,14 +264,14 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
   // The top K tails that synthesis can still add to: a tail whose candidates were all dropped
   // (its programs ran out of variety) does not take a slot, up to 3K tails tried.
   std::vector<std::pair<std::string, std::string>> chosen;
-  size_t filled = 0;
+  size_t filled = 0, tried = 0;
   for (const TailEntry& entry : tails.entries) {
-    if (filled >= policy.synthesis.top_k || chosen.size() >= 3 * policy.synthesis.top_k) break;
+    if (filled >= policy.synthesis.top_k || tried >= 3 * policy.synthesis.top_k) break;
     if (std::find(chosen.begin(), chosen.end(), std::pair{entry.dimension, entry.name}) != chosen.end()) continue;
     Result<std::vector<std::string>> ids = seed_ids_for(db, policy, entry, cycle_id);
     if (!ids) return ids.error();
-    if (ids->empty() && entry.dimension == "feature") {
-      // No sample has the feature yet: any sample seeds it, and the request requires the feature.
+    if (ids->empty() && (entry.dimension == "feature" || entry.dimension == "api" || entry.dimension == "api_family")) {
+      // No sample has the feature or API name yet: any sample seeds it, and the request asks for it.
       ids = tail_seed_ids(db, policy.track, "corpus", "", cycle_id, 200);
       if (!ids) return ids.error();
     }
@@ -223,6 +281,7 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
     chosen.emplace_back(entry.dimension, entry.name);
 
     TailSynthesis tail{entry, {}};
+    bool writes_nothing = false;
     for (const Sample& seed_sample : seeds) {
       tail.seed_ids.push_back(seed_sample.id);
       Result<SeedEvidence> evidence = seed_evidence(db, entry, seed_sample);
@@ -233,6 +292,10 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
       Result<std::vector<CandidateProgram>> candidates =
           source(entry, seed_sample, *evidence, asked, derive_seed(salt + ":" + seed_sample.id));
       if (!candidates) return make_error("synthesis for " + entry.dimension + "/" + entry.name + ": " + candidates.message());
+      if (candidates->empty() && tail.seed_ids.size() == 1) {  // the source cannot write this tail at all
+        writes_nothing = true;
+        break;
+      }
       tail.generation_failures += std::max(0, asked - static_cast<int>(candidates->size()));
       int kept = 0;  // stored now or by an earlier run of this cycle
       for (const CandidateProgram& candidate : *candidates) {
@@ -267,7 +330,12 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
         summary.inserted_ids.push_back(id);
       }
     }
+    if (writes_nothing) {  // e.g. an API name no template uses: no slot, no try
+      summary.passed_over.push_back(entry.dimension + "/" + entry.name);
+      continue;
+    }
     if (tail.inserted + tail.already_present > 0) ++filled;
+    ++tried;
     summary.inserted += tail.inserted;
     summary.near_duplicates += tail.near_duplicates;
     summary.generation_failures += tail.generation_failures;
@@ -280,7 +348,13 @@ Result<SynthesisSummary> synthesize_for_cycle(Database& db, const GeneratorCatal
                                               const SynthPolicy& policy, int64_t cycle_id, uint64_t seed) {
   Result<TailReport> tails = tail_report_for_cycle(db, policy, cycle_id);
   if (!tails) return tails.error();
-  return synthesize_tails(db, policy, *tails, cycle_id, seed, builtin_candidate_source(catalog),
+  const ApiTable* api_table = nullptr;
+  if (policy.api.enabled) {
+    Result<const ApiTable*> table = api_table_of(policy.api);
+    if (!table) return table.error();
+    api_table = *table;
+  }
+  return synthesize_tails(db, policy, *tails, cycle_id, seed, builtin_candidate_source(catalog, api_table),
                           policy.synthesis.agent);
 }
 
@@ -295,6 +369,7 @@ json synthesis_summary_to_json(const SynthesisSummary& summary) {
   }
   return {{"cycle_id", summary.cycle_id}, {"inserted", summary.inserted},
           {"near_duplicates", summary.near_duplicates}, {"generation_failures", summary.generation_failures},
+          {"passed_over", summary.passed_over},
           {"tails", tail_report_to_json(summary.tails)["entries"]}, {"per_tail", per_tail}};
 }
 

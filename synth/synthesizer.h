@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/api_table.h"
 #include "agents/personas.h"
 #include "store/database.h"
 #include "store/samples.h"
@@ -52,9 +53,11 @@ using CandidateSource = std::function<Result<std::vector<CandidateProgram>>(
     const TailEntry& entry, const Sample& seed, const SeedEvidence& evidence, int count, uint64_t seed_value)>;
 
 // The built-in source: generate_program biased to the seed's template, domain and persona and
-// to the tail feature, with derived seeds, rotated personas and relaxed requests as fallbacks.
-// The catalog must outlive the returned function.
-CandidateSource builtin_candidate_source(const GeneratorCatalog& catalog);
+// to the tail feature, with derived seeds, rotated personas and relaxed requests as fallbacks. For
+// an API tail (given the table), the domains and knobs whose programs use the tail's names
+// (synth/api_candidates.h), keeping only programs that use one; none when the generator writes
+// none of them. The catalog and table must outlive the returned function.
+CandidateSource builtin_candidate_source(const GeneratorCatalog& catalog, const ApiTable* api_table = nullptr);
 
 struct TailSynthesis {
   TailEntry entry;
@@ -72,13 +75,17 @@ struct SynthesisSummary {
   TailReport tails;
   std::vector<TailSynthesis> per_tail;
   std::vector<std::string> inserted_ids;
+  // "dimension/name" of the tails the source proposed nothing for (an API name no template writes):
+  // passed over without taking a slot or a try.
+  std::vector<std::string> passed_over;
   int inserted = 0;
   int near_duplicates = 0;
   int generation_failures = 0;
 };
 
 // Synthesizes with `source` for the top K of the cycle's tails that still take new samples (a
-// tail whose candidates are all duplicates gives its slot to the next one, up to 3K tried).
+// tail whose candidates are all duplicates gives its slot to the next one, up to 3K tried; a tail
+// the source proposes nothing for is passed over without counting as tried).
 // Each sample's lineage edge names `agent` and gives the tail's reason plus the seed's failure
 // category ("category", when it failed). Re-running for the same cycle inserts nothing twice and
 // enqueues nothing twice, provided the source answers a re-run with the same candidates.

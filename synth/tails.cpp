@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "store/corpus.h"
+#include "synth/api_tails.h"
 #include "synth/tested_model.h"
 
 namespace tailforge {
@@ -162,6 +163,7 @@ Result<std::vector<TailEntry>> detect_tails(Database& db, const SynthPolicy& pol
   add_yield_tails(policy, "feature", *feature_yields, tracked_features, *overall, entries);
   add_yield_tails(policy, "domain", *domain_yields, tracked_domains, *overall, entries);
   if (Status s = add_model_tails(db, policy, entries); !s) return make_error("detecting tails: " + s.message());
+  if (Status s = add_api_tails(db, policy, entries); !s) return make_error("detecting tails: " + s.message());
 
   std::stable_sort(entries.begin(), entries.end(), [](const TailEntry& a, const TailEntry& b) {
     if (a.score != b.score) return a.score > b.score;
@@ -195,6 +197,11 @@ Result<TailReport> tail_report_for_cycle(Database& db, const SynthPolicy& policy
   }
   if (Status s = replace_tail_report(db, cycle_id, rows); !s) return s.error();
   return report;
+}
+
+bool is_tail_dimension(const std::string& dimension) {
+  return dimension == "feature" || dimension == "domain" || dimension == "category" || dimension == "api_family" ||
+         dimension == "api";
 }
 
 std::string tail_reason(const TailEntry& entry) {

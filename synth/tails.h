@@ -1,6 +1,7 @@
-// Long-tail detection: ranks feature tags, domains and failure categories that the verified
-// corpus, the pipeline or the model under test leave weak, with the figures that put each there.
-// It reads the store and writes the cycle's tail_report; it does not synthesize anything.
+// Long-tail detection: ranks feature tags, domains, failure categories and CUDA API families and
+// names (synth/api_tails.h) that the verified corpus, the pipeline or the model under test leave
+// weak, with the figures that put each there. It reads the store and writes the cycle's
+// tail_report (and keeps the samples' API counts current); it does not synthesize anything.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@
 namespace tailforge {
 
 struct TailEntry {
-  std::string dimension;  // feature, domain, category
+  std::string dimension;  // feature, domain, category, api_family (synth/api_tails.h), api
   std::string name;
   std::string signal;     // corpus_share, pipeline_yield, model_failure
   double score = 0;       // signal weight x severity in [0, 1]; higher is a longer tail
@@ -34,6 +35,9 @@ Result<std::vector<TailEntry>> detect_tails(Database& db, const SynthPolicy& pol
 // The cycle's stored report when one exists (so a re-run sees the same tails); otherwise detects
 // and stores it in tail_report.
 Result<TailReport> tail_report_for_cycle(Database& db, const SynthPolicy& policy, int64_t cycle_id);
+
+// feature, domain, category, api_family or api.
+bool is_tail_dimension(const std::string& dimension);
 
 // The lineage reason a tail entry gives its synthesized samples.
 std::string tail_reason(const TailEntry& entry);

@@ -281,9 +281,16 @@ std::vector<CommandSpec> store_reading_commands() {
      {kDb, kConfig, kLogLevel, kJson}, 1, command_lineage},
     {"tails", "", "a cycle's ranked long-tail list with its numbers, and a tail's share over the cycles",
      {kDb, kConfig, kLogLevel, kJson, {"--cycle", true, "cycle id (default: the newest with a tail list)", whole_number(1)},
-      {"--series", true, "feature/NAME, domain/NAME or category/NAME (default: the list's top entry)"},
+      {"--series", true, "feature/NAME, domain/NAME, category/NAME, api_family/NAME or api/NAME (default: the list's top entry)"},
       {"--track", true, "track of the share series and the feature-tag distribution (default: the synth policy's)"}},
      0, command_tails},
+    {"coverage", "", "the CUDA API the verified corpus uses, per family and name, against the usage prior (the "
+                     "imported trees' files, else the shipped prior)",
+     {kDb, kConfig, kLogLevel, kJson, {"--track", true, "track (default: the synth policy's)"},
+      {"--family", true, "that family's names instead of the family table"},
+      {"--names", false, "every name with a target or a verified use, below the families"},
+      {"--cycle", true, "only the samples of cycles up to N", whole_number(1)}},
+     0, command_coverage},
   };
 }
 
@@ -431,6 +438,14 @@ std::vector<CommandSpec> code_commands() {
       {"--exceptions", true, "the reviewed exceptions (default policies/hipify_name_exceptions.json)"},
       {"--out", true, "the table to write (default policies/hipify_names.json, which hipify_rules.json names)"}},
      0, command_hipify_table},
+    {"api-prior", "",
+     "count the CUDA API names of source trees and of the CUDA headers and write the shipped usage prior "
+     "(counts only; scripts/api_prior.sh runs it)",
+     {kConfig, kLogLevel, {"--tree", true, "a source tree; repeatable"},
+      {"--headers", true, "the CUDA headers (default: $CUDA_HOME/include, else /usr/local/cuda/include)"},
+      {"--no-headers", false, "count the trees only"},
+      {"--out", true, "the prior to write (default policies/api_prior.json)"}},
+     0, command_api_prior},
     {"reroll", "FILE.ptx",
      "fold PTX's unrolled loops into Rolled-PTX `for` loops (PtxDec), or expand Rolled-PTX back with --unroll",
      {{"--unroll", false, "read Rolled-PTX and print PTX"},
@@ -456,7 +471,7 @@ const std::vector<CommandSpec>& commands() {
 // Commands that read a store the daemon (or import, model add) made: run where there is none,
 // they would create an empty one and answer zeros, so they stop instead.
 bool reads_existing_store(const CommandLine& line) {
-  static const std::set<std::string> readers = {"serve", "status", "taxonomy", "lineage", "tails", "export",
+  static const std::set<std::string> readers = {"serve", "status", "taxonomy", "lineage", "tails", "coverage", "export",
                                                 "curate", "backup", "gc", "models", "eval", "rejudge"};
   if (readers.count(line.command)) return true;
   std::string action = line.positionals.empty() ? "" : line.positionals.front();

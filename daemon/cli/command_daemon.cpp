@@ -9,6 +9,7 @@
 #include "policies/config.h"
 #include "store/failures.h"
 #include "store/status.h"
+#include "synth/api_coverage.h"
 #include "synth/model_report.h"
 
 namespace tailforge {
@@ -43,6 +44,13 @@ int command_daemon(const CommandLine& args) {
   Result<TaxonomyReport> taxonomy = taxonomy_report(*db, TaxonomyQuery{});
   if (!taxonomy) return report_failure(taxonomy.message());
   std::cout << format_taxonomy_table(*taxonomy) << "\n";
+  Result<SynthPolicy> synth = synth_policy_from_config(context->config["synth"], data_dir());
+  if (!synth) return report_failure(synth.message());
+  if (synth->api.enabled) {
+    Result<std::string> coverage = format_api_coverage_by_cycle(*db, synth->api, synth->track);
+    if (!coverage) return report_failure(coverage.message());
+    if (!coverage->empty()) std::cout << *coverage << "\n";
+  }
   Result<ModelsReport> models = models_report(*db, context->config["retrain"]["track"].get<std::string>());
   if (!models) return report_failure(models.message());
   std::string configured = context->config["synth"].value("model_under_test", std::string());

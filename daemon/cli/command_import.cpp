@@ -15,6 +15,7 @@
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
 #include "policies/config.h"
+#include "synth/api_coverage.h"
 #include "synth/minhash.h"
 #include "synth/tracks.h"
 
@@ -185,10 +186,28 @@ int command_import(const CommandLine& args) {
     NewJob verify{.kind = kVerifyJob, .payload = nlohmann::json{{"sample_id", id}}.dump(), .idempotency_key = "verify:" + id};
     if (Result<EnqueueOutcome> enqueued = queue.enqueue(verify); !enqueued) return report_failure(enqueued.message());
   }
+  // The tree's CUDA API names become the usage prior of coverage and the API tails.
+  std::optional<TreeApiCount> api;
+  Result<SynthPolicy> policy = synth_policy_from_config(context->config["synth"], data_dir());
+  if (!policy) return report_failure(policy.message());
+  if (policy->api.enabled) {
+    TreeScanOptions scan;
+    scan.skip_dir_names = request.filters.skip_dir_names;
+    scan.max_file_bytes = request.filters.max_file_bytes;
+    Result<TreeApiCount> counted = record_tree_api_uses(*db, policy->api, summary->tree_name, request.root, scan);
+    if (!counted) return report_failure(counted.message());
+    api = std::move(*counted);
+  }
   if (args.has("--json")) {
-    std::cout << summary_to_json(*summary).dump(2) << "\n";
+    json out = summary_to_json(*summary);
+    if (api) out["api"] = {{"files", api->files}, {"api_files", api->api_files}, {"names", api->names.size()}};
+    std::cout << out.dump(2) << "\n";
   } else {
     print_summary(*summary, std::cout);
+    if (api) {
+      std::cout << "CUDA API: " << api->names.size() << " names in " << api->api_files << " of " << api->files
+                << " source files; the imported trees are now the usage prior of `coverage` and the API tails\n";
+    }
   }
   return 0;
 }

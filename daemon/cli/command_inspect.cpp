@@ -97,9 +97,9 @@ int command_tails(const CommandLine& args) {
     std::string series = args.get("--series");
     size_t slash = series.find('/');
     dimension = series.substr(0, slash);
-    if (slash == std::string::npos || (dimension != "feature" && dimension != "domain" && dimension != "category") ||
-        slash + 1 == series.size()) {
-      std::cerr << "tailforge: --series is feature/NAME, domain/NAME or category/NAME, got '" << series << "'\n";
+    if (slash == std::string::npos || !is_tail_dimension(dimension) || slash + 1 == series.size()) {
+      std::cerr << "tailforge: --series is feature/NAME, domain/NAME, category/NAME, api_family/NAME or api/NAME, got '"
+                << series << "'\n";
       return 2;
     }
     name = series.substr(slash + 1);

@@ -16,6 +16,8 @@ int command_toolchains(const CommandLine& args);
 int command_taxonomy(const CommandLine& args);
 int command_lineage(const CommandLine& args);
 int command_tails(const CommandLine& args);
+int command_coverage(const CommandLine& args);
+int command_api_prior(const CommandLine& args);
 int command_generate(const CommandLine& args);
 int command_translate(const CommandLine& args);
 int command_hipify_table(const CommandLine& args);

@@ -17,6 +17,7 @@
 #include "store/queue.h"
 #include "store/samples.h"
 #include "store/status.h"
+#include "synth/api_coverage.h"
 #include "synth/lineage.h"
 #include "synth/model_registry.h"
 #include "synth/model_report.h"
@@ -158,20 +159,14 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   });
   server.Get("/v1/tails", [db_path, policy = *synth_policy](const httplib::Request& req, httplib::Response& res) {
     std::optional<int64_t> cycle;
-    if (req.has_param("cycle")) {
-      std::string text = req.get_param_value("cycle");
-      if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos)
-        return send_error(res, 400, "cycle must be a cycle id");
-      cycle = std::stoll(text);
-    }
+    if (!read_cycle_parameter(req, res, cycle)) return;
     std::string dimension, name;
     if (req.has_param("series")) {
       std::string series = req.get_param_value("series");
       size_t slash = series.find('/');
       dimension = series.substr(0, slash);
-      if (slash == std::string::npos || slash + 1 == series.size() ||
-          (dimension != "feature" && dimension != "domain" && dimension != "category"))
-        return send_error(res, 400, "series is feature/NAME, domain/NAME or category/NAME");
+      if (slash == std::string::npos || slash + 1 == series.size() || !is_tail_dimension(dimension))
+        return send_error(res, 400, "series is feature/NAME, domain/NAME, category/NAME, api_family/NAME or api/NAME");
       name = series.substr(slash + 1);
     }
     std::string track = req.has_param("track") ? req.get_param_value("track") : policy.track;
@@ -185,6 +180,21 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
       return send_error(res, no_list ? 404 : 500, view.message());
     }
     send_json(res, 200, tails_view_to_json(*view));
+  });
+  server.Get("/v1/coverage", [db_path, policy = *synth_policy](const httplib::Request& req, httplib::Response& res) {
+    std::string track = req.has_param("track") && !req.get_param_value("track").empty() ? req.get_param_value("track")
+                                                                                          : policy.track;
+    Result<SynthPolicy> track_policy = policy_for_track(policy, track, data_dir());
+    if (!track_policy) return send_error(res, 400, track_policy.message());
+    if (!track_policy->api.enabled) return send_error(res, 400, "track " + track + " has no CUDA API coverage");
+    std::optional<int64_t> cycle;
+    if (!read_cycle_parameter(req, res, cycle)) return;
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<ApiCoverage> coverage = measure_api_coverage(*db, track_policy->api, track, cycle);
+    if (!coverage) return send_error(res, 500, coverage.message());
+    bool names = req.has_param("names") || (req.has_param("family") && !req.get_param_value("family").empty());
+    send_json(res, 200, api_coverage_to_json(*coverage, names));
   });
   server.Get("/v1/samples", [db_path](const httplib::Request& req, httplib::Response& res) {
     std::string status = req.has_param("status") ? req.get_param_value("status") : "";
@@ -282,10 +292,11 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
                                                                    : nlohmann::json()},
                          {"active", model->active}});
   });
-  server.Get("/metrics", [db_path](const httplib::Request&, httplib::Response& res) {
+  server.Get("/metrics", [db_path, api = synth_policy->api, track = synth_policy->track](const httplib::Request&,
+                                                                                         httplib::Response& res) {
     std::optional<Database> db = open_store(db_path, res);
     if (!db) return;
-    Result<std::string> text = prometheus_metrics(*db);
+    Result<std::string> text = prometheus_metrics(*db, api.enabled ? &api : nullptr, track);
     if (!text) return send_error(res, 500, text.message());
     res.set_content(*text, "text/plain; version=0.0.4");
   });

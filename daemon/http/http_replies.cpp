@@ -52,4 +52,15 @@ bool authorized(const std::string& token, const httplib::Request& req, httplib::
   return true;
 }
 
+bool read_cycle_parameter(const httplib::Request& req, httplib::Response& res, std::optional<int64_t>& cycle) {
+  if (!req.has_param("cycle")) return true;
+  std::string text = req.get_param_value("cycle");
+  if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos) {
+    send_error(res, 400, "cycle must be a cycle id");
+    return false;
+  }
+  cycle = std::stoll(text);
+  return true;
+}
+
 }  // namespace tailforge

@@ -23,5 +23,8 @@ std::optional<Database> open_store(const std::string& db_path, httplib::Response
 // Answers 403 (no token configured) or 401 and returns false unless the request carries the
 // token; compares in constant time.
 bool authorized(const std::string& token, const httplib::Request& req, httplib::Response& res, const char* what);
+// The request's ?cycle=N into `cycle` (left unset without one); answers 400 and returns false
+// when it is no cycle id.
+bool read_cycle_parameter(const httplib::Request& req, httplib::Response& res, std::optional<int64_t>& cycle);
 
 }  // namespace tailforge

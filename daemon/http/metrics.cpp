@@ -8,6 +8,7 @@
 
 #include "store/metrics.h"
 #include "store/status.h"
+#include "synth/api_coverage.h"
 
 namespace tailforge {
 
@@ -40,7 +41,7 @@ int64_t resident_bytes() {
 
 }  // namespace
 
-Result<std::string> prometheus_metrics(Database& db) {
+Result<std::string> prometheus_metrics(Database& db, const ApiPolicy* api, const std::string& track) {
   Result<StoreMetrics> metrics = query_store_metrics(db);
   if (!metrics) return metrics.error();
   Result<StatusSummary> status = query_status(db);
@@ -109,6 +110,36 @@ Result<std::string> prometheus_metrics(Database& db) {
   out << "process_resident_memory_bytes " << resident_bytes() << "\n";
   header(out, "tailforge_sqlite_heap_bytes", "gauge", "Memory SQLite holds (page caches, statements), all connections.");
   out << "tailforge_sqlite_heap_bytes " << sqlite3_memory_used() << "\n";
+  if (api) {
+    Result<ApiCoverage> coverage = measure_api_coverage(db, *api, track);
+    if (!coverage) return coverage.error();
+    std::string t = escape_label(track);
+    header(out, "tailforge_api_shared_names", "gauge",
+           "CUDA API names the usage prior's trees use in two or more files, and of them those a verified sample uses.");
+    out << "tailforge_api_shared_names{track=\"" << t << "\",covered=\"false\"} "
+        << coverage->shared_names - coverage->covered_shared << "\n";
+    out << "tailforge_api_shared_names{track=\"" << t << "\",covered=\"true\"} " << coverage->covered_shared << "\n";
+    header(out, "tailforge_api_use_coverage_ratio", "gauge",
+           "Share of the usage prior's CUDA API name uses whose name a verified sample uses.");
+    out << "tailforge_api_use_coverage_ratio{track=\"" << t << "\"} "
+        << coverage_ratio(coverage->covered_uses, coverage->prior_uses) << "\n";
+    header(out, "tailforge_api_family_verified", "gauge", "Verified samples using a CUDA API family.");
+    for (const FamilyCoverage& f : coverage->families) {
+      out << "tailforge_api_family_verified{track=\"" << t << "\",family=\"" << escape_label(f.name) << "\"} "
+          << f.verified << "\n";
+    }
+    header(out, "tailforge_api_family_share", "gauge", "Share of the verified corpus using a CUDA API family.");
+    for (const FamilyCoverage& f : coverage->families) {
+      out << "tailforge_api_family_share{track=\"" << t << "\",family=\"" << escape_label(f.name) << "\"} " << f.share
+          << "\n";
+    }
+    header(out, "tailforge_api_family_target_share", "gauge",
+           "The share of the verified corpus the usage prior asks of a CUDA API family (at least the floor).");
+    for (const FamilyCoverage& f : coverage->families) {
+      out << "tailforge_api_family_target_share{track=\"" << t << "\",family=\"" << escape_label(f.name) << "\"} "
+          << f.target_share << "\n";
+    }
+  }
   return out.str();
 }
 

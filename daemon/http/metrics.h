@@ -4,9 +4,11 @@
 #include <string>
 
 #include "store/database.h"
+#include "synth/policy.h"
 
 namespace tailforge {
 
-Result<std::string> prometheus_metrics(Database& db);
+// With `api` (the synth policy's api section), also the CUDA API coverage of `track`.
+Result<std::string> prometheus_metrics(Database& db, const ApiPolicy* api = nullptr, const std::string& track = "");
 
 }  // namespace tailforge

@@ -1,5 +1,5 @@
 // tailforge dashboard: draws the store's JSON endpoints (/v1/status, /v1/taxonomy, /v1/tails,
-// /v1/models, /v1/samples) as pages. Plain DOM and SVG, no framework. Everything read from the
+// /v1/coverage, /v1/models, /v1/samples) as pages. Plain DOM and SVG, no framework. Everything read from the
 // store is inserted as text (sample code and diagnostics may be written by a model), never as
 // HTML; only highlight.js's escaped output goes through innerHTML.
 'use strict';
@@ -531,6 +531,39 @@
         format: fmtPct, empty: 'No verified samples yet.'})));
   };
 
+  pages.coverage = async function (main, params) {
+    const track = params.track || '';
+    const family = params.family || '';
+    const report = await api('/v1/coverage' + query({track, family, names: '1'}));
+    main.append(el('h1', {tabindex: -1}, 'CUDA API coverage'));
+    const prior = report.prior || {};
+    main.append(note(`The CUDA API names the ${fmtInt(report.verified_total)} verified ${report.track} samples use, ` +
+      `against the usage prior: ${prior.from_imported_trees ? 'the imported trees' : 'the shipped prior'} ` +
+      `(${(prior.trees || []).join(', ')}; ${fmtInt(prior.api_files)} files using the API). A family or name below its ` +
+      'target share is an API tail the loop steers toward.'));
+    main.append(el('div', {class: 'cards'},
+      card('names used in two or more prior files', `${fmtInt(report.covered_shared)} of ${fmtInt(report.shared_names)} ` +
+        `(${fmtPct(report.shared_coverage)})`, {'data-coverage': 'shared'}),
+      card('uses of prior names', fmtPct(report.use_coverage), {'data-coverage': 'uses'}),
+      card('target names covered', `${fmtInt(report.covered_targets)} of ${fmtInt(report.target_names)}`)));
+    main.append(el('section', {'aria-labelledby': 'families-h'}, el('h2', {id: 'families-h'}, 'Families'),
+      barChart({id: 'api-families', title: 'Share of verified samples using each API family (tick: target share)',
+        bars: report.families.map((f) => ({label: f.name, value: f.share, target: f.target_share, low: f.below_target})),
+        format: fmtPct, labelName: 'family'}),
+      table('API families', ['family', 'names', 'targets', 'covered', 'verified', 'share', 'target'],
+        report.families.map((f) => [el('a', {href: '#/coverage' + query({track, family: f.name})}, f.name),
+          fmtInt(f.names), fmtInt(f.target_names), fmtInt(f.covered_targets), fmtInt(f.verified), fmtPct(f.share),
+          fmtPct(f.target_share) + (f.below_target ? ' (below)' : '')]), {'data-api-families': report.track})));
+    const names = (report.names || []).filter((n) => !family || n.family === family)
+      .filter((n) => family || (n.target_share > 0 && n.share < n.target_share))
+      .sort((a, b) => b.target_share - a.target_share).slice(0, family ? 1000 : 40);
+    main.append(el('section', {'aria-labelledby': 'names-h'},
+      el('h2', {id: 'names-h'}, family ? `Names of ${family}` : 'Names furthest below their target'),
+      table(family ? `Names of ${family}` : 'Names below target', ['name', 'family', 'prior files', 'target', 'verified', 'share'],
+        names.map((n) => [n.name, n.family, fmtInt(n.prior_files), fmtPct(n.target_share), fmtInt(n.verified),
+          fmtPct(n.share)]), {'data-api-names': family || 'below-target'})));
+  };
+
   pages.models = async function (main, params) {
     const track = params.track || 'cuda2hip';
     const report = await api('/v1/models' + query({track}));
@@ -567,6 +600,16 @@
           el('li', {}, `${t.dimension}/${t.name}: ${fmtPct(t.accuracy)} vs ${fmtPct(t.parent_accuracy)}`))) : '–',
         pc ? fmtDelta(pc.delta) : '–', m.active ? 'yes' : 'no'];
     }), {'data-models': report.track}));
+    const familyNames = [...new Set(report.models.flatMap((m) => Object.keys(m.api_families || {})))].sort();
+    if (familyNames.length) {
+      const shown = report.models.slice(-4);
+      main.append(table('Accuracy per CUDA API family (an item counts for every family its code uses)',
+        ['family'].concat(shown.map((m) => m.name)),
+        familyNames.map((f) => [f].concat(shown.map((m) => {
+          const a = (m.api_families || {})[f];
+          return a ? `${fmtPct(a.accuracy)} (${fmtInt(a.ok)}/${fmtInt(a.items)})` : '–';
+        }))), {'data-family-accuracy': report.track}));
+    }
   };
 
   // ---- sample page

@@ -145,7 +145,8 @@ std::set<std::string> expected_generator_prompts(int64_t cycle, int count) {
     GenerationRequest request = batch_request(static_cast<uint64_t>(cycle_seed(1, cycle)), static_cast<size_t>(index));
     Result<GeneratedProgram> program = generate_program(*catalog, request);
     REQUIRE(program.ok());
-    expected.insert(fill_prompt(prompts->generator.user, {{"persona_prompt", program->prompt_text}}));
+    // No tail list yet in a first cycle: the prompt names no CUDA API ({api_request} is empty).
+    expected.insert(fill_prompt(prompts->generator.user, {{"persona_prompt", program->prompt_text}, {"api_request", ""}}));
   }
   return expected;
 }

@@ -49,7 +49,7 @@ struct Fixture {
 std::string kernel_text(int n, const std::string& extra = "") {
   return "// dashboard fixture " + std::to_string(n) + "\n#include <cuda_runtime.h>\n__global__ void scale_" +
          std::to_string(n) + "(float* x, float a) {\n  x[threadIdx.x] *= a + " + std::to_string(n) + ";\n}\n" + extra +
-         "int main() { return 0; }\n";
+         "int main() { cudaDeviceSynchronize(); return 0; }\n";
 }
 
 Fixture build_store(Database& db) {
@@ -407,6 +407,32 @@ TEST_CASE("the dashboard's pages render in headless Chromium with the numbers th
     CHECK(near[0]["largest_similarity"] == 0.625);
     CHECK(page.dom.find("data-item-leakage=\"cuda2hip\"") != std::string::npos);
     CHECK(page.dom.find("<td>0.625</td>") != std::string::npos);
+    // Accuracy per CUDA API family: every item calls cudaDeviceSynchronize (device_management).
+    const json& family = models["models"][1]["api_families"]["device_management"];
+    REQUIRE(family.is_object());
+    CHECK(page.dom.find("data-family-accuracy=\"cuda2hip\"") != std::string::npos);
+    std::string cell = "<th scope=\"row\">device_management</th>";
+    CHECK(page.dom.find(cell) != std::string::npos);
+    CHECK(page.dom.find("(" + std::to_string(family["ok"].get<int>()) + "/" + std::to_string(family["items"].get<int>()) +
+                        ")") != std::string::npos);
+  }
+
+  SUBCASE("coverage: the family bars and tables are coverage --json") {
+    json coverage = cli_json({"coverage", "--db", db_path, "--json", "--names"});
+    Page page = load("coverage", "#/coverage", true);
+    CHECK(page.dom.find("data-api-families=\"cuda2hip\"") != std::string::npos);
+    REQUIRE(coverage["families"].size() >= 25);
+    for (const json& f : coverage["families"]) {
+      std::regex bar("data-label=\"" + f["name"].get<std::string>() + "\" data-value=\"([^\"]+)\"");
+      std::smatch match;
+      REQUIRE_MESSAGE(std::regex_search(page.dom, match, bar), f["name"]);
+      CHECK(std::abs(std::stod(match[1].str()) - f["share"].get<double>()) < 1e-9);
+    }
+    CHECK(page.dom.find(std::to_string(coverage["covered_shared"].get<int>()) + " of " +
+                        std::to_string(coverage["shared_names"].get<int>())) != std::string::npos);
+    Page family = load("coverage-family", "#/coverage?family=device_management", false);
+    CHECK(family.dom.find("data-api-names=\"device_management\"") != std::string::npos);
+    CHECK(family.dom.find("<th scope=\"row\">cudaDeviceSynchronize</th><td>device_management</td>") != std::string::npos);
   }
 
   SUBCASE("sample: its code side by side, verdicts and lineage, with untrusted text shown as text") {

@@ -224,7 +224,10 @@ TEST_CASE("tailforge eval and export read the held-out lists from the configurat
   const size_t reserved_count = store.ids_by_template[reserved].size();
   REQUIRE(reserved_count >= 2);
   std::string config = store.dir.file("held_out.json");
-  std::ofstream(config) << json{{"eval", {{"fraction", 0.0}, {"held_out_templates", {reserved}}}}}.dump();
+  // Only the reserved template's items: no draw, and no minimum per API family or tree.
+  std::ofstream(config) << json{{"eval", {{"fraction", 0.0}, {"held_out_templates", {reserved}}, {"min_items_per_family", 0},
+                                          {"min_items_per_tree", 0}}}}
+                               .dump();
   REQUIRE(register_model(store.db, {{"name", "rules"}, {"kind", "builtin"}}).ok());
 
   // --limit 1: the set is refreshed, one item judged.

@@ -143,6 +143,36 @@ TEST_CASE("status, jobs, samples and metrics answer with the store's numbers") {
   auto jobs = client.Get("/v1/jobs?state=pending");
   REQUIRE(jobs);
   CHECK(jobs->status == 200);
+
+  // CUDA API coverage: a verified sample calling cudaMalloc, as `coverage --json` counts it.
+  Sample verified{.track = "cuda2hip", .origin = "template", .language = "cuda",
+                  .text = "int main() { float* p; cudaMalloc(&p, 4); }\n"};
+  verified.status = "verified";
+  REQUIRE(insert_sample_if_absent(*db, verified).ok());
+  auto coverage = client.Get("/v1/coverage");
+  REQUIRE(coverage);
+  REQUIRE(coverage->status == 200);
+  nlohmann::json measured = nlohmann::json::parse(coverage->body);
+  CHECK(measured["verified_total"] == 1);
+  CHECK(measured["prior"]["from_imported_trees"] == false);
+  CHECK_FALSE(measured.contains("names"));
+  bool memory = false;
+  for (const nlohmann::json& family : measured["families"]) {
+    if (family["name"] == "memory") memory = family["verified"] == 1 && family["share"] == 1.0;
+  }
+  CHECK(memory);
+  auto named = client.Get("/v1/coverage?family=memory");
+  REQUIRE(named);
+  CHECK(nlohmann::json::parse(named->body)["names"].size() > 5);
+  auto bad = client.Get("/v1/coverage?cycle=x");
+  REQUIRE(bad);
+  CHECK(bad->status == 400);
+  auto after = client.Get("/metrics");
+  REQUIRE(after);
+  CHECK(after->body.find("tailforge_api_family_verified{track=\"cuda2hip\",family=\"memory\"} 1\n") != std::string::npos);
+  CHECK(after->body.find("tailforge_api_family_share{track=\"cuda2hip\",family=\"memory\"} 1\n") != std::string::npos);
+  CHECK(after->body.find("tailforge_api_shared_names{track=\"cuda2hip\",covered=\"true\"} ") != std::string::npos);
+  CHECK(after->body.find("# TYPE tailforge_api_use_coverage_ratio gauge") != std::string::npos);
 }
 
 TEST_CASE("control needs the bearer token and changes the daemon's state") {

@@ -10,7 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/generator.h"
+#include "agents/llm_roles.h"
+#include "daemon/sample_sources.h"
 #include "policies/config.h"
+#include "store/corpus.h"
 #include "store/cycles.h"
 #include "store/evaluations.h"
 #include "store/failures.h"
@@ -279,4 +282,81 @@ TEST_CASE("an LLM outage fails the synthesis with its category, and a re-run sto
   CHECK(query_int(f.db, "SELECT count(*) FROM sample WHERE origin = 'synthesized'") == 6);
   CHECK(query_int(f.db, "SELECT count(*) FROM job WHERE kind = 'verify'") == 6);
   CHECK(query_int(f.db, "SELECT count(*) FROM lineage WHERE relation = 'synthesized_from'") == 6);
+}
+
+TEST_CASE("an API tail's request names its uncovered names, and what the LLM writes is stored and queued for verification") {
+  Fixture f;
+  std::string seed_id = f.add_failed_item(kSeedProgram);
+  std::string reply = f.reply_with_programs(3);
+  f.server.set_responder([&reply](const ReceivedRequest&) {
+    return CannedResponse{200, {}, FakeOpenAiServer::completion(reply, "stop", "", 400, 900)};
+  });
+  TailEntry entry{"api_family", "texture_surface_array", "corpus_share", 0.8,
+                  json{{"uncovered", {"cudaCreateTextureObject", "tex2D"}}}};
+  CandidateSource source = llm_candidate_source(*f.agents, f.db, {f.features, f.domains, "cuda"});
+  Result<SynthesisSummary> summary =
+      synthesize_tails(f.db, f.policy, TailReport{f.cycle, {entry}}, f.cycle, 7, source, llm_synthesizer_agent(*f.agents));
+  REQUIRE_MESSAGE(summary.ok(), summary.message());
+  CHECK(summary->inserted == 3);
+  std::vector<ReceivedRequest> requests = f.server.requests();
+  REQUIRE(requests.size() == 1);
+  std::string asked = user_message(requests[0]);
+  CHECK(asked.find("Use these CUDA API names, which the training corpus lacks") != std::string::npos);
+  CHECK(asked.find("cudaCreateTextureObject, tex2D.") != std::string::npos);
+  CHECK(asked.find("generate 3 new") != std::string::npos);  // the rest of the prompt stays
+  for (const std::string& id : summary->inserted_ids) {
+    std::vector<LineageEdge> up = ancestors_of(f.db, id).value();
+    REQUIRE(up.size() == 1);
+    json reason = json::parse(up[0].reason.value());
+    CHECK(reason["dimension"] == "api_family");
+    CHECK(reason["name"] == "texture_surface_array");
+  }
+  JobQueue queue(f.db);
+  CHECK(queue.list("pending", 100).value().size() == 3);
+
+  // A prompt file without {api_request} still carries the names, after its user message.
+  LlmPrompts prompts;
+  prompts.synthesizer = {"system", "Write {count} like this: {sample}"};
+  LlmClient client(llm_options_from_json(f.server.llm_section()).value());
+  SimilarRequest request{.failing_sample = "x", .category = "c", .count = 1, .api_request = api_request_text({"cuInit"})};
+  llm_synthesize_similar(client, prompts, request, nullptr);
+  std::string plain = user_message(f.server.requests().back());
+  CHECK(plain.rfind("Write 1 like this: x\n\nUse these CUDA API names", 0) == 0);
+  CHECK(plain.find("cuInit.") != std::string::npos);
+  CHECK(api_request_text({}).empty());
+}
+
+TEST_CASE("with the LLM generator, a generate job's prompt names an API tail of the newest tail list; personas stay") {
+  Fixture f;
+  f.server.set_responder([&f](const ReceivedRequest&) {
+    return CannedResponse{200, {}, FakeOpenAiServer::completion("```cuda\n" + f.program() + "```", "stop", "", 10, 10)};
+  });
+  SampleSourceSetup setup{f.catalog, f.features, f.domains, f.policy, f.agents.get(), true, false};
+  std::unique_ptr<SampleSource> source = make_sample_source(find_track("cuda2hip"), setup).value();
+  // No tail list yet: the persona prompt alone.
+  Sample plain = source->generate(f.db, 5, 0, f.cycle).value();
+  std::string first = user_message(f.server.requests().back());
+  CHECK(first.find("Use these CUDA API names") == std::string::npos);
+  CHECK(json::parse(plain.variables.value()).count("api_tail") == 0);
+  REQUIRE(replace_tail_report(f.db, f.cycle,
+                              {{1, "feature", "switch", "corpus_share", 0.9, "{}"},
+                               {2, "api", "cudaMemcpy2D", "corpus_share", 0.6, R"({"family": "memcpy"})"},
+                               {3, "api_family", "driver_module_launch", "corpus_share", 0.5,
+                                R"({"uncovered": ["cuModuleLoadData", "cuLaunchKernel"]})"}})
+              .ok());
+  for (uint64_t index : {0, 1}) {
+    Sample sample = source->generate(f.db, 5, index, f.cycle).value();
+    std::string asked = user_message(f.server.requests().back());
+    GeneratedProgram choice = generate_program(f.catalog, batch_request(5, index)).value();
+    CHECK(asked.find(choice.prompt_text) != std::string::npos);  // the persona and template prompt
+    json variables = json::parse(sample.variables.value());
+    if (index == 0) {
+      CHECK(asked.find("cudaMemcpy2D.") != std::string::npos);
+      CHECK(variables["api_tail"] == "api/cudaMemcpy2D");
+    } else {
+      CHECK(asked.find("cuModuleLoadData, cuLaunchKernel.") != std::string::npos);
+      CHECK(variables["api_tail"] == "api_family/driver_module_launch");
+      CHECK(variables["api_names"] == json::array({"cuModuleLoadData", "cuLaunchKernel"}));
+    }
+  }
 }

@@ -23,7 +23,14 @@ struct Corpus {
   GeneratorCatalog catalog = std::move(load_default_generator_catalog(TAILFORGE_SOURCE_DIR).value());
   HipifyRules rules = std::move(load_hipify_rules(std::string(TAILFORGE_SOURCE_DIR) + "/policies/hipify_rules.json").value());
   SynthPolicy synth = std::move(load_default_synth_policy(TAILFORGE_SOURCE_DIR).value());
-  EvalPolicy eval;
+  // These tests follow the hash draw and the exact near-duplicate rule; the minimums per API
+  // family and tree have their own test (api_coverage_test.cpp).
+  EvalPolicy eval = [] {
+    EvalPolicy policy;
+    policy.min_items_per_family = 0;
+    policy.min_items_per_tree = 0;
+    return policy;
+  }();
 
   // A verified cuda2hip sample with its HIP, as the verify job stores it; false when the rule
   // translator refuses the program.

@@ -21,6 +21,7 @@ struct Fixture {
   SynthPolicy policy = std::move(load_default_synth_policy(TAILFORGE_SOURCE_DIR).value());
 
   Fixture() {
+    policy.api.enabled = false;  // API tails off too: their own tests are in api_coverage_test.cpp
     policy.tails.features.tracked = {"switch"};
     policy.tails.domains.min_share = 0;  // domain tails off: the test follows one feature
     policy.tails.domains.head_fraction = 0;
