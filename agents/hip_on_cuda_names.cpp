@@ -27,8 +27,26 @@ std::string hip_on_cuda_names_header(const HipifyRules& rules, const std::string
       "#pragma once\n";
   std::set<std::string> written;
   for (const IdentifierRule& rule : rules.identifiers) {
-    if (!is_shim_renamed_kind(rule.kind) || rule.from == rule.to || rule.to.rfind("hip", 0) != 0) continue;
+    bool hip_name = rule.to.rfind("hip", 0) == 0 || rule.to.rfind("make_hip", 0) == 0;  // make_hipExtent too
+    if (!is_shim_renamed_kind(rule.kind) || rule.from == rule.to || !hip_name) continue;
     if (declared.count(rule.to) || !written.insert(rule.to).second) continue;
+    out += "#ifndef " + rule.to + "\n#define " + rule.to + " " + rule.from + "\n#endif\n";
+  }
+  return out;
+}
+
+std::string hip_on_cuda_library_names_header(const HipifyRules& rules) {
+  std::string out =
+      "// Generated from policies/hipify_rules.json and the hipify_names.json it names, by\n"
+      "// hip_on_cuda_library_names_header() (agents/hip_on_cuda_names.h): each hipRAND, hipSPARSE and\n"
+      "// hipRTC name the translator writes, mapped back to its cuRAND, cuSPARSE or NVRTC name. Do not edit; the test\n"
+      "// \"the shim's renames are the translator's table reversed\" says how to regenerate it.\n"
+      "#pragma once\n";
+  std::set<std::string> written;
+  for (const IdentifierRule& rule : rules.identifiers) {
+    if (rule.kind != "random" && rule.kind != "sparse" && rule.kind != "rtc") continue;
+    bool hip_name = rule.to.rfind("hip", 0) == 0 || rule.to.rfind("HIP", 0) == 0;
+    if (rule.from == rule.to || !hip_name || !written.insert(rule.to).second) continue;
     out += "#ifndef " + rule.to + "\n#define " + rule.to + " " + rule.from + "\n#endif\n";
   }
   return out;

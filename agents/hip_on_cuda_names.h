@@ -20,4 +20,10 @@ bool is_shim_renamed_kind(const std::string& kind);
 // declares them with other signatures or defaults) are skipped.
 std::string hip_on_cuda_names_header(const HipifyRules& rules, const std::string& handwritten_shim);
 
+// The same for the libraries the shim maps back to CUDA's (hipRAND to cuRAND, hipSPARSE to
+// cuSPARSE, hipRTC to NVRTC, as HIP's own NVIDIA backend does): one `#define hipX cuX` per library
+// name of the table; verifier/hip_on_cuda/hiprand/, hipsparse/ and hip/hiprtc.h include it after
+// the CUDA library's header.
+std::string hip_on_cuda_library_names_header(const HipifyRules& rules);
+
 }  // namespace tailforge

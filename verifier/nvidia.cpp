@@ -359,6 +359,25 @@ void run_nvidia_stages(StageContext& context, const std::string& cuda_path) {
   context.add(run_program_stage(context, "nvidia.run", exe, true));
 }
 
+// The CUDA libraries a HIP program links on NVIDIA: its CUDA original's, and those whose HIP
+// counterparts it uses (the shim maps hipRAND to cuRAND, hipSPARSE to cuSPARSE, hipRTC to NVRTC,
+// the driver-style calls to the CUDA driver).
+static std::vector<std::string> hip_on_nvidia_libraries(const StageContext& context, const std::string& hip_path) {
+  static const std::vector<std::pair<text::Regex, std::string>> counterparts = {
+      {text::Regex(R"(#\s*include\s*[<"]hiprand/hiprand(_kernel)?\.h[>"])"), "curand"},
+      {text::Regex(R"(#\s*include\s*[<"]hipsparse/hipsparse\.h[>"])"), "cusparse"},
+      {text::Regex(R"(#\s*include\s*[<"]hip/hiprtc\.h[>"])"), "nvrtc"},
+      {text::Regex(R"(\bhip(Module|Ctx|DevicePrimaryCtx)\w*\s*\(|\bhipMemcpy[HD]to[HD]|\bhipInit\s*\()"), "cuda"}};
+  std::vector<std::string> libraries = context.cuda_libraries;
+  std::string text = read_file_text(hip_path);
+  for (const auto& [pattern, library] : counterparts) {
+    if (std::find(libraries.begin(), libraries.end(), library) == libraries.end() && text::regex_search(text, pattern)) {
+      libraries.push_back(library);
+    }
+  }
+  return libraries;
+}
+
 void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path) {
   std::string header_dir = context.options.hip_on_cuda_include.empty()
                                ? data_path("verifier/hip_on_cuda")
@@ -374,7 +393,15 @@ void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path
   args.insert(args.end(), {"-x", "cu"});
   for (const auto& flag : hip_on_nvidia_gencode_flags(context.options.sm_targets, context.toolchains)) args.push_back(flag);
   args.insert(args.end(), {hip_path, "-o", exe});
-  context.add(run_tool_stage(context, {"hip_on_nvidia.exe", "nvcc", args, {hip_path, header_dir + "/hip/hip_runtime.h"},
+  for (const std::string& library : hip_on_nvidia_libraries(context, hip_path)) args.push_back("-l" + library);
+  // Every header of the shim decides the result (a cached build of an older shim is not reused).
+  std::vector<std::string> inputs = {hip_path};
+  std::error_code error;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(header_dir, error)) {
+    if (entry.is_regular_file(error)) inputs.push_back(entry.path().string());
+  }
+  std::sort(inputs.begin() + 1, inputs.end());
+  context.add(run_tool_stage(context, {"hip_on_nvidia.exe", "nvcc", args, inputs,
                                        {{"executable", exe, true}}, "", {}, ""}));
   if (!stage_enabled_here(context, "hip_on_nvidia.run")) return;
   std::string reason = availability_reason(context, "hip_on_nvidia.run");

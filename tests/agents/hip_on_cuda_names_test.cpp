@@ -29,14 +29,27 @@ TEST_CASE("the shim's renames are the translator's table reversed") {
   std::string shim_dir = TAILFORGE_SOURCE_DIR "/verifier/hip_on_cuda/hip";
   std::string generated = hip_on_cuda_names_header(*rules, read_text(shim_dir + "/hip_runtime.h"));
   std::string committed_path = shim_dir + "/hip_on_cuda_names.h";
-  if (std::getenv("TAILFORGE_REGENERATE_SHIM")) std::ofstream(committed_path, std::ios::binary) << generated;
+  std::string libraries = hip_on_cuda_library_names_header(*rules);
+  std::string libraries_path = shim_dir + "/hip_on_cuda_library_names.h";
+  if (std::getenv("TAILFORGE_REGENERATE_SHIM")) {
+    std::ofstream(committed_path, std::ios::binary) << generated;
+    std::ofstream(libraries_path, std::ios::binary) << libraries;
+  }
+  CHECK_MESSAGE(read_text(libraries_path) == libraries,
+                "verifier/hip_on_cuda/hip/hip_on_cuda_library_names.h is out of step with policies/hipify_rules.json; "
+                "regenerate it with TAILFORGE_REGENERATE_SHIM=1 build/tests/agents_tests -tc='the shim*'");
+  for (const char* name : {"hiprandCreateGenerator", "hiprand_init", "hiprandState", "HIPRAND_RNG_PSEUDO_DEFAULT",
+                           "hipsparseCreate", "hipsparseSpMV"}) {
+    CHECK_MESSAGE(libraries.find(std::string("#define ") + name + " ") != std::string::npos, name);
+  }
   CHECK_MESSAGE(read_text(committed_path) == generated,
                 "verifier/hip_on_cuda/hip/hip_on_cuda_names.h is out of step with policies/hipify_rules.json; "
                 "regenerate it with TAILFORGE_REGENERATE_SHIM=1 build/tests/agents_tests -tc='the shim*'");
 
   // What real programs needed and the hand-written part does not declare.
   for (const char* name : {"hipFuncSetAttribute", "hipLaunchCooperativeKernel", "hipMemAdviseSetPreferredLocation", "hipCpuDeviceId",
-                           "hipOccupancyMaxActiveBlocksPerMultiprocessor", "hipHostMallocWriteCombined"})
+                           "hipOccupancyMaxActiveBlocksPerMultiprocessor", "hipHostMallocWriteCombined", "make_hipExtent",
+                           "make_hipPitchedPtr"})
     CHECK_MESSAGE(generated.find(std::string("#define ") + name + " ") != std::string::npos, name);
   // A name the hand-written shim declares with HIP's own signature is not renamed over it.
   CHECK(generated.find("#define hipHostMalloc ") == std::string::npos);

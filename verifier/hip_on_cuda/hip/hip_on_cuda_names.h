@@ -6,6 +6,15 @@
 #ifndef hipMallocPitch
 #define hipMallocPitch cudaMallocPitch
 #endif
+#ifndef make_hipExtent
+#define make_hipExtent make_cudaExtent
+#endif
+#ifndef make_hipPitchedPtr
+#define make_hipPitchedPtr make_cudaPitchedPtr
+#endif
+#ifndef make_hipPos
+#define make_hipPos make_cudaPos
+#endif
 #ifndef hipMallocAsync
 #define hipMallocAsync cudaMallocAsync
 #endif

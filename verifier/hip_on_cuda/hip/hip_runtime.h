@@ -1,8 +1,10 @@
 // HIP on NVIDIA: maps the HIP runtime onto the CUDA runtime, so nvcc compiles a .hip file
 // (`nvcc -I verifier/hip_on_cuda -x cu`). This file holds what needs more than a rename (HIP's
 // defaults, the non-_sync warp functions, AMDGPU builtins the translator writes);
-// hip_on_cuda_names.h, generated from the translator's table, renames the rest. Not a full HIP
-// port: no hipRAND, hipBLAS or driver API.
+// hip_on_cuda_names.h, generated from the translator's table, renames the rest;
+// hip_driver_on_cuda.h wraps the driver-style calls. Not a full HIP port: hipRAND, hipSPARSE and
+// hipRTC are cuRAND, cuSPARSE and NVRTC under other names (hiprand/, hipsparse/, hip/hiprtc.h),
+// hipBLAS is verifier/hip_compat's.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -111,6 +113,17 @@ inline cudaError_t hipMemPrefetchAsync(const void* pointer, size_t bytes, int de
   return cudaMemPrefetchAsync(pointer, bytes, device, stream);
 #endif
 }
+#if CUDART_VERSION >= 13000
+// A program that picks CUDA 13's forms by CUDART_VERSION (which this shim defines) passes a
+// cudaMemLocation: the calls take it as CUDA does.
+inline cudaError_t hipMemAdvise(const void* pointer, size_t bytes, cudaMemoryAdvise advice, cudaMemLocation location) {
+  return cudaMemAdvise(pointer, bytes, advice, location);
+}
+inline cudaError_t hipMemPrefetchAsync(const void* pointer, size_t bytes, cudaMemLocation location, unsigned int flags,
+                                       cudaStream_t stream = 0) {
+  return cudaMemPrefetchAsync(pointer, bytes, location, flags, stream);
+}
+#endif
 
 // hipLaunchKernelGGL(kernel, grid, block, shared_bytes, stream, args...)
 #define hipLaunchKernelGGL(kernel, grid, block, shared_bytes, stream, ...) \
@@ -152,3 +165,4 @@ template <typename T> __device__ inline T __shfl_xor(T value, int mask, int widt
 #define __builtin_amdgcn_wave_barrier() __syncwarp()
 
 #include "hip_on_cuda_names.h"
+#include "hip_driver_on_cuda.h"

@@ -1,0 +1,1760 @@
+// Generated from policies/hipify_rules.json and the hipify_names.json it names, by
+// hip_on_cuda_library_names_header() (agents/hip_on_cuda_names.h): each hipRAND, hipSPARSE and
+// hipRTC name the translator writes, mapped back to its cuRAND, cuSPARSE or NVRTC name. Do not edit; the test
+// "the shim's renames are the translator's table reversed" says how to regenerate it.
+#pragma once
+#ifndef hiprandState
+#define hiprandState curandState
+#endif
+#ifndef hiprandState_t
+#define hiprandState_t curandState_t
+#endif
+#ifndef hiprandStateXORWOW_t
+#define hiprandStateXORWOW_t curandStateXORWOW_t
+#endif
+#ifndef hiprandStatePhilox4_32_10_t
+#define hiprandStatePhilox4_32_10_t curandStatePhilox4_32_10_t
+#endif
+#ifndef hiprandStateMRG32k3a_t
+#define hiprandStateMRG32k3a_t curandStateMRG32k3a_t
+#endif
+#ifndef hiprand_init
+#define hiprand_init curand_init
+#endif
+#ifndef hiprand
+#define hiprand curand
+#endif
+#ifndef hiprand_uniform
+#define hiprand_uniform curand_uniform
+#endif
+#ifndef hiprand_uniform_double
+#define hiprand_uniform_double curand_uniform_double
+#endif
+#ifndef hiprand_uniform4
+#define hiprand_uniform4 curand_uniform4
+#endif
+#ifndef hiprand_normal
+#define hiprand_normal curand_normal
+#endif
+#ifndef hiprand_normal_double
+#define hiprand_normal_double curand_normal_double
+#endif
+#ifndef hiprand_normal2
+#define hiprand_normal2 curand_normal2
+#endif
+#ifndef hiprand_normal4
+#define hiprand_normal4 curand_normal4
+#endif
+#ifndef hiprand_log_normal
+#define hiprand_log_normal curand_log_normal
+#endif
+#ifndef hiprand_poisson
+#define hiprand_poisson curand_poisson
+#endif
+#ifndef hiprandGenerator_t
+#define hiprandGenerator_t curandGenerator_t
+#endif
+#ifndef hiprandStatus_t
+#define hiprandStatus_t curandStatus_t
+#endif
+#ifndef hiprandRngType_t
+#define hiprandRngType_t curandRngType_t
+#endif
+#ifndef hiprandCreateGenerator
+#define hiprandCreateGenerator curandCreateGenerator
+#endif
+#ifndef hiprandCreateGeneratorHost
+#define hiprandCreateGeneratorHost curandCreateGeneratorHost
+#endif
+#ifndef hiprandDestroyGenerator
+#define hiprandDestroyGenerator curandDestroyGenerator
+#endif
+#ifndef hiprandSetPseudoRandomGeneratorSeed
+#define hiprandSetPseudoRandomGeneratorSeed curandSetPseudoRandomGeneratorSeed
+#endif
+#ifndef hiprandSetGeneratorOffset
+#define hiprandSetGeneratorOffset curandSetGeneratorOffset
+#endif
+#ifndef hiprandSetStream
+#define hiprandSetStream curandSetStream
+#endif
+#ifndef hiprandGenerate
+#define hiprandGenerate curandGenerate
+#endif
+#ifndef hiprandGenerateUniform
+#define hiprandGenerateUniform curandGenerateUniform
+#endif
+#ifndef hiprandGenerateUniformDouble
+#define hiprandGenerateUniformDouble curandGenerateUniformDouble
+#endif
+#ifndef hiprandGenerateNormal
+#define hiprandGenerateNormal curandGenerateNormal
+#endif
+#ifndef hiprandGenerateNormalDouble
+#define hiprandGenerateNormalDouble curandGenerateNormalDouble
+#endif
+#ifndef hiprandGenerateLogNormal
+#define hiprandGenerateLogNormal curandGenerateLogNormal
+#endif
+#ifndef hiprandGeneratePoisson
+#define hiprandGeneratePoisson curandGeneratePoisson
+#endif
+#ifndef HIPRAND_STATUS_SUCCESS
+#define HIPRAND_STATUS_SUCCESS CURAND_STATUS_SUCCESS
+#endif
+#ifndef HIPRAND_RNG_PSEUDO_DEFAULT
+#define HIPRAND_RNG_PSEUDO_DEFAULT CURAND_RNG_PSEUDO_DEFAULT
+#endif
+#ifndef HIPRAND_RNG_PSEUDO_XORWOW
+#define HIPRAND_RNG_PSEUDO_XORWOW CURAND_RNG_PSEUDO_XORWOW
+#endif
+#ifndef HIPRAND_RNG_PSEUDO_MRG32K3A
+#define HIPRAND_RNG_PSEUDO_MRG32K3A CURAND_RNG_PSEUDO_MRG32K3A
+#endif
+#ifndef HIPRAND_RNG_PSEUDO_PHILOX4_32_10
+#define HIPRAND_RNG_PSEUDO_PHILOX4_32_10 CURAND_RNG_PSEUDO_PHILOX4_32_10
+#endif
+#ifndef HIPRAND_RNG_PSEUDO_MTGP32
+#define HIPRAND_RNG_PSEUDO_MTGP32 CURAND_RNG_PSEUDO_MTGP32
+#endif
+#ifndef HIPRAND_RNG_QUASI_DEFAULT
+#define HIPRAND_RNG_QUASI_DEFAULT CURAND_RNG_QUASI_DEFAULT
+#endif
+#ifndef HIPRAND_RNG_QUASI_SOBOL32
+#define HIPRAND_RNG_QUASI_SOBOL32 CURAND_RNG_QUASI_SOBOL32
+#endif
+#ifndef hiprtcProgram
+#define hiprtcProgram nvrtcProgram
+#endif
+#ifndef hiprtcResult
+#define hiprtcResult nvrtcResult
+#endif
+#ifndef hiprtcCreateProgram
+#define hiprtcCreateProgram nvrtcCreateProgram
+#endif
+#ifndef hiprtcCompileProgram
+#define hiprtcCompileProgram nvrtcCompileProgram
+#endif
+#ifndef hiprtcDestroyProgram
+#define hiprtcDestroyProgram nvrtcDestroyProgram
+#endif
+#ifndef hiprtcGetProgramLogSize
+#define hiprtcGetProgramLogSize nvrtcGetProgramLogSize
+#endif
+#ifndef hiprtcGetProgramLog
+#define hiprtcGetProgramLog nvrtcGetProgramLog
+#endif
+#ifndef hiprtcGetErrorString
+#define hiprtcGetErrorString nvrtcGetErrorString
+#endif
+#ifndef hiprtcAddNameExpression
+#define hiprtcAddNameExpression nvrtcAddNameExpression
+#endif
+#ifndef hiprtcGetLoweredName
+#define hiprtcGetLoweredName nvrtcGetLoweredName
+#endif
+#ifndef HIPRTC_SUCCESS
+#define HIPRTC_SUCCESS NVRTC_SUCCESS
+#endif
+#ifndef hiprtcGetCodeSize
+#define hiprtcGetCodeSize nvrtcGetPTXSize
+#endif
+#ifndef hiprtcGetCode
+#define hiprtcGetCode nvrtcGetPTX
+#endif
+#ifndef HIPRAND_STATUS_VERSION_MISMATCH
+#define HIPRAND_STATUS_VERSION_MISMATCH CURAND_STATUS_VERSION_MISMATCH
+#endif
+#ifndef HIPRAND_STATUS_NOT_INITIALIZED
+#define HIPRAND_STATUS_NOT_INITIALIZED CURAND_STATUS_NOT_INITIALIZED
+#endif
+#ifndef HIPRAND_STATUS_ALLOCATION_FAILED
+#define HIPRAND_STATUS_ALLOCATION_FAILED CURAND_STATUS_ALLOCATION_FAILED
+#endif
+#ifndef HIPRAND_STATUS_TYPE_ERROR
+#define HIPRAND_STATUS_TYPE_ERROR CURAND_STATUS_TYPE_ERROR
+#endif
+#ifndef HIPRAND_STATUS_OUT_OF_RANGE
+#define HIPRAND_STATUS_OUT_OF_RANGE CURAND_STATUS_OUT_OF_RANGE
+#endif
+#ifndef HIPRAND_STATUS_LENGTH_NOT_MULTIPLE
+#define HIPRAND_STATUS_LENGTH_NOT_MULTIPLE CURAND_STATUS_LENGTH_NOT_MULTIPLE
+#endif
+#ifndef HIPRAND_STATUS_DOUBLE_PRECISION_REQUIRED
+#define HIPRAND_STATUS_DOUBLE_PRECISION_REQUIRED CURAND_STATUS_DOUBLE_PRECISION_REQUIRED
+#endif
+#ifndef HIPRAND_STATUS_LAUNCH_FAILURE
+#define HIPRAND_STATUS_LAUNCH_FAILURE CURAND_STATUS_LAUNCH_FAILURE
+#endif
+#ifndef HIPRAND_STATUS_PREEXISTING_FAILURE
+#define HIPRAND_STATUS_PREEXISTING_FAILURE CURAND_STATUS_PREEXISTING_FAILURE
+#endif
+#ifndef HIPRAND_STATUS_INITIALIZATION_FAILED
+#define HIPRAND_STATUS_INITIALIZATION_FAILED CURAND_STATUS_INITIALIZATION_FAILED
+#endif
+#ifndef HIPRAND_STATUS_ARCH_MISMATCH
+#define HIPRAND_STATUS_ARCH_MISMATCH CURAND_STATUS_ARCH_MISMATCH
+#endif
+#ifndef HIPRAND_STATUS_INTERNAL_ERROR
+#define HIPRAND_STATUS_INTERNAL_ERROR CURAND_STATUS_INTERNAL_ERROR
+#endif
+#ifndef HIPRAND_H_
+#define HIPRAND_H_ CURAND_H_
+#endif
+#ifndef HIPRAND_KERNEL_H_
+#define HIPRAND_KERNEL_H_ CURAND_KERNEL_H_
+#endif
+#ifndef HIPRAND_RNG_PSEUDO_MT19937
+#define HIPRAND_RNG_PSEUDO_MT19937 CURAND_RNG_PSEUDO_MT19937
+#endif
+#ifndef HIPRAND_RNG_QUASI_SCRAMBLED_SOBOL32
+#define HIPRAND_RNG_QUASI_SCRAMBLED_SOBOL32 CURAND_RNG_QUASI_SCRAMBLED_SOBOL32
+#endif
+#ifndef HIPRAND_RNG_QUASI_SCRAMBLED_SOBOL64
+#define HIPRAND_RNG_QUASI_SCRAMBLED_SOBOL64 CURAND_RNG_QUASI_SCRAMBLED_SOBOL64
+#endif
+#ifndef HIPRAND_RNG_QUASI_SOBOL64
+#define HIPRAND_RNG_QUASI_SOBOL64 CURAND_RNG_QUASI_SOBOL64
+#endif
+#ifndef HIPRAND_RNG_TEST
+#define HIPRAND_RNG_TEST CURAND_RNG_TEST
+#endif
+#ifndef HIPRAND_VERSION
+#define HIPRAND_VERSION CURAND_VERSION
+#endif
+#ifndef HIPSPARSE_ACTION_NUMERIC
+#define HIPSPARSE_ACTION_NUMERIC CUSPARSE_ACTION_NUMERIC
+#endif
+#ifndef HIPSPARSE_ACTION_SYMBOLIC
+#define HIPSPARSE_ACTION_SYMBOLIC CUSPARSE_ACTION_SYMBOLIC
+#endif
+#ifndef HIPSPARSE_DENSETOSPARSE_ALG_DEFAULT
+#define HIPSPARSE_DENSETOSPARSE_ALG_DEFAULT CUSPARSE_DENSETOSPARSE_ALG_DEFAULT
+#endif
+#ifndef HIPSPARSE_DEPRECATED
+#define HIPSPARSE_DEPRECATED CUSPARSE_DEPRECATED
+#endif
+#ifndef HIPSPARSE_DIAG_TYPE_NON_UNIT
+#define HIPSPARSE_DIAG_TYPE_NON_UNIT CUSPARSE_DIAG_TYPE_NON_UNIT
+#endif
+#ifndef HIPSPARSE_DIAG_TYPE_UNIT
+#define HIPSPARSE_DIAG_TYPE_UNIT CUSPARSE_DIAG_TYPE_UNIT
+#endif
+#ifndef HIPSPARSE_DIRECTION_COLUMN
+#define HIPSPARSE_DIRECTION_COLUMN CUSPARSE_DIRECTION_COLUMN
+#endif
+#ifndef HIPSPARSE_DIRECTION_ROW
+#define HIPSPARSE_DIRECTION_ROW CUSPARSE_DIRECTION_ROW
+#endif
+#ifndef HIPSPARSE_FILL_MODE_LOWER
+#define HIPSPARSE_FILL_MODE_LOWER CUSPARSE_FILL_MODE_LOWER
+#endif
+#ifndef HIPSPARSE_FILL_MODE_UPPER
+#define HIPSPARSE_FILL_MODE_UPPER CUSPARSE_FILL_MODE_UPPER
+#endif
+#ifndef HIPSPARSE_FORMAT_BLOCKED_ELL
+#define HIPSPARSE_FORMAT_BLOCKED_ELL CUSPARSE_FORMAT_BLOCKED_ELL
+#endif
+#ifndef HIPSPARSE_FORMAT_COO
+#define HIPSPARSE_FORMAT_COO CUSPARSE_FORMAT_COO
+#endif
+#ifndef HIPSPARSE_FORMAT_CSC
+#define HIPSPARSE_FORMAT_CSC CUSPARSE_FORMAT_CSC
+#endif
+#ifndef HIPSPARSE_FORMAT_CSR
+#define HIPSPARSE_FORMAT_CSR CUSPARSE_FORMAT_CSR
+#endif
+#ifndef HIPSPARSE_INDEX_16U
+#define HIPSPARSE_INDEX_16U CUSPARSE_INDEX_16U
+#endif
+#ifndef HIPSPARSE_INDEX_32I
+#define HIPSPARSE_INDEX_32I CUSPARSE_INDEX_32I
+#endif
+#ifndef HIPSPARSE_INDEX_64I
+#define HIPSPARSE_INDEX_64I CUSPARSE_INDEX_64I
+#endif
+#ifndef HIPSPARSE_INDEX_BASE_ONE
+#define HIPSPARSE_INDEX_BASE_ONE CUSPARSE_INDEX_BASE_ONE
+#endif
+#ifndef HIPSPARSE_INDEX_BASE_ZERO
+#define HIPSPARSE_INDEX_BASE_ZERO CUSPARSE_INDEX_BASE_ZERO
+#endif
+#ifndef HIPSPARSE_MATRIX_TYPE_GENERAL
+#define HIPSPARSE_MATRIX_TYPE_GENERAL CUSPARSE_MATRIX_TYPE_GENERAL
+#endif
+#ifndef HIPSPARSE_MATRIX_TYPE_HERMITIAN
+#define HIPSPARSE_MATRIX_TYPE_HERMITIAN CUSPARSE_MATRIX_TYPE_HERMITIAN
+#endif
+#ifndef HIPSPARSE_MATRIX_TYPE_SYMMETRIC
+#define HIPSPARSE_MATRIX_TYPE_SYMMETRIC CUSPARSE_MATRIX_TYPE_SYMMETRIC
+#endif
+#ifndef HIPSPARSE_MATRIX_TYPE_TRIANGULAR
+#define HIPSPARSE_MATRIX_TYPE_TRIANGULAR CUSPARSE_MATRIX_TYPE_TRIANGULAR
+#endif
+#ifndef HIPSPARSE_OPERATION_CONJUGATE_TRANSPOSE
+#define HIPSPARSE_OPERATION_CONJUGATE_TRANSPOSE CUSPARSE_OPERATION_CONJUGATE_TRANSPOSE
+#endif
+#ifndef HIPSPARSE_OPERATION_NON_TRANSPOSE
+#define HIPSPARSE_OPERATION_NON_TRANSPOSE CUSPARSE_OPERATION_NON_TRANSPOSE
+#endif
+#ifndef HIPSPARSE_OPERATION_TRANSPOSE
+#define HIPSPARSE_OPERATION_TRANSPOSE CUSPARSE_OPERATION_TRANSPOSE
+#endif
+#ifndef HIPSPARSE_ORDER_ROW
+#define HIPSPARSE_ORDER_ROW CUSPARSE_ORDER_ROW
+#endif
+#ifndef HIPSPARSE_POINTER_MODE_DEVICE
+#define HIPSPARSE_POINTER_MODE_DEVICE CUSPARSE_POINTER_MODE_DEVICE
+#endif
+#ifndef HIPSPARSE_POINTER_MODE_HOST
+#define HIPSPARSE_POINTER_MODE_HOST CUSPARSE_POINTER_MODE_HOST
+#endif
+#ifndef HIPSPARSE_SDDMM_ALG_DEFAULT
+#define HIPSPARSE_SDDMM_ALG_DEFAULT CUSPARSE_SDDMM_ALG_DEFAULT
+#endif
+#ifndef HIPSPARSE_SOLVE_POLICY_NO_LEVEL
+#define HIPSPARSE_SOLVE_POLICY_NO_LEVEL CUSPARSE_SOLVE_POLICY_NO_LEVEL
+#endif
+#ifndef HIPSPARSE_SOLVE_POLICY_USE_LEVEL
+#define HIPSPARSE_SOLVE_POLICY_USE_LEVEL CUSPARSE_SOLVE_POLICY_USE_LEVEL
+#endif
+#ifndef HIPSPARSE_SPARSETODENSE_ALG_DEFAULT
+#define HIPSPARSE_SPARSETODENSE_ALG_DEFAULT CUSPARSE_SPARSETODENSE_ALG_DEFAULT
+#endif
+#ifndef HIPSPARSE_SPGEMM_DEFAULT
+#define HIPSPARSE_SPGEMM_DEFAULT CUSPARSE_SPGEMM_DEFAULT
+#endif
+#ifndef HIPSPARSE_SPMAT_DIAG_TYPE
+#define HIPSPARSE_SPMAT_DIAG_TYPE CUSPARSE_SPMAT_DIAG_TYPE
+#endif
+#ifndef HIPSPARSE_SPMAT_FILL_MODE
+#define HIPSPARSE_SPMAT_FILL_MODE CUSPARSE_SPMAT_FILL_MODE
+#endif
+#ifndef HIPSPARSE_SPMM_ALG_DEFAULT
+#define HIPSPARSE_SPMM_ALG_DEFAULT CUSPARSE_SPMM_ALG_DEFAULT
+#endif
+#ifndef HIPSPARSE_SPMM_BLOCKED_ELL_ALG1
+#define HIPSPARSE_SPMM_BLOCKED_ELL_ALG1 CUSPARSE_SPMM_BLOCKED_ELL_ALG1
+#endif
+#ifndef HIPSPARSE_SPMM_COO_ALG1
+#define HIPSPARSE_SPMM_COO_ALG1 CUSPARSE_SPMM_COO_ALG1
+#endif
+#ifndef HIPSPARSE_SPMM_COO_ALG2
+#define HIPSPARSE_SPMM_COO_ALG2 CUSPARSE_SPMM_COO_ALG2
+#endif
+#ifndef HIPSPARSE_SPMM_COO_ALG3
+#define HIPSPARSE_SPMM_COO_ALG3 CUSPARSE_SPMM_COO_ALG3
+#endif
+#ifndef HIPSPARSE_SPMM_COO_ALG4
+#define HIPSPARSE_SPMM_COO_ALG4 CUSPARSE_SPMM_COO_ALG4
+#endif
+#ifndef HIPSPARSE_SPMM_CSR_ALG1
+#define HIPSPARSE_SPMM_CSR_ALG1 CUSPARSE_SPMM_CSR_ALG1
+#endif
+#ifndef HIPSPARSE_SPMM_CSR_ALG2
+#define HIPSPARSE_SPMM_CSR_ALG2 CUSPARSE_SPMM_CSR_ALG2
+#endif
+#ifndef HIPSPARSE_SPMM_CSR_ALG3
+#define HIPSPARSE_SPMM_CSR_ALG3 CUSPARSE_SPMM_CSR_ALG3
+#endif
+#ifndef HIPSPARSE_SPMV_ALG_DEFAULT
+#define HIPSPARSE_SPMV_ALG_DEFAULT CUSPARSE_SPMV_ALG_DEFAULT
+#endif
+#ifndef HIPSPARSE_SPMV_COO_ALG1
+#define HIPSPARSE_SPMV_COO_ALG1 CUSPARSE_SPMV_COO_ALG1
+#endif
+#ifndef HIPSPARSE_SPMV_COO_ALG2
+#define HIPSPARSE_SPMV_COO_ALG2 CUSPARSE_SPMV_COO_ALG2
+#endif
+#ifndef HIPSPARSE_SPMV_CSR_ALG1
+#define HIPSPARSE_SPMV_CSR_ALG1 CUSPARSE_SPMV_CSR_ALG1
+#endif
+#ifndef HIPSPARSE_SPMV_CSR_ALG2
+#define HIPSPARSE_SPMV_CSR_ALG2 CUSPARSE_SPMV_CSR_ALG2
+#endif
+#ifndef HIPSPARSE_SPSM_ALG_DEFAULT
+#define HIPSPARSE_SPSM_ALG_DEFAULT CUSPARSE_SPSM_ALG_DEFAULT
+#endif
+#ifndef HIPSPARSE_SPSV_ALG_DEFAULT
+#define HIPSPARSE_SPSV_ALG_DEFAULT CUSPARSE_SPSV_ALG_DEFAULT
+#endif
+#ifndef HIPSPARSE_STATUS_ALLOC_FAILED
+#define HIPSPARSE_STATUS_ALLOC_FAILED CUSPARSE_STATUS_ALLOC_FAILED
+#endif
+#ifndef HIPSPARSE_STATUS_ARCH_MISMATCH
+#define HIPSPARSE_STATUS_ARCH_MISMATCH CUSPARSE_STATUS_ARCH_MISMATCH
+#endif
+#ifndef HIPSPARSE_STATUS_EXECUTION_FAILED
+#define HIPSPARSE_STATUS_EXECUTION_FAILED CUSPARSE_STATUS_EXECUTION_FAILED
+#endif
+#ifndef HIPSPARSE_STATUS_INSUFFICIENT_RESOURCES
+#define HIPSPARSE_STATUS_INSUFFICIENT_RESOURCES CUSPARSE_STATUS_INSUFFICIENT_RESOURCES
+#endif
+#ifndef HIPSPARSE_STATUS_INTERNAL_ERROR
+#define HIPSPARSE_STATUS_INTERNAL_ERROR CUSPARSE_STATUS_INTERNAL_ERROR
+#endif
+#ifndef HIPSPARSE_STATUS_INVALID_VALUE
+#define HIPSPARSE_STATUS_INVALID_VALUE CUSPARSE_STATUS_INVALID_VALUE
+#endif
+#ifndef HIPSPARSE_STATUS_MAPPING_ERROR
+#define HIPSPARSE_STATUS_MAPPING_ERROR CUSPARSE_STATUS_MAPPING_ERROR
+#endif
+#ifndef HIPSPARSE_STATUS_MATRIX_TYPE_NOT_SUPPORTED
+#define HIPSPARSE_STATUS_MATRIX_TYPE_NOT_SUPPORTED CUSPARSE_STATUS_MATRIX_TYPE_NOT_SUPPORTED
+#endif
+#ifndef HIPSPARSE_STATUS_NOT_INITIALIZED
+#define HIPSPARSE_STATUS_NOT_INITIALIZED CUSPARSE_STATUS_NOT_INITIALIZED
+#endif
+#ifndef HIPSPARSE_STATUS_NOT_SUPPORTED
+#define HIPSPARSE_STATUS_NOT_SUPPORTED CUSPARSE_STATUS_NOT_SUPPORTED
+#endif
+#ifndef HIPSPARSE_STATUS_SUCCESS
+#define HIPSPARSE_STATUS_SUCCESS CUSPARSE_STATUS_SUCCESS
+#endif
+#ifndef HIPSPARSE_STATUS_ZERO_PIVOT
+#define HIPSPARSE_STATUS_ZERO_PIVOT CUSPARSE_STATUS_ZERO_PIVOT
+#endif
+#ifndef hiprand4
+#define hiprand4 curand4
+#endif
+#ifndef hiprandCreatePoissonDistribution
+#define hiprandCreatePoissonDistribution curandCreatePoissonDistribution
+#endif
+#ifndef hiprandDestroyDistribution
+#define hiprandDestroyDistribution curandDestroyDistribution
+#endif
+#ifndef hiprandDirectionVectors32_t
+#define hiprandDirectionVectors32_t curandDirectionVectors32_t
+#endif
+#ifndef hiprandDiscreteDistribution_st
+#define hiprandDiscreteDistribution_st curandDiscreteDistribution_st
+#endif
+#ifndef hiprandDiscreteDistribution_t
+#define hiprandDiscreteDistribution_t curandDiscreteDistribution_t
+#endif
+#ifndef hiprandGenerateLogNormalDouble
+#define hiprandGenerateLogNormalDouble curandGenerateLogNormalDouble
+#endif
+#ifndef hiprandGenerateSeeds
+#define hiprandGenerateSeeds curandGenerateSeeds
+#endif
+#ifndef hiprandGenerator_st
+#define hiprandGenerator_st curandGenerator_st
+#endif
+#ifndef hiprandGetVersion
+#define hiprandGetVersion curandGetVersion
+#endif
+#ifndef hiprandMakeMTGP32Constants
+#define hiprandMakeMTGP32Constants curandMakeMTGP32Constants
+#endif
+#ifndef hiprandMakeMTGP32KernelState
+#define hiprandMakeMTGP32KernelState curandMakeMTGP32KernelState
+#endif
+#ifndef hiprandRngType
+#define hiprandRngType curandRngType
+#endif
+#ifndef hiprandSetQuasiRandomGeneratorDimensions
+#define hiprandSetQuasiRandomGeneratorDimensions curandSetQuasiRandomGeneratorDimensions
+#endif
+#ifndef hiprandStateMRG32k3a
+#define hiprandStateMRG32k3a curandStateMRG32k3a
+#endif
+#ifndef hiprandStateMtgp32
+#define hiprandStateMtgp32 curandStateMtgp32
+#endif
+#ifndef hiprandStateMtgp32_t
+#define hiprandStateMtgp32_t curandStateMtgp32_t
+#endif
+#ifndef hiprandStatePhilox4_32_10
+#define hiprandStatePhilox4_32_10 curandStatePhilox4_32_10
+#endif
+#ifndef hiprandStateSobol32
+#define hiprandStateSobol32 curandStateSobol32
+#endif
+#ifndef hiprandStateSobol32_t
+#define hiprandStateSobol32_t curandStateSobol32_t
+#endif
+#ifndef hiprandStateXORWOW
+#define hiprandStateXORWOW curandStateXORWOW
+#endif
+#ifndef hiprandStatus
+#define hiprandStatus curandStatus
+#endif
+#ifndef hiprand_discrete
+#define hiprand_discrete curand_discrete
+#endif
+#ifndef hiprand_discrete4
+#define hiprand_discrete4 curand_discrete4
+#endif
+#ifndef hiprand_log_normal2
+#define hiprand_log_normal2 curand_log_normal2
+#endif
+#ifndef hiprand_log_normal2_double
+#define hiprand_log_normal2_double curand_log_normal2_double
+#endif
+#ifndef hiprand_log_normal4
+#define hiprand_log_normal4 curand_log_normal4
+#endif
+#ifndef hiprand_log_normal4_double
+#define hiprand_log_normal4_double curand_log_normal4_double
+#endif
+#ifndef hiprand_log_normal_double
+#define hiprand_log_normal_double curand_log_normal_double
+#endif
+#ifndef hiprand_normal2_double
+#define hiprand_normal2_double curand_normal2_double
+#endif
+#ifndef hiprand_normal4_double
+#define hiprand_normal4_double curand_normal4_double
+#endif
+#ifndef hiprand_poisson4
+#define hiprand_poisson4 curand_poisson4
+#endif
+#ifndef hiprand_uniform2_double
+#define hiprand_uniform2_double curand_uniform2_double
+#endif
+#ifndef hiprand_uniform4_double
+#define hiprand_uniform4_double curand_uniform4_double
+#endif
+#ifndef hipsparseAction_t
+#define hipsparseAction_t cusparseAction_t
+#endif
+#ifndef hipsparseAxpby
+#define hipsparseAxpby cusparseAxpby
+#endif
+#ifndef hipsparseBlockedEllGet
+#define hipsparseBlockedEllGet cusparseBlockedEllGet
+#endif
+#ifndef hipsparseCbsr2csr
+#define hipsparseCbsr2csr cusparseCbsr2csr
+#endif
+#ifndef hipsparseCbsric02
+#define hipsparseCbsric02 cusparseCbsric02
+#endif
+#ifndef hipsparseCbsric02_analysis
+#define hipsparseCbsric02_analysis cusparseCbsric02_analysis
+#endif
+#ifndef hipsparseCbsric02_bufferSize
+#define hipsparseCbsric02_bufferSize cusparseCbsric02_bufferSize
+#endif
+#ifndef hipsparseCbsrilu02
+#define hipsparseCbsrilu02 cusparseCbsrilu02
+#endif
+#ifndef hipsparseCbsrilu02_analysis
+#define hipsparseCbsrilu02_analysis cusparseCbsrilu02_analysis
+#endif
+#ifndef hipsparseCbsrilu02_bufferSize
+#define hipsparseCbsrilu02_bufferSize cusparseCbsrilu02_bufferSize
+#endif
+#ifndef hipsparseCbsrilu02_numericBoost
+#define hipsparseCbsrilu02_numericBoost cusparseCbsrilu02_numericBoost
+#endif
+#ifndef hipsparseCbsrmm
+#define hipsparseCbsrmm cusparseCbsrmm
+#endif
+#ifndef hipsparseCbsrmv
+#define hipsparseCbsrmv cusparseCbsrmv
+#endif
+#ifndef hipsparseCbsrsm2_analysis
+#define hipsparseCbsrsm2_analysis cusparseCbsrsm2_analysis
+#endif
+#ifndef hipsparseCbsrsm2_bufferSize
+#define hipsparseCbsrsm2_bufferSize cusparseCbsrsm2_bufferSize
+#endif
+#ifndef hipsparseCbsrsm2_solve
+#define hipsparseCbsrsm2_solve cusparseCbsrsm2_solve
+#endif
+#ifndef hipsparseCbsrsv2_analysis
+#define hipsparseCbsrsv2_analysis cusparseCbsrsv2_analysis
+#endif
+#ifndef hipsparseCbsrsv2_bufferSize
+#define hipsparseCbsrsv2_bufferSize cusparseCbsrsv2_bufferSize
+#endif
+#ifndef hipsparseCbsrsv2_bufferSizeExt
+#define hipsparseCbsrsv2_bufferSizeExt cusparseCbsrsv2_bufferSizeExt
+#endif
+#ifndef hipsparseCbsrsv2_solve
+#define hipsparseCbsrsv2_solve cusparseCbsrsv2_solve
+#endif
+#ifndef hipsparseCbsrxmv
+#define hipsparseCbsrxmv cusparseCbsrxmv
+#endif
+#ifndef hipsparseCcsr2bsr
+#define hipsparseCcsr2bsr cusparseCcsr2bsr
+#endif
+#ifndef hipsparseCcsr2csr_compress
+#define hipsparseCcsr2csr_compress cusparseCcsr2csr_compress
+#endif
+#ifndef hipsparseCcsr2csru
+#define hipsparseCcsr2csru cusparseCcsr2csru
+#endif
+#ifndef hipsparseCcsr2gebsr
+#define hipsparseCcsr2gebsr cusparseCcsr2gebsr
+#endif
+#ifndef hipsparseCcsr2gebsr_bufferSize
+#define hipsparseCcsr2gebsr_bufferSize cusparseCcsr2gebsr_bufferSize
+#endif
+#ifndef hipsparseCcsrcolor
+#define hipsparseCcsrcolor cusparseCcsrcolor
+#endif
+#ifndef hipsparseCcsrgeam2
+#define hipsparseCcsrgeam2 cusparseCcsrgeam2
+#endif
+#ifndef hipsparseCcsrgeam2_bufferSizeExt
+#define hipsparseCcsrgeam2_bufferSizeExt cusparseCcsrgeam2_bufferSizeExt
+#endif
+#ifndef hipsparseCcsric02
+#define hipsparseCcsric02 cusparseCcsric02
+#endif
+#ifndef hipsparseCcsric02_analysis
+#define hipsparseCcsric02_analysis cusparseCcsric02_analysis
+#endif
+#ifndef hipsparseCcsric02_bufferSize
+#define hipsparseCcsric02_bufferSize cusparseCcsric02_bufferSize
+#endif
+#ifndef hipsparseCcsric02_bufferSizeExt
+#define hipsparseCcsric02_bufferSizeExt cusparseCcsric02_bufferSizeExt
+#endif
+#ifndef hipsparseCcsrilu02
+#define hipsparseCcsrilu02 cusparseCcsrilu02
+#endif
+#ifndef hipsparseCcsrilu02_analysis
+#define hipsparseCcsrilu02_analysis cusparseCcsrilu02_analysis
+#endif
+#ifndef hipsparseCcsrilu02_bufferSize
+#define hipsparseCcsrilu02_bufferSize cusparseCcsrilu02_bufferSize
+#endif
+#ifndef hipsparseCcsrilu02_bufferSizeExt
+#define hipsparseCcsrilu02_bufferSizeExt cusparseCcsrilu02_bufferSizeExt
+#endif
+#ifndef hipsparseCcsrilu02_numericBoost
+#define hipsparseCcsrilu02_numericBoost cusparseCcsrilu02_numericBoost
+#endif
+#ifndef hipsparseCcsru2csr
+#define hipsparseCcsru2csr cusparseCcsru2csr
+#endif
+#ifndef hipsparseCcsru2csr_bufferSizeExt
+#define hipsparseCcsru2csr_bufferSizeExt cusparseCcsru2csr_bufferSizeExt
+#endif
+#ifndef hipsparseCgebsr2csr
+#define hipsparseCgebsr2csr cusparseCgebsr2csr
+#endif
+#ifndef hipsparseCgebsr2gebsc
+#define hipsparseCgebsr2gebsc cusparseCgebsr2gebsc
+#endif
+#ifndef hipsparseCgebsr2gebsc_bufferSize
+#define hipsparseCgebsr2gebsc_bufferSize cusparseCgebsr2gebsc_bufferSize
+#endif
+#ifndef hipsparseCgebsr2gebsr
+#define hipsparseCgebsr2gebsr cusparseCgebsr2gebsr
+#endif
+#ifndef hipsparseCgebsr2gebsr_bufferSize
+#define hipsparseCgebsr2gebsr_bufferSize cusparseCgebsr2gebsr_bufferSize
+#endif
+#ifndef hipsparseCgemvi
+#define hipsparseCgemvi cusparseCgemvi
+#endif
+#ifndef hipsparseCgemvi_bufferSize
+#define hipsparseCgemvi_bufferSize cusparseCgemvi_bufferSize
+#endif
+#ifndef hipsparseCgpsvInterleavedBatch
+#define hipsparseCgpsvInterleavedBatch cusparseCgpsvInterleavedBatch
+#endif
+#ifndef hipsparseCgpsvInterleavedBatch_bufferSizeExt
+#define hipsparseCgpsvInterleavedBatch_bufferSizeExt cusparseCgpsvInterleavedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseCgtsv2
+#define hipsparseCgtsv2 cusparseCgtsv2
+#endif
+#ifndef hipsparseCgtsv2StridedBatch
+#define hipsparseCgtsv2StridedBatch cusparseCgtsv2StridedBatch
+#endif
+#ifndef hipsparseCgtsv2StridedBatch_bufferSizeExt
+#define hipsparseCgtsv2StridedBatch_bufferSizeExt cusparseCgtsv2StridedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseCgtsv2_bufferSizeExt
+#define hipsparseCgtsv2_bufferSizeExt cusparseCgtsv2_bufferSizeExt
+#endif
+#ifndef hipsparseCgtsv2_nopivot
+#define hipsparseCgtsv2_nopivot cusparseCgtsv2_nopivot
+#endif
+#ifndef hipsparseCgtsv2_nopivot_bufferSizeExt
+#define hipsparseCgtsv2_nopivot_bufferSizeExt cusparseCgtsv2_nopivot_bufferSizeExt
+#endif
+#ifndef hipsparseCgtsvInterleavedBatch
+#define hipsparseCgtsvInterleavedBatch cusparseCgtsvInterleavedBatch
+#endif
+#ifndef hipsparseCgtsvInterleavedBatch_bufferSizeExt
+#define hipsparseCgtsvInterleavedBatch_bufferSizeExt cusparseCgtsvInterleavedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseCnnz
+#define hipsparseCnnz cusparseCnnz
+#endif
+#ifndef hipsparseCnnz_compress
+#define hipsparseCnnz_compress cusparseCnnz_compress
+#endif
+#ifndef hipsparseCooGet
+#define hipsparseCooGet cusparseCooGet
+#endif
+#ifndef hipsparseCooSetPointers
+#define hipsparseCooSetPointers cusparseCooSetPointers
+#endif
+#ifndef hipsparseCooSetStridedBatch
+#define hipsparseCooSetStridedBatch cusparseCooSetStridedBatch
+#endif
+#ifndef hipsparseCreate
+#define hipsparseCreate cusparseCreate
+#endif
+#ifndef hipsparseCreateBlockedEll
+#define hipsparseCreateBlockedEll cusparseCreateBlockedEll
+#endif
+#ifndef hipsparseCreateBsric02Info
+#define hipsparseCreateBsric02Info cusparseCreateBsric02Info
+#endif
+#ifndef hipsparseCreateBsrilu02Info
+#define hipsparseCreateBsrilu02Info cusparseCreateBsrilu02Info
+#endif
+#ifndef hipsparseCreateBsrsm2Info
+#define hipsparseCreateBsrsm2Info cusparseCreateBsrsm2Info
+#endif
+#ifndef hipsparseCreateBsrsv2Info
+#define hipsparseCreateBsrsv2Info cusparseCreateBsrsv2Info
+#endif
+#ifndef hipsparseCreateColorInfo
+#define hipsparseCreateColorInfo cusparseCreateColorInfo
+#endif
+#ifndef hipsparseCreateCoo
+#define hipsparseCreateCoo cusparseCreateCoo
+#endif
+#ifndef hipsparseCreateCsc
+#define hipsparseCreateCsc cusparseCreateCsc
+#endif
+#ifndef hipsparseCreateCsr
+#define hipsparseCreateCsr cusparseCreateCsr
+#endif
+#ifndef hipsparseCreateCsric02Info
+#define hipsparseCreateCsric02Info cusparseCreateCsric02Info
+#endif
+#ifndef hipsparseCreateCsrilu02Info
+#define hipsparseCreateCsrilu02Info cusparseCreateCsrilu02Info
+#endif
+#ifndef hipsparseCreateCsru2csrInfo
+#define hipsparseCreateCsru2csrInfo cusparseCreateCsru2csrInfo
+#endif
+#ifndef hipsparseCreateDnMat
+#define hipsparseCreateDnMat cusparseCreateDnMat
+#endif
+#ifndef hipsparseCreateDnVec
+#define hipsparseCreateDnVec cusparseCreateDnVec
+#endif
+#ifndef hipsparseCreateIdentityPermutation
+#define hipsparseCreateIdentityPermutation cusparseCreateIdentityPermutation
+#endif
+#ifndef hipsparseCreateMatDescr
+#define hipsparseCreateMatDescr cusparseCreateMatDescr
+#endif
+#ifndef hipsparseCreatePruneInfo
+#define hipsparseCreatePruneInfo cusparseCreatePruneInfo
+#endif
+#ifndef hipsparseCreateSpVec
+#define hipsparseCreateSpVec cusparseCreateSpVec
+#endif
+#ifndef hipsparseCscSetPointers
+#define hipsparseCscSetPointers cusparseCscSetPointers
+#endif
+#ifndef hipsparseCsrGet
+#define hipsparseCsrGet cusparseCsrGet
+#endif
+#ifndef hipsparseCsrSetPointers
+#define hipsparseCsrSetPointers cusparseCsrSetPointers
+#endif
+#ifndef hipsparseCsrSetStridedBatch
+#define hipsparseCsrSetStridedBatch cusparseCsrSetStridedBatch
+#endif
+#ifndef hipsparseDbsr2csr
+#define hipsparseDbsr2csr cusparseDbsr2csr
+#endif
+#ifndef hipsparseDbsric02
+#define hipsparseDbsric02 cusparseDbsric02
+#endif
+#ifndef hipsparseDbsric02_analysis
+#define hipsparseDbsric02_analysis cusparseDbsric02_analysis
+#endif
+#ifndef hipsparseDbsric02_bufferSize
+#define hipsparseDbsric02_bufferSize cusparseDbsric02_bufferSize
+#endif
+#ifndef hipsparseDbsrilu02
+#define hipsparseDbsrilu02 cusparseDbsrilu02
+#endif
+#ifndef hipsparseDbsrilu02_analysis
+#define hipsparseDbsrilu02_analysis cusparseDbsrilu02_analysis
+#endif
+#ifndef hipsparseDbsrilu02_bufferSize
+#define hipsparseDbsrilu02_bufferSize cusparseDbsrilu02_bufferSize
+#endif
+#ifndef hipsparseDbsrilu02_numericBoost
+#define hipsparseDbsrilu02_numericBoost cusparseDbsrilu02_numericBoost
+#endif
+#ifndef hipsparseDbsrmm
+#define hipsparseDbsrmm cusparseDbsrmm
+#endif
+#ifndef hipsparseDbsrmv
+#define hipsparseDbsrmv cusparseDbsrmv
+#endif
+#ifndef hipsparseDbsrsm2_analysis
+#define hipsparseDbsrsm2_analysis cusparseDbsrsm2_analysis
+#endif
+#ifndef hipsparseDbsrsm2_bufferSize
+#define hipsparseDbsrsm2_bufferSize cusparseDbsrsm2_bufferSize
+#endif
+#ifndef hipsparseDbsrsm2_solve
+#define hipsparseDbsrsm2_solve cusparseDbsrsm2_solve
+#endif
+#ifndef hipsparseDbsrsv2_analysis
+#define hipsparseDbsrsv2_analysis cusparseDbsrsv2_analysis
+#endif
+#ifndef hipsparseDbsrsv2_bufferSize
+#define hipsparseDbsrsv2_bufferSize cusparseDbsrsv2_bufferSize
+#endif
+#ifndef hipsparseDbsrsv2_bufferSizeExt
+#define hipsparseDbsrsv2_bufferSizeExt cusparseDbsrsv2_bufferSizeExt
+#endif
+#ifndef hipsparseDbsrsv2_solve
+#define hipsparseDbsrsv2_solve cusparseDbsrsv2_solve
+#endif
+#ifndef hipsparseDbsrxmv
+#define hipsparseDbsrxmv cusparseDbsrxmv
+#endif
+#ifndef hipsparseDcsr2bsr
+#define hipsparseDcsr2bsr cusparseDcsr2bsr
+#endif
+#ifndef hipsparseDcsr2csr_compress
+#define hipsparseDcsr2csr_compress cusparseDcsr2csr_compress
+#endif
+#ifndef hipsparseDcsr2csru
+#define hipsparseDcsr2csru cusparseDcsr2csru
+#endif
+#ifndef hipsparseDcsr2gebsr
+#define hipsparseDcsr2gebsr cusparseDcsr2gebsr
+#endif
+#ifndef hipsparseDcsr2gebsr_bufferSize
+#define hipsparseDcsr2gebsr_bufferSize cusparseDcsr2gebsr_bufferSize
+#endif
+#ifndef hipsparseDcsrcolor
+#define hipsparseDcsrcolor cusparseDcsrcolor
+#endif
+#ifndef hipsparseDcsrgeam2
+#define hipsparseDcsrgeam2 cusparseDcsrgeam2
+#endif
+#ifndef hipsparseDcsrgeam2_bufferSizeExt
+#define hipsparseDcsrgeam2_bufferSizeExt cusparseDcsrgeam2_bufferSizeExt
+#endif
+#ifndef hipsparseDcsric02
+#define hipsparseDcsric02 cusparseDcsric02
+#endif
+#ifndef hipsparseDcsric02_analysis
+#define hipsparseDcsric02_analysis cusparseDcsric02_analysis
+#endif
+#ifndef hipsparseDcsric02_bufferSize
+#define hipsparseDcsric02_bufferSize cusparseDcsric02_bufferSize
+#endif
+#ifndef hipsparseDcsric02_bufferSizeExt
+#define hipsparseDcsric02_bufferSizeExt cusparseDcsric02_bufferSizeExt
+#endif
+#ifndef hipsparseDcsrilu02
+#define hipsparseDcsrilu02 cusparseDcsrilu02
+#endif
+#ifndef hipsparseDcsrilu02_analysis
+#define hipsparseDcsrilu02_analysis cusparseDcsrilu02_analysis
+#endif
+#ifndef hipsparseDcsrilu02_bufferSize
+#define hipsparseDcsrilu02_bufferSize cusparseDcsrilu02_bufferSize
+#endif
+#ifndef hipsparseDcsrilu02_bufferSizeExt
+#define hipsparseDcsrilu02_bufferSizeExt cusparseDcsrilu02_bufferSizeExt
+#endif
+#ifndef hipsparseDcsrilu02_numericBoost
+#define hipsparseDcsrilu02_numericBoost cusparseDcsrilu02_numericBoost
+#endif
+#ifndef hipsparseDcsru2csr
+#define hipsparseDcsru2csr cusparseDcsru2csr
+#endif
+#ifndef hipsparseDcsru2csr_bufferSizeExt
+#define hipsparseDcsru2csr_bufferSizeExt cusparseDcsru2csr_bufferSizeExt
+#endif
+#ifndef hipsparseDenseToSparseAlg_t
+#define hipsparseDenseToSparseAlg_t cusparseDenseToSparseAlg_t
+#endif
+#ifndef hipsparseDenseToSparse_analysis
+#define hipsparseDenseToSparse_analysis cusparseDenseToSparse_analysis
+#endif
+#ifndef hipsparseDenseToSparse_bufferSize
+#define hipsparseDenseToSparse_bufferSize cusparseDenseToSparse_bufferSize
+#endif
+#ifndef hipsparseDenseToSparse_convert
+#define hipsparseDenseToSparse_convert cusparseDenseToSparse_convert
+#endif
+#ifndef hipsparseDestroy
+#define hipsparseDestroy cusparseDestroy
+#endif
+#ifndef hipsparseDestroyBsric02Info
+#define hipsparseDestroyBsric02Info cusparseDestroyBsric02Info
+#endif
+#ifndef hipsparseDestroyBsrilu02Info
+#define hipsparseDestroyBsrilu02Info cusparseDestroyBsrilu02Info
+#endif
+#ifndef hipsparseDestroyBsrsm2Info
+#define hipsparseDestroyBsrsm2Info cusparseDestroyBsrsm2Info
+#endif
+#ifndef hipsparseDestroyBsrsv2Info
+#define hipsparseDestroyBsrsv2Info cusparseDestroyBsrsv2Info
+#endif
+#ifndef hipsparseDestroyColorInfo
+#define hipsparseDestroyColorInfo cusparseDestroyColorInfo
+#endif
+#ifndef hipsparseDestroyCsric02Info
+#define hipsparseDestroyCsric02Info cusparseDestroyCsric02Info
+#endif
+#ifndef hipsparseDestroyCsrilu02Info
+#define hipsparseDestroyCsrilu02Info cusparseDestroyCsrilu02Info
+#endif
+#ifndef hipsparseDestroyCsru2csrInfo
+#define hipsparseDestroyCsru2csrInfo cusparseDestroyCsru2csrInfo
+#endif
+#ifndef hipsparseDestroyDnMat
+#define hipsparseDestroyDnMat cusparseDestroyDnMat
+#endif
+#ifndef hipsparseDestroyDnVec
+#define hipsparseDestroyDnVec cusparseDestroyDnVec
+#endif
+#ifndef hipsparseDestroyMatDescr
+#define hipsparseDestroyMatDescr cusparseDestroyMatDescr
+#endif
+#ifndef hipsparseDestroyPruneInfo
+#define hipsparseDestroyPruneInfo cusparseDestroyPruneInfo
+#endif
+#ifndef hipsparseDestroySpMat
+#define hipsparseDestroySpMat cusparseDestroySpMat
+#endif
+#ifndef hipsparseDestroySpVec
+#define hipsparseDestroySpVec cusparseDestroySpVec
+#endif
+#ifndef hipsparseDgebsr2csr
+#define hipsparseDgebsr2csr cusparseDgebsr2csr
+#endif
+#ifndef hipsparseDgebsr2gebsc
+#define hipsparseDgebsr2gebsc cusparseDgebsr2gebsc
+#endif
+#ifndef hipsparseDgebsr2gebsc_bufferSize
+#define hipsparseDgebsr2gebsc_bufferSize cusparseDgebsr2gebsc_bufferSize
+#endif
+#ifndef hipsparseDgebsr2gebsr
+#define hipsparseDgebsr2gebsr cusparseDgebsr2gebsr
+#endif
+#ifndef hipsparseDgebsr2gebsr_bufferSize
+#define hipsparseDgebsr2gebsr_bufferSize cusparseDgebsr2gebsr_bufferSize
+#endif
+#ifndef hipsparseDgemvi
+#define hipsparseDgemvi cusparseDgemvi
+#endif
+#ifndef hipsparseDgemvi_bufferSize
+#define hipsparseDgemvi_bufferSize cusparseDgemvi_bufferSize
+#endif
+#ifndef hipsparseDgpsvInterleavedBatch
+#define hipsparseDgpsvInterleavedBatch cusparseDgpsvInterleavedBatch
+#endif
+#ifndef hipsparseDgpsvInterleavedBatch_bufferSizeExt
+#define hipsparseDgpsvInterleavedBatch_bufferSizeExt cusparseDgpsvInterleavedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseDgtsv2
+#define hipsparseDgtsv2 cusparseDgtsv2
+#endif
+#ifndef hipsparseDgtsv2StridedBatch
+#define hipsparseDgtsv2StridedBatch cusparseDgtsv2StridedBatch
+#endif
+#ifndef hipsparseDgtsv2StridedBatch_bufferSizeExt
+#define hipsparseDgtsv2StridedBatch_bufferSizeExt cusparseDgtsv2StridedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseDgtsv2_bufferSizeExt
+#define hipsparseDgtsv2_bufferSizeExt cusparseDgtsv2_bufferSizeExt
+#endif
+#ifndef hipsparseDgtsv2_nopivot
+#define hipsparseDgtsv2_nopivot cusparseDgtsv2_nopivot
+#endif
+#ifndef hipsparseDgtsv2_nopivot_bufferSizeExt
+#define hipsparseDgtsv2_nopivot_bufferSizeExt cusparseDgtsv2_nopivot_bufferSizeExt
+#endif
+#ifndef hipsparseDgtsvInterleavedBatch
+#define hipsparseDgtsvInterleavedBatch cusparseDgtsvInterleavedBatch
+#endif
+#ifndef hipsparseDgtsvInterleavedBatch_bufferSizeExt
+#define hipsparseDgtsvInterleavedBatch_bufferSizeExt cusparseDgtsvInterleavedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseDiagType_t
+#define hipsparseDiagType_t cusparseDiagType_t
+#endif
+#ifndef hipsparseDirection_t
+#define hipsparseDirection_t cusparseDirection_t
+#endif
+#ifndef hipsparseDnMatDescr_t
+#define hipsparseDnMatDescr_t cusparseDnMatDescr_t
+#endif
+#ifndef hipsparseDnMatGet
+#define hipsparseDnMatGet cusparseDnMatGet
+#endif
+#ifndef hipsparseDnMatGetStridedBatch
+#define hipsparseDnMatGetStridedBatch cusparseDnMatGetStridedBatch
+#endif
+#ifndef hipsparseDnMatGetValues
+#define hipsparseDnMatGetValues cusparseDnMatGetValues
+#endif
+#ifndef hipsparseDnMatSetStridedBatch
+#define hipsparseDnMatSetStridedBatch cusparseDnMatSetStridedBatch
+#endif
+#ifndef hipsparseDnMatSetValues
+#define hipsparseDnMatSetValues cusparseDnMatSetValues
+#endif
+#ifndef hipsparseDnVecDescr_t
+#define hipsparseDnVecDescr_t cusparseDnVecDescr_t
+#endif
+#ifndef hipsparseDnVecGet
+#define hipsparseDnVecGet cusparseDnVecGet
+#endif
+#ifndef hipsparseDnVecGetValues
+#define hipsparseDnVecGetValues cusparseDnVecGetValues
+#endif
+#ifndef hipsparseDnVecSetValues
+#define hipsparseDnVecSetValues cusparseDnVecSetValues
+#endif
+#ifndef hipsparseDnnz
+#define hipsparseDnnz cusparseDnnz
+#endif
+#ifndef hipsparseDnnz_compress
+#define hipsparseDnnz_compress cusparseDnnz_compress
+#endif
+#ifndef hipsparseDpruneCsr2csr
+#define hipsparseDpruneCsr2csr cusparseDpruneCsr2csr
+#endif
+#ifndef hipsparseDpruneCsr2csrByPercentage
+#define hipsparseDpruneCsr2csrByPercentage cusparseDpruneCsr2csrByPercentage
+#endif
+#ifndef hipsparseDpruneCsr2csrByPercentage_bufferSizeExt
+#define hipsparseDpruneCsr2csrByPercentage_bufferSizeExt cusparseDpruneCsr2csrByPercentage_bufferSizeExt
+#endif
+#ifndef hipsparseDpruneCsr2csrNnz
+#define hipsparseDpruneCsr2csrNnz cusparseDpruneCsr2csrNnz
+#endif
+#ifndef hipsparseDpruneCsr2csrNnzByPercentage
+#define hipsparseDpruneCsr2csrNnzByPercentage cusparseDpruneCsr2csrNnzByPercentage
+#endif
+#ifndef hipsparseDpruneCsr2csr_bufferSizeExt
+#define hipsparseDpruneCsr2csr_bufferSizeExt cusparseDpruneCsr2csr_bufferSizeExt
+#endif
+#ifndef hipsparseDpruneDense2csr
+#define hipsparseDpruneDense2csr cusparseDpruneDense2csr
+#endif
+#ifndef hipsparseDpruneDense2csrByPercentage
+#define hipsparseDpruneDense2csrByPercentage cusparseDpruneDense2csrByPercentage
+#endif
+#ifndef hipsparseDpruneDense2csrByPercentage_bufferSizeExt
+#define hipsparseDpruneDense2csrByPercentage_bufferSizeExt cusparseDpruneDense2csrByPercentage_bufferSizeExt
+#endif
+#ifndef hipsparseDpruneDense2csrNnz
+#define hipsparseDpruneDense2csrNnz cusparseDpruneDense2csrNnz
+#endif
+#ifndef hipsparseDpruneDense2csrNnzByPercentage
+#define hipsparseDpruneDense2csrNnzByPercentage cusparseDpruneDense2csrNnzByPercentage
+#endif
+#ifndef hipsparseDpruneDense2csr_bufferSizeExt
+#define hipsparseDpruneDense2csr_bufferSizeExt cusparseDpruneDense2csr_bufferSizeExt
+#endif
+#ifndef hipsparseFillMode_t
+#define hipsparseFillMode_t cusparseFillMode_t
+#endif
+#ifndef hipsparseFormat_t
+#define hipsparseFormat_t cusparseFormat_t
+#endif
+#ifndef hipsparseGather
+#define hipsparseGather cusparseGather
+#endif
+#ifndef hipsparseGetMatDiagType
+#define hipsparseGetMatDiagType cusparseGetMatDiagType
+#endif
+#ifndef hipsparseGetMatFillMode
+#define hipsparseGetMatFillMode cusparseGetMatFillMode
+#endif
+#ifndef hipsparseGetMatIndexBase
+#define hipsparseGetMatIndexBase cusparseGetMatIndexBase
+#endif
+#ifndef hipsparseGetMatType
+#define hipsparseGetMatType cusparseGetMatType
+#endif
+#ifndef hipsparseGetPointerMode
+#define hipsparseGetPointerMode cusparseGetPointerMode
+#endif
+#ifndef hipsparseGetStream
+#define hipsparseGetStream cusparseGetStream
+#endif
+#ifndef hipsparseGetVersion
+#define hipsparseGetVersion cusparseGetVersion
+#endif
+#ifndef hipsparseHandle_t
+#define hipsparseHandle_t cusparseHandle_t
+#endif
+#ifndef hipsparseIndexBase_t
+#define hipsparseIndexBase_t cusparseIndexBase_t
+#endif
+#ifndef hipsparseIndexType_t
+#define hipsparseIndexType_t cusparseIndexType_t
+#endif
+#ifndef hipsparseMatDescr_t
+#define hipsparseMatDescr_t cusparseMatDescr_t
+#endif
+#ifndef hipsparseMatrixType_t
+#define hipsparseMatrixType_t cusparseMatrixType_t
+#endif
+#ifndef hipsparseOperation_t
+#define hipsparseOperation_t cusparseOperation_t
+#endif
+#ifndef hipsparseOrder_t
+#define hipsparseOrder_t cusparseOrder_t
+#endif
+#ifndef hipsparsePointerMode_t
+#define hipsparsePointerMode_t cusparsePointerMode_t
+#endif
+#ifndef hipsparseRot
+#define hipsparseRot cusparseRot
+#endif
+#ifndef hipsparseSDDMM
+#define hipsparseSDDMM cusparseSDDMM
+#endif
+#ifndef hipsparseSDDMMAlg_t
+#define hipsparseSDDMMAlg_t cusparseSDDMMAlg_t
+#endif
+#ifndef hipsparseSDDMM_bufferSize
+#define hipsparseSDDMM_bufferSize cusparseSDDMM_bufferSize
+#endif
+#ifndef hipsparseSDDMM_preprocess
+#define hipsparseSDDMM_preprocess cusparseSDDMM_preprocess
+#endif
+#ifndef hipsparseSbsr2csr
+#define hipsparseSbsr2csr cusparseSbsr2csr
+#endif
+#ifndef hipsparseSbsric02
+#define hipsparseSbsric02 cusparseSbsric02
+#endif
+#ifndef hipsparseSbsric02_analysis
+#define hipsparseSbsric02_analysis cusparseSbsric02_analysis
+#endif
+#ifndef hipsparseSbsric02_bufferSize
+#define hipsparseSbsric02_bufferSize cusparseSbsric02_bufferSize
+#endif
+#ifndef hipsparseSbsrilu02
+#define hipsparseSbsrilu02 cusparseSbsrilu02
+#endif
+#ifndef hipsparseSbsrilu02_analysis
+#define hipsparseSbsrilu02_analysis cusparseSbsrilu02_analysis
+#endif
+#ifndef hipsparseSbsrilu02_bufferSize
+#define hipsparseSbsrilu02_bufferSize cusparseSbsrilu02_bufferSize
+#endif
+#ifndef hipsparseSbsrilu02_numericBoost
+#define hipsparseSbsrilu02_numericBoost cusparseSbsrilu02_numericBoost
+#endif
+#ifndef hipsparseSbsrmm
+#define hipsparseSbsrmm cusparseSbsrmm
+#endif
+#ifndef hipsparseSbsrmv
+#define hipsparseSbsrmv cusparseSbsrmv
+#endif
+#ifndef hipsparseSbsrsm2_analysis
+#define hipsparseSbsrsm2_analysis cusparseSbsrsm2_analysis
+#endif
+#ifndef hipsparseSbsrsm2_bufferSize
+#define hipsparseSbsrsm2_bufferSize cusparseSbsrsm2_bufferSize
+#endif
+#ifndef hipsparseSbsrsm2_solve
+#define hipsparseSbsrsm2_solve cusparseSbsrsm2_solve
+#endif
+#ifndef hipsparseSbsrsv2_analysis
+#define hipsparseSbsrsv2_analysis cusparseSbsrsv2_analysis
+#endif
+#ifndef hipsparseSbsrsv2_bufferSize
+#define hipsparseSbsrsv2_bufferSize cusparseSbsrsv2_bufferSize
+#endif
+#ifndef hipsparseSbsrsv2_bufferSizeExt
+#define hipsparseSbsrsv2_bufferSizeExt cusparseSbsrsv2_bufferSizeExt
+#endif
+#ifndef hipsparseSbsrsv2_solve
+#define hipsparseSbsrsv2_solve cusparseSbsrsv2_solve
+#endif
+#ifndef hipsparseSbsrxmv
+#define hipsparseSbsrxmv cusparseSbsrxmv
+#endif
+#ifndef hipsparseScatter
+#define hipsparseScatter cusparseScatter
+#endif
+#ifndef hipsparseScsr2bsr
+#define hipsparseScsr2bsr cusparseScsr2bsr
+#endif
+#ifndef hipsparseScsr2csr_compress
+#define hipsparseScsr2csr_compress cusparseScsr2csr_compress
+#endif
+#ifndef hipsparseScsr2csru
+#define hipsparseScsr2csru cusparseScsr2csru
+#endif
+#ifndef hipsparseScsr2gebsr
+#define hipsparseScsr2gebsr cusparseScsr2gebsr
+#endif
+#ifndef hipsparseScsr2gebsr_bufferSize
+#define hipsparseScsr2gebsr_bufferSize cusparseScsr2gebsr_bufferSize
+#endif
+#ifndef hipsparseScsrcolor
+#define hipsparseScsrcolor cusparseScsrcolor
+#endif
+#ifndef hipsparseScsrgeam2
+#define hipsparseScsrgeam2 cusparseScsrgeam2
+#endif
+#ifndef hipsparseScsrgeam2_bufferSizeExt
+#define hipsparseScsrgeam2_bufferSizeExt cusparseScsrgeam2_bufferSizeExt
+#endif
+#ifndef hipsparseScsric02
+#define hipsparseScsric02 cusparseScsric02
+#endif
+#ifndef hipsparseScsric02_analysis
+#define hipsparseScsric02_analysis cusparseScsric02_analysis
+#endif
+#ifndef hipsparseScsric02_bufferSize
+#define hipsparseScsric02_bufferSize cusparseScsric02_bufferSize
+#endif
+#ifndef hipsparseScsric02_bufferSizeExt
+#define hipsparseScsric02_bufferSizeExt cusparseScsric02_bufferSizeExt
+#endif
+#ifndef hipsparseScsrilu02
+#define hipsparseScsrilu02 cusparseScsrilu02
+#endif
+#ifndef hipsparseScsrilu02_analysis
+#define hipsparseScsrilu02_analysis cusparseScsrilu02_analysis
+#endif
+#ifndef hipsparseScsrilu02_bufferSize
+#define hipsparseScsrilu02_bufferSize cusparseScsrilu02_bufferSize
+#endif
+#ifndef hipsparseScsrilu02_bufferSizeExt
+#define hipsparseScsrilu02_bufferSizeExt cusparseScsrilu02_bufferSizeExt
+#endif
+#ifndef hipsparseScsrilu02_numericBoost
+#define hipsparseScsrilu02_numericBoost cusparseScsrilu02_numericBoost
+#endif
+#ifndef hipsparseScsru2csr
+#define hipsparseScsru2csr cusparseScsru2csr
+#endif
+#ifndef hipsparseScsru2csr_bufferSizeExt
+#define hipsparseScsru2csr_bufferSizeExt cusparseScsru2csr_bufferSizeExt
+#endif
+#ifndef hipsparseSetMatDiagType
+#define hipsparseSetMatDiagType cusparseSetMatDiagType
+#endif
+#ifndef hipsparseSetMatFillMode
+#define hipsparseSetMatFillMode cusparseSetMatFillMode
+#endif
+#ifndef hipsparseSetMatIndexBase
+#define hipsparseSetMatIndexBase cusparseSetMatIndexBase
+#endif
+#ifndef hipsparseSetMatType
+#define hipsparseSetMatType cusparseSetMatType
+#endif
+#ifndef hipsparseSetPointerMode
+#define hipsparseSetPointerMode cusparseSetPointerMode
+#endif
+#ifndef hipsparseSetStream
+#define hipsparseSetStream cusparseSetStream
+#endif
+#ifndef hipsparseSgebsr2csr
+#define hipsparseSgebsr2csr cusparseSgebsr2csr
+#endif
+#ifndef hipsparseSgebsr2gebsc
+#define hipsparseSgebsr2gebsc cusparseSgebsr2gebsc
+#endif
+#ifndef hipsparseSgebsr2gebsc_bufferSize
+#define hipsparseSgebsr2gebsc_bufferSize cusparseSgebsr2gebsc_bufferSize
+#endif
+#ifndef hipsparseSgebsr2gebsr
+#define hipsparseSgebsr2gebsr cusparseSgebsr2gebsr
+#endif
+#ifndef hipsparseSgebsr2gebsr_bufferSize
+#define hipsparseSgebsr2gebsr_bufferSize cusparseSgebsr2gebsr_bufferSize
+#endif
+#ifndef hipsparseSgemvi
+#define hipsparseSgemvi cusparseSgemvi
+#endif
+#ifndef hipsparseSgemvi_bufferSize
+#define hipsparseSgemvi_bufferSize cusparseSgemvi_bufferSize
+#endif
+#ifndef hipsparseSgpsvInterleavedBatch
+#define hipsparseSgpsvInterleavedBatch cusparseSgpsvInterleavedBatch
+#endif
+#ifndef hipsparseSgpsvInterleavedBatch_bufferSizeExt
+#define hipsparseSgpsvInterleavedBatch_bufferSizeExt cusparseSgpsvInterleavedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseSgtsv2
+#define hipsparseSgtsv2 cusparseSgtsv2
+#endif
+#ifndef hipsparseSgtsv2StridedBatch
+#define hipsparseSgtsv2StridedBatch cusparseSgtsv2StridedBatch
+#endif
+#ifndef hipsparseSgtsv2StridedBatch_bufferSizeExt
+#define hipsparseSgtsv2StridedBatch_bufferSizeExt cusparseSgtsv2StridedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseSgtsv2_bufferSizeExt
+#define hipsparseSgtsv2_bufferSizeExt cusparseSgtsv2_bufferSizeExt
+#endif
+#ifndef hipsparseSgtsv2_nopivot
+#define hipsparseSgtsv2_nopivot cusparseSgtsv2_nopivot
+#endif
+#ifndef hipsparseSgtsv2_nopivot_bufferSizeExt
+#define hipsparseSgtsv2_nopivot_bufferSizeExt cusparseSgtsv2_nopivot_bufferSizeExt
+#endif
+#ifndef hipsparseSgtsvInterleavedBatch
+#define hipsparseSgtsvInterleavedBatch cusparseSgtsvInterleavedBatch
+#endif
+#ifndef hipsparseSgtsvInterleavedBatch_bufferSizeExt
+#define hipsparseSgtsvInterleavedBatch_bufferSizeExt cusparseSgtsvInterleavedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseSnnz
+#define hipsparseSnnz cusparseSnnz
+#endif
+#ifndef hipsparseSnnz_compress
+#define hipsparseSnnz_compress cusparseSnnz_compress
+#endif
+#ifndef hipsparseSpGEMMAlg_t
+#define hipsparseSpGEMMAlg_t cusparseSpGEMMAlg_t
+#endif
+#ifndef hipsparseSpGEMMDescr
+#define hipsparseSpGEMMDescr cusparseSpGEMMDescr
+#endif
+#ifndef hipsparseSpGEMMDescr_t
+#define hipsparseSpGEMMDescr_t cusparseSpGEMMDescr_t
+#endif
+#ifndef hipsparseSpGEMM_compute
+#define hipsparseSpGEMM_compute cusparseSpGEMM_compute
+#endif
+#ifndef hipsparseSpGEMM_copy
+#define hipsparseSpGEMM_copy cusparseSpGEMM_copy
+#endif
+#ifndef hipsparseSpGEMM_createDescr
+#define hipsparseSpGEMM_createDescr cusparseSpGEMM_createDescr
+#endif
+#ifndef hipsparseSpGEMM_destroyDescr
+#define hipsparseSpGEMM_destroyDescr cusparseSpGEMM_destroyDescr
+#endif
+#ifndef hipsparseSpGEMM_workEstimation
+#define hipsparseSpGEMM_workEstimation cusparseSpGEMM_workEstimation
+#endif
+#ifndef hipsparseSpGEMMreuse_compute
+#define hipsparseSpGEMMreuse_compute cusparseSpGEMMreuse_compute
+#endif
+#ifndef hipsparseSpGEMMreuse_copy
+#define hipsparseSpGEMMreuse_copy cusparseSpGEMMreuse_copy
+#endif
+#ifndef hipsparseSpGEMMreuse_nnz
+#define hipsparseSpGEMMreuse_nnz cusparseSpGEMMreuse_nnz
+#endif
+#ifndef hipsparseSpGEMMreuse_workEstimation
+#define hipsparseSpGEMMreuse_workEstimation cusparseSpGEMMreuse_workEstimation
+#endif
+#ifndef hipsparseSpMM
+#define hipsparseSpMM cusparseSpMM
+#endif
+#ifndef hipsparseSpMMAlg_t
+#define hipsparseSpMMAlg_t cusparseSpMMAlg_t
+#endif
+#ifndef hipsparseSpMM_bufferSize
+#define hipsparseSpMM_bufferSize cusparseSpMM_bufferSize
+#endif
+#ifndef hipsparseSpMM_preprocess
+#define hipsparseSpMM_preprocess cusparseSpMM_preprocess
+#endif
+#ifndef hipsparseSpMV
+#define hipsparseSpMV cusparseSpMV
+#endif
+#ifndef hipsparseSpMVAlg_t
+#define hipsparseSpMVAlg_t cusparseSpMVAlg_t
+#endif
+#ifndef hipsparseSpMV_bufferSize
+#define hipsparseSpMV_bufferSize cusparseSpMV_bufferSize
+#endif
+#ifndef hipsparseSpMV_preprocess
+#define hipsparseSpMV_preprocess cusparseSpMV_preprocess
+#endif
+#ifndef hipsparseSpMatAttribute_t
+#define hipsparseSpMatAttribute_t cusparseSpMatAttribute_t
+#endif
+#ifndef hipsparseSpMatDescr_t
+#define hipsparseSpMatDescr_t cusparseSpMatDescr_t
+#endif
+#ifndef hipsparseSpMatGetAttribute
+#define hipsparseSpMatGetAttribute cusparseSpMatGetAttribute
+#endif
+#ifndef hipsparseSpMatGetFormat
+#define hipsparseSpMatGetFormat cusparseSpMatGetFormat
+#endif
+#ifndef hipsparseSpMatGetIndexBase
+#define hipsparseSpMatGetIndexBase cusparseSpMatGetIndexBase
+#endif
+#ifndef hipsparseSpMatGetSize
+#define hipsparseSpMatGetSize cusparseSpMatGetSize
+#endif
+#ifndef hipsparseSpMatGetStridedBatch
+#define hipsparseSpMatGetStridedBatch cusparseSpMatGetStridedBatch
+#endif
+#ifndef hipsparseSpMatGetValues
+#define hipsparseSpMatGetValues cusparseSpMatGetValues
+#endif
+#ifndef hipsparseSpMatSetAttribute
+#define hipsparseSpMatSetAttribute cusparseSpMatSetAttribute
+#endif
+#ifndef hipsparseSpMatSetValues
+#define hipsparseSpMatSetValues cusparseSpMatSetValues
+#endif
+#ifndef hipsparseSpSMAlg_t
+#define hipsparseSpSMAlg_t cusparseSpSMAlg_t
+#endif
+#ifndef hipsparseSpSMDescr
+#define hipsparseSpSMDescr cusparseSpSMDescr
+#endif
+#ifndef hipsparseSpSMDescr_t
+#define hipsparseSpSMDescr_t cusparseSpSMDescr_t
+#endif
+#ifndef hipsparseSpSM_analysis
+#define hipsparseSpSM_analysis cusparseSpSM_analysis
+#endif
+#ifndef hipsparseSpSM_bufferSize
+#define hipsparseSpSM_bufferSize cusparseSpSM_bufferSize
+#endif
+#ifndef hipsparseSpSM_createDescr
+#define hipsparseSpSM_createDescr cusparseSpSM_createDescr
+#endif
+#ifndef hipsparseSpSM_destroyDescr
+#define hipsparseSpSM_destroyDescr cusparseSpSM_destroyDescr
+#endif
+#ifndef hipsparseSpSM_solve
+#define hipsparseSpSM_solve cusparseSpSM_solve
+#endif
+#ifndef hipsparseSpSVAlg_t
+#define hipsparseSpSVAlg_t cusparseSpSVAlg_t
+#endif
+#ifndef hipsparseSpSVDescr
+#define hipsparseSpSVDescr cusparseSpSVDescr
+#endif
+#ifndef hipsparseSpSVDescr_t
+#define hipsparseSpSVDescr_t cusparseSpSVDescr_t
+#endif
+#ifndef hipsparseSpSV_analysis
+#define hipsparseSpSV_analysis cusparseSpSV_analysis
+#endif
+#ifndef hipsparseSpSV_bufferSize
+#define hipsparseSpSV_bufferSize cusparseSpSV_bufferSize
+#endif
+#ifndef hipsparseSpSV_createDescr
+#define hipsparseSpSV_createDescr cusparseSpSV_createDescr
+#endif
+#ifndef hipsparseSpSV_destroyDescr
+#define hipsparseSpSV_destroyDescr cusparseSpSV_destroyDescr
+#endif
+#ifndef hipsparseSpSV_solve
+#define hipsparseSpSV_solve cusparseSpSV_solve
+#endif
+#ifndef hipsparseSpVV
+#define hipsparseSpVV cusparseSpVV
+#endif
+#ifndef hipsparseSpVV_bufferSize
+#define hipsparseSpVV_bufferSize cusparseSpVV_bufferSize
+#endif
+#ifndef hipsparseSpVecDescr_t
+#define hipsparseSpVecDescr_t cusparseSpVecDescr_t
+#endif
+#ifndef hipsparseSpVecGet
+#define hipsparseSpVecGet cusparseSpVecGet
+#endif
+#ifndef hipsparseSpVecGetIndexBase
+#define hipsparseSpVecGetIndexBase cusparseSpVecGetIndexBase
+#endif
+#ifndef hipsparseSpVecGetValues
+#define hipsparseSpVecGetValues cusparseSpVecGetValues
+#endif
+#ifndef hipsparseSpVecSetValues
+#define hipsparseSpVecSetValues cusparseSpVecSetValues
+#endif
+#ifndef hipsparseSparseToDense
+#define hipsparseSparseToDense cusparseSparseToDense
+#endif
+#ifndef hipsparseSparseToDenseAlg_t
+#define hipsparseSparseToDenseAlg_t cusparseSparseToDenseAlg_t
+#endif
+#ifndef hipsparseSparseToDense_bufferSize
+#define hipsparseSparseToDense_bufferSize cusparseSparseToDense_bufferSize
+#endif
+#ifndef hipsparseSpruneCsr2csr
+#define hipsparseSpruneCsr2csr cusparseSpruneCsr2csr
+#endif
+#ifndef hipsparseSpruneCsr2csrByPercentage
+#define hipsparseSpruneCsr2csrByPercentage cusparseSpruneCsr2csrByPercentage
+#endif
+#ifndef hipsparseSpruneCsr2csrByPercentage_bufferSizeExt
+#define hipsparseSpruneCsr2csrByPercentage_bufferSizeExt cusparseSpruneCsr2csrByPercentage_bufferSizeExt
+#endif
+#ifndef hipsparseSpruneCsr2csrNnz
+#define hipsparseSpruneCsr2csrNnz cusparseSpruneCsr2csrNnz
+#endif
+#ifndef hipsparseSpruneCsr2csrNnzByPercentage
+#define hipsparseSpruneCsr2csrNnzByPercentage cusparseSpruneCsr2csrNnzByPercentage
+#endif
+#ifndef hipsparseSpruneCsr2csr_bufferSizeExt
+#define hipsparseSpruneCsr2csr_bufferSizeExt cusparseSpruneCsr2csr_bufferSizeExt
+#endif
+#ifndef hipsparseSpruneDense2csr
+#define hipsparseSpruneDense2csr cusparseSpruneDense2csr
+#endif
+#ifndef hipsparseSpruneDense2csrByPercentage
+#define hipsparseSpruneDense2csrByPercentage cusparseSpruneDense2csrByPercentage
+#endif
+#ifndef hipsparseSpruneDense2csrByPercentage_bufferSizeExt
+#define hipsparseSpruneDense2csrByPercentage_bufferSizeExt cusparseSpruneDense2csrByPercentage_bufferSizeExt
+#endif
+#ifndef hipsparseSpruneDense2csrNnz
+#define hipsparseSpruneDense2csrNnz cusparseSpruneDense2csrNnz
+#endif
+#ifndef hipsparseSpruneDense2csrNnzByPercentage
+#define hipsparseSpruneDense2csrNnzByPercentage cusparseSpruneDense2csrNnzByPercentage
+#endif
+#ifndef hipsparseSpruneDense2csr_bufferSizeExt
+#define hipsparseSpruneDense2csr_bufferSizeExt cusparseSpruneDense2csr_bufferSizeExt
+#endif
+#ifndef hipsparseStatus_t
+#define hipsparseStatus_t cusparseStatus_t
+#endif
+#ifndef hipsparseXbsric02_zeroPivot
+#define hipsparseXbsric02_zeroPivot cusparseXbsric02_zeroPivot
+#endif
+#ifndef hipsparseXbsrilu02_zeroPivot
+#define hipsparseXbsrilu02_zeroPivot cusparseXbsrilu02_zeroPivot
+#endif
+#ifndef hipsparseXbsrsm2_zeroPivot
+#define hipsparseXbsrsm2_zeroPivot cusparseXbsrsm2_zeroPivot
+#endif
+#ifndef hipsparseXbsrsv2_zeroPivot
+#define hipsparseXbsrsv2_zeroPivot cusparseXbsrsv2_zeroPivot
+#endif
+#ifndef hipsparseXcoo2csr
+#define hipsparseXcoo2csr cusparseXcoo2csr
+#endif
+#ifndef hipsparseXcoosortByColumn
+#define hipsparseXcoosortByColumn cusparseXcoosortByColumn
+#endif
+#ifndef hipsparseXcoosortByRow
+#define hipsparseXcoosortByRow cusparseXcoosortByRow
+#endif
+#ifndef hipsparseXcoosort_bufferSizeExt
+#define hipsparseXcoosort_bufferSizeExt cusparseXcoosort_bufferSizeExt
+#endif
+#ifndef hipsparseXcscsort
+#define hipsparseXcscsort cusparseXcscsort
+#endif
+#ifndef hipsparseXcscsort_bufferSizeExt
+#define hipsparseXcscsort_bufferSizeExt cusparseXcscsort_bufferSizeExt
+#endif
+#ifndef hipsparseXcsr2bsrNnz
+#define hipsparseXcsr2bsrNnz cusparseXcsr2bsrNnz
+#endif
+#ifndef hipsparseXcsr2coo
+#define hipsparseXcsr2coo cusparseXcsr2coo
+#endif
+#ifndef hipsparseXcsr2gebsrNnz
+#define hipsparseXcsr2gebsrNnz cusparseXcsr2gebsrNnz
+#endif
+#ifndef hipsparseXcsrgeam2Nnz
+#define hipsparseXcsrgeam2Nnz cusparseXcsrgeam2Nnz
+#endif
+#ifndef hipsparseXcsric02_zeroPivot
+#define hipsparseXcsric02_zeroPivot cusparseXcsric02_zeroPivot
+#endif
+#ifndef hipsparseXcsrilu02_zeroPivot
+#define hipsparseXcsrilu02_zeroPivot cusparseXcsrilu02_zeroPivot
+#endif
+#ifndef hipsparseXcsrsort
+#define hipsparseXcsrsort cusparseXcsrsort
+#endif
+#ifndef hipsparseXcsrsort_bufferSizeExt
+#define hipsparseXcsrsort_bufferSizeExt cusparseXcsrsort_bufferSizeExt
+#endif
+#ifndef hipsparseXgebsr2gebsrNnz
+#define hipsparseXgebsr2gebsrNnz cusparseXgebsr2gebsrNnz
+#endif
+#ifndef hipsparseZbsr2csr
+#define hipsparseZbsr2csr cusparseZbsr2csr
+#endif
+#ifndef hipsparseZbsric02
+#define hipsparseZbsric02 cusparseZbsric02
+#endif
+#ifndef hipsparseZbsric02_analysis
+#define hipsparseZbsric02_analysis cusparseZbsric02_analysis
+#endif
+#ifndef hipsparseZbsric02_bufferSize
+#define hipsparseZbsric02_bufferSize cusparseZbsric02_bufferSize
+#endif
+#ifndef hipsparseZbsrilu02
+#define hipsparseZbsrilu02 cusparseZbsrilu02
+#endif
+#ifndef hipsparseZbsrilu02_analysis
+#define hipsparseZbsrilu02_analysis cusparseZbsrilu02_analysis
+#endif
+#ifndef hipsparseZbsrilu02_bufferSize
+#define hipsparseZbsrilu02_bufferSize cusparseZbsrilu02_bufferSize
+#endif
+#ifndef hipsparseZbsrilu02_numericBoost
+#define hipsparseZbsrilu02_numericBoost cusparseZbsrilu02_numericBoost
+#endif
+#ifndef hipsparseZbsrmm
+#define hipsparseZbsrmm cusparseZbsrmm
+#endif
+#ifndef hipsparseZbsrmv
+#define hipsparseZbsrmv cusparseZbsrmv
+#endif
+#ifndef hipsparseZbsrsm2_analysis
+#define hipsparseZbsrsm2_analysis cusparseZbsrsm2_analysis
+#endif
+#ifndef hipsparseZbsrsm2_bufferSize
+#define hipsparseZbsrsm2_bufferSize cusparseZbsrsm2_bufferSize
+#endif
+#ifndef hipsparseZbsrsm2_solve
+#define hipsparseZbsrsm2_solve cusparseZbsrsm2_solve
+#endif
+#ifndef hipsparseZbsrsv2_analysis
+#define hipsparseZbsrsv2_analysis cusparseZbsrsv2_analysis
+#endif
+#ifndef hipsparseZbsrsv2_bufferSize
+#define hipsparseZbsrsv2_bufferSize cusparseZbsrsv2_bufferSize
+#endif
+#ifndef hipsparseZbsrsv2_bufferSizeExt
+#define hipsparseZbsrsv2_bufferSizeExt cusparseZbsrsv2_bufferSizeExt
+#endif
+#ifndef hipsparseZbsrsv2_solve
+#define hipsparseZbsrsv2_solve cusparseZbsrsv2_solve
+#endif
+#ifndef hipsparseZbsrxmv
+#define hipsparseZbsrxmv cusparseZbsrxmv
+#endif
+#ifndef hipsparseZcsr2bsr
+#define hipsparseZcsr2bsr cusparseZcsr2bsr
+#endif
+#ifndef hipsparseZcsr2csr_compress
+#define hipsparseZcsr2csr_compress cusparseZcsr2csr_compress
+#endif
+#ifndef hipsparseZcsr2csru
+#define hipsparseZcsr2csru cusparseZcsr2csru
+#endif
+#ifndef hipsparseZcsr2gebsr
+#define hipsparseZcsr2gebsr cusparseZcsr2gebsr
+#endif
+#ifndef hipsparseZcsr2gebsr_bufferSize
+#define hipsparseZcsr2gebsr_bufferSize cusparseZcsr2gebsr_bufferSize
+#endif
+#ifndef hipsparseZcsrcolor
+#define hipsparseZcsrcolor cusparseZcsrcolor
+#endif
+#ifndef hipsparseZcsrgeam2
+#define hipsparseZcsrgeam2 cusparseZcsrgeam2
+#endif
+#ifndef hipsparseZcsrgeam2_bufferSizeExt
+#define hipsparseZcsrgeam2_bufferSizeExt cusparseZcsrgeam2_bufferSizeExt
+#endif
+#ifndef hipsparseZcsric02
+#define hipsparseZcsric02 cusparseZcsric02
+#endif
+#ifndef hipsparseZcsric02_analysis
+#define hipsparseZcsric02_analysis cusparseZcsric02_analysis
+#endif
+#ifndef hipsparseZcsric02_bufferSize
+#define hipsparseZcsric02_bufferSize cusparseZcsric02_bufferSize
+#endif
+#ifndef hipsparseZcsric02_bufferSizeExt
+#define hipsparseZcsric02_bufferSizeExt cusparseZcsric02_bufferSizeExt
+#endif
+#ifndef hipsparseZcsrilu02
+#define hipsparseZcsrilu02 cusparseZcsrilu02
+#endif
+#ifndef hipsparseZcsrilu02_analysis
+#define hipsparseZcsrilu02_analysis cusparseZcsrilu02_analysis
+#endif
+#ifndef hipsparseZcsrilu02_bufferSize
+#define hipsparseZcsrilu02_bufferSize cusparseZcsrilu02_bufferSize
+#endif
+#ifndef hipsparseZcsrilu02_bufferSizeExt
+#define hipsparseZcsrilu02_bufferSizeExt cusparseZcsrilu02_bufferSizeExt
+#endif
+#ifndef hipsparseZcsrilu02_numericBoost
+#define hipsparseZcsrilu02_numericBoost cusparseZcsrilu02_numericBoost
+#endif
+#ifndef hipsparseZcsru2csr
+#define hipsparseZcsru2csr cusparseZcsru2csr
+#endif
+#ifndef hipsparseZcsru2csr_bufferSizeExt
+#define hipsparseZcsru2csr_bufferSizeExt cusparseZcsru2csr_bufferSizeExt
+#endif
+#ifndef hipsparseZgebsr2csr
+#define hipsparseZgebsr2csr cusparseZgebsr2csr
+#endif
+#ifndef hipsparseZgebsr2gebsc
+#define hipsparseZgebsr2gebsc cusparseZgebsr2gebsc
+#endif
+#ifndef hipsparseZgebsr2gebsc_bufferSize
+#define hipsparseZgebsr2gebsc_bufferSize cusparseZgebsr2gebsc_bufferSize
+#endif
+#ifndef hipsparseZgebsr2gebsr
+#define hipsparseZgebsr2gebsr cusparseZgebsr2gebsr
+#endif
+#ifndef hipsparseZgebsr2gebsr_bufferSize
+#define hipsparseZgebsr2gebsr_bufferSize cusparseZgebsr2gebsr_bufferSize
+#endif
+#ifndef hipsparseZgemvi
+#define hipsparseZgemvi cusparseZgemvi
+#endif
+#ifndef hipsparseZgemvi_bufferSize
+#define hipsparseZgemvi_bufferSize cusparseZgemvi_bufferSize
+#endif
+#ifndef hipsparseZgpsvInterleavedBatch
+#define hipsparseZgpsvInterleavedBatch cusparseZgpsvInterleavedBatch
+#endif
+#ifndef hipsparseZgpsvInterleavedBatch_bufferSizeExt
+#define hipsparseZgpsvInterleavedBatch_bufferSizeExt cusparseZgpsvInterleavedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseZgtsv2
+#define hipsparseZgtsv2 cusparseZgtsv2
+#endif
+#ifndef hipsparseZgtsv2StridedBatch
+#define hipsparseZgtsv2StridedBatch cusparseZgtsv2StridedBatch
+#endif
+#ifndef hipsparseZgtsv2StridedBatch_bufferSizeExt
+#define hipsparseZgtsv2StridedBatch_bufferSizeExt cusparseZgtsv2StridedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseZgtsv2_bufferSizeExt
+#define hipsparseZgtsv2_bufferSizeExt cusparseZgtsv2_bufferSizeExt
+#endif
+#ifndef hipsparseZgtsv2_nopivot
+#define hipsparseZgtsv2_nopivot cusparseZgtsv2_nopivot
+#endif
+#ifndef hipsparseZgtsv2_nopivot_bufferSizeExt
+#define hipsparseZgtsv2_nopivot_bufferSizeExt cusparseZgtsv2_nopivot_bufferSizeExt
+#endif
+#ifndef hipsparseZgtsvInterleavedBatch
+#define hipsparseZgtsvInterleavedBatch cusparseZgtsvInterleavedBatch
+#endif
+#ifndef hipsparseZgtsvInterleavedBatch_bufferSizeExt
+#define hipsparseZgtsvInterleavedBatch_bufferSizeExt cusparseZgtsvInterleavedBatch_bufferSizeExt
+#endif
+#ifndef hipsparseZnnz
+#define hipsparseZnnz cusparseZnnz
+#endif
+#ifndef hipsparseZnnz_compress
+#define hipsparseZnnz_compress cusparseZnnz_compress
+#endif
