@@ -44,7 +44,7 @@ const std::vector<DomainSpec>& all_domains() {
   static const std::vector<DomainSpec> domains = [] {
     std::vector<DomainSpec> list;
     for (auto table : {basic_domains, stencil_domains, image_domains, linalg_domains,
-                       discrete_domains, science_domains, tensor_codegen_domains}) {
+                       discrete_domains, science_domains, tensor_codegen_domains, api_domains}) {
       for (DomainSpec& spec : table()) list.push_back(std::move(spec));
     }
     return list;
@@ -315,8 +315,11 @@ Result<GeneratedProgram> generate_attempt(const GeneratorCatalog& catalog,
   GeneratedProgram program;
   // The domain, template and seed are the sample's lineage (store/samples.h), never its text: a
   // model trained on the text would learn to write them (synth/training_text.h).
-  program.source = program_prelude(context, code.kernels, mix(attempt_seed, 3)) +
-                   code.kernels + "\nint main() {\n" + code.main_body + "}\n";
+  size_t style = static_cast<size_t>(mix(attempt_seed, 4) % helper_style_count());
+  context.parameters["helper_style"] = style;
+  program.source = apply_helper_style(program_prelude(context, code.kernels, mix(attempt_seed, 3)) + code.kernels +
+                                          "\nint main() {\n" + code.main_body + "}\n",
+                                      style);
   program.features = detect_features(program.source, code.kernels, context);
   for (const std::string& feature : request.required_features) {
     if (!contains(program.features, feature)) rejection = "required feature '" + feature + "' absent";
@@ -345,6 +348,12 @@ Result<GeneratedProgram> generate_attempt(const GeneratorCatalog& catalog,
 std::vector<std::string> generator_domains() {
   std::vector<std::string> names;
   for (const DomainSpec& spec : all_domains()) names.push_back(spec.name);
+  return names;
+}
+
+std::vector<std::string> generator_api_domains() {
+  std::vector<std::string> names;
+  for (const DomainSpec& spec : api_domains()) names.push_back(spec.name);
   return names;
 }
 

@@ -50,6 +50,9 @@ Sample sample_from_program(const GeneratedProgram& program, const std::string& o
                            std::optional<int64_t> cycle_id);
 
 std::vector<std::string> generator_domains();
+// The domains written to exercise the CUDA API beyond plain buffers (textures, streams, graphs,
+// libraries, the driver API: agents/generator_domains_api.cpp), a subset of generator_domains().
+std::vector<std::string> generator_api_domains();
 std::vector<std::string> generator_features();
 
 // Every template's domains, placeholders' feature hints and personas' features are known.

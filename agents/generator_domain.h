@@ -103,6 +103,12 @@ std::vector<DomainSpec> linalg_domains();     // matmul, softmax, layernorm, spm
 std::vector<DomainSpec> discrete_domains();   // graph bfs, bitonic sort, sha256 hash
 std::vector<DomainSpec> science_domains();    // nbody, monte carlo, kmeans step
 std::vector<DomainSpec> tensor_codegen_domains();  // tensor operators as a DL compiler's codegen writes them
+std::vector<DomainSpec> api_domains();  // textures, surfaces, streams, graphs, occupancy, host memory, half
+
+// The helpers' naming styles (agents/generator_style.cpp): style 0 keeps the prelude's names, the
+// others rename them throughout the program's code.
+size_t helper_style_count();
+std::string apply_helper_style(const std::string& source, size_t style);
 
 // The shared head of every program; `kernels` decides which optional helpers it needs. It names
 // no domain, template or seed: those are the sample's lineage, never its text.

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -45,12 +46,19 @@ std::string oracle_hip(const std::string& cuda) {
 }
 
 // Generated programs of batch `seed` (indices 0..count-1) the oracle translates, as pairs.
-const std::vector<TrainingPair>& oracle_pairs(uint64_t seed, size_t count) {
-  static std::map<std::pair<uint64_t, size_t>, std::vector<TrainingPair>> cache;
-  auto [it, added] = cache.try_emplace({seed, count});
+// The oracle's pairs for batch `seed`'s first `count` programs; with `classic_only`, of the domains
+// that use no more of the CUDA API than plain buffers (the API domains bring hundreds of names,
+// which a few dozen programs cannot all teach).
+const std::vector<TrainingPair>& oracle_pairs(uint64_t seed, size_t count, bool classic_only = false) {
+  static std::map<std::tuple<uint64_t, size_t, bool>, std::vector<TrainingPair>> cache;
+  auto [it, added] = cache.try_emplace({seed, count, classic_only});
   if (added) {
-    for (size_t index = 0; index < count; ++index) {
-      auto program = generate_program(generator_catalog(), batch_request(seed, index));
+    static const std::vector<std::string> api = generator_api_domains();
+    for (size_t index = 0, taken = 0; taken < count; ++index) {
+      GenerationRequest request = batch_request(seed, index);
+      if (classic_only && std::find(api.begin(), api.end(), *request.domain) != api.end()) continue;
+      ++taken;
+      auto program = generate_program(generator_catalog(), request);
       REQUIRE_MESSAGE(program.ok(), program.message());
       TranslationResult hip = translate_cuda_to_hip(oracle_rules(), program->source);
       if (hip.ok) it->second.push_back({program->source, hip.hip_source});
@@ -124,11 +132,11 @@ TEST_CASE("a window gives context-free and left-context candidates, slots and th
 }
 
 TEST_CASE("trained on sixty generated programs, held-out programs whose every change was learned come out exactly") {
-  const std::vector<TrainingPair>& training = oracle_pairs(1, 60);
+  const std::vector<TrainingPair>& training = oracle_pairs(1, 60, true);
   BaselineDictionary dictionary = learn_dictionary(training);
   CHECK(dictionary.training_rows == static_cast<int64_t>(training.size()));
 
-  const std::vector<TrainingPair>& held_out = oracle_pairs(2, 100);
+  const std::vector<TrainingPair>& held_out = oracle_pairs(2, 100, true);
   size_t learned = 0, exact = 0, exact_when_learned = 0;
   for (const TrainingPair& pair : held_out) {
     std::string output = apply_dictionary(dictionary, pair.source).text;

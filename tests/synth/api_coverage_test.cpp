@@ -288,8 +288,10 @@ TEST_CASE("the generator's reach: which API names its programs write, and throug
   CHECK(reach.reaches("cudaMalloc"));
   CHECK(reach.reaches("cudaEventElapsedTime"));
   CHECK(reach.reaches("cudaMallocHost"));
-  CHECK_FALSE(reach.reaches("cudaCreateTextureObject"));
-  CHECK_FALSE(reach.reaches("cuLaunchKernel"));
+  CHECK(reach.reaches("cudaCreateTextureObject"));  // the texture_sampling domain
+  CHECK(reach.reaches("cuLaunchKernel"));           // runtime_compiled
+  CHECK_FALSE(reach.reaches("cudaIpcGetMemHandle"));
+  CHECK_FALSE(reach.reaches("cuGraphCreate"));
   REQUIRE_FALSE(reach.ways_to("cudaMallocHost").empty());
   for (const GeneratorApiReach::Way& way : reach.ways_to("cudaMallocHost")) {
     // Another seed through the same way writes the name: the way holds, not the seed.
@@ -315,14 +317,14 @@ TEST_CASE("synthesis for an API tail writes programs that use its name, the tail
   s.policy.synthesis.top_k = 1;
   s.policy.synthesis.multiplier = 3;
   TailReport tails{cycle, {}};
-  tails.entries.push_back({"api", "cuLaunchKernel", "corpus_share", 0.9, {{"family", "driver_module_launch"}}});
+  tails.entries.push_back({"api", "cuGraphCreate", "corpus_share", 0.9, {{"family", "driver_graph"}}});
   tails.entries.push_back({"api", "cudaMallocHost", "corpus_share", 0.5, {{"family", "memory"}}});
   Result<SynthesisSummary> summary =
       synthesize_tails(s.db, s.policy, tails, cycle, 11, builtin_candidate_source(catalog, &s.table()), "builtin");
   REQUIRE_MESSAGE(summary.ok(), summary.message());
   REQUIRE(summary->per_tail.size() == 1);
   CHECK(summary->per_tail[0].entry.name == "cudaMallocHost");
-  CHECK(summary->passed_over == std::vector<std::string>{"api/cuLaunchKernel"});
+  CHECK(summary->passed_over == std::vector<std::string>{"api/cuGraphCreate"});
   REQUIRE(summary->inserted >= 1);
   for (const std::string& id : summary->inserted_ids) {
     std::string text = find_sample(s.db, id).value()->text;
