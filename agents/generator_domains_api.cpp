@@ -50,8 +50,12 @@ DomainCode write_texture_sampling(DomainContext& c) {
   std::string address_mode = address == "clamp" ? "cudaAddressModeClamp"
                              : address == "border" ? "cudaAddressModeBorder"
                                                    : "cudaAddressModeWrap";
-  std::string channel = c.random.chance(0.5) ? "cudaCreateChannelDesc<float>()"
-                                             : "cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat)";
+  // Byte texels read as normalized floats (value / 255), for a 2D array.
+  bool bytes = resource == "array2d" && c.random.chance(0.4);
+  std::string channel = bytes ? (c.random.chance(0.5) ? "cudaCreateChannelDesc<unsigned char>()"
+                                                      : "cudaCreateChannelDesc(8, 0, 0, 0, cudaChannelFormatKindUnsigned)")
+                        : c.random.chance(0.5) ? "cudaCreateChannelDesc<float>()"
+                                               : "cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat)";
   std::string fetch, coordinates;
   if (is_1d) {
     fetch = "tex1Dfetch<float>(texture, (i * ${STRIDE} + ${OFFSET}) % n)";
@@ -60,11 +64,13 @@ DomainCode write_texture_sampling(DomainContext& c) {
     std::string along = linear_filter ? "1.0f" : "0.5f";
     std::string x = "(float)(x + " + str(shift_x) + ") + " + along;
     std::string y = "(float)(y + " + str(shift_y) + ") + 0.5f";
-    if (normalized) {
+    std::string z = "(float)z + 0.5f";
+    if (normalized) {  // normalized coordinates apply to every axis, depth included
       x = "(" + x + ") / (float)width";
       y = "(" + y + ") / (float)height";
+      z = "(" + z + ") / (float)depth";
     }
-    fetch = is_3d ? "tex3D<float>(texture, " + x + ", " + y + ", (float)z + 0.5f)"
+    fetch = is_3d ? "tex3D<float>(texture, " + x + ", " + y + ", " + z + ")"
                   : "tex2D<float>(texture, " + x + ", " + y + ")";
   }
   std::string kernel;
@@ -97,7 +103,7 @@ ${AXIS}
   auto texel = [&](int x, int y, int z) -> double {
     int ax = axis(x, width), ay = axis(y, height);
     if (ax < 0 || ay < 0) return 0.0;
-    return (double)input[((size_t)z * height + ay) * width + ax];
+    return (double)input[((size_t)z * height + ay) * width + ax]${TEXEL_SCALE};
   };
 )";
   std::string axis = address == "clamp"    ? "    return i < 0 ? 0 : (i >= size ? size - 1 : i);"
@@ -136,9 +142,11 @@ ${AXIS}
 )";
   } else if (resource == "array2d") {
     upload = R"(  cudaChannelFormatDesc channel = ${CHANNEL};
-  cudaArray_t texels = nullptr;
+  const cudaChannelFormatKind kind = channel.f;
+  if (kind != ${KIND}) return finish(false);
+  cudaArray* texels = nullptr;
   CHECK(cudaMallocArray(&texels, &channel, width, height));
-  CHECK(cudaMemcpy2DToArray(texels, 0, 0, input.data(), width * sizeof(float), width * sizeof(float), height,
+  CHECK(cudaMemcpy2DToArray(texels, 0, 0, input.data(), width * sizeof(${TEXEL_TYPE}), width * sizeof(${TEXEL_TYPE}), height,
                             cudaMemcpyHostToDevice));
   cudaResourceDesc resource;
   memset(&resource, 0, sizeof(resource));
@@ -168,7 +176,7 @@ ${AXIS}
   description.addressMode[1] = ${ADDRESS};
   description.addressMode[2] = ${ADDRESS};
   description.filterMode = ${FILTER};
-  description.readMode = cudaReadModeElementType;
+  description.readMode = ${READ_MODE};
   description.normalizedCoords = ${NORMALIZED};
   cudaTextureObject_t texture = 0;
   CHECK(cudaCreateTextureObject(&texture, &resource, &description, nullptr));
@@ -195,8 +203,9 @@ ${RELEASE}  return finish(passed);
 )"
                                 : R"(  const int width = ${W}, height = ${H}, depth = ${D};
   const size_t count = (size_t)width * height * depth;
-  std::vector<float> input(count), out(count);
-  for (size_t i = 0; i < count; ++i) input[i] = (float)random_dyadic(4, 8);
+  std::vector<${TEXEL_TYPE}> input(count);
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; ++i) input[i] = ${TEXEL_INIT};
 ${UPLOAD}${DESCRIBE}  float* d_out = (float*)device_alloc(count * sizeof(float));
   dim3 block(16, 8);
   dim3 grid((width + 15) / 16, (height + 7) / 8);
@@ -210,7 +219,7 @@ ${HOST_TEXEL}  bool passed = true;
       for (int x = 0; x < width; ++x) {
     ${REFERENCE}
         double got = (double)out[((size_t)z * height + y) * width + x];
-        if (!close_enough(got, ${HOST_AFFINE}, 1e-6)) passed = false;
+        if (!close_enough(got, ${HOST_AFFINE}, ${TOLERANCE})) passed = false;
         sum += got;
       }
     }
@@ -228,8 +237,14 @@ ${RELEASE}  return finish(passed);
       {"CHANNEL", channel},
       {"ADDRESS", is_1d ? "cudaAddressModeClamp" : address_mode},
       {"FILTER", linear_filter ? "cudaFilterModeLinear" : "cudaFilterModePoint"},
+      {"TEXEL_TYPE", bytes ? "unsigned char" : "float"},
+      {"TOLERANCE", bytes ? "1e-4" : "1e-6"},
+      {"TEXEL_INIT", bytes ? "(unsigned char)random_int(0, 255)" : "(float)random_dyadic(4, 8)"},
+      {"TEXEL_SCALE", bytes ? " / 255.0" : ""},
+      {"READ_MODE", bytes ? "cudaReadModeNormalizedFloat" : "cudaReadModeElementType"},
+      {"KIND", bytes ? "cudaChannelFormatKindUnsigned" : "cudaChannelFormatKindFloat"},
       {"NORMALIZED", normalized ? "1" : "0"},
-      {"HOST_TEXEL", is_1d ? "" : c.fill(host_texel, {{"AXIS", axis}})},
+      {"HOST_TEXEL", is_1d ? "" : c.fill(host_texel, {{"AXIS", axis}, {"TEXEL_SCALE", bytes ? " / 255.0" : ""}})},
       {"REFERENCE", reference},
       {"RELEASE", release},
       {"STRIDE", str(c.random.pick(std::vector<int64_t>{1, 3, 7, 13}))},
@@ -245,6 +260,7 @@ ${RELEASE}  return finish(passed);
   c.parameters["address"] = address;
   c.parameters["shift"] = {shift_x, shift_y};
   c.parameters["filter"] = linear_filter ? "linear" : "point";
+  c.parameters["bytes"] = bytes;
   return {c.fill(kernel, values), c.fill(main_body, values)};
 }
 
@@ -529,7 +545,24 @@ DomainCode write_occupancy_sizing(DomainContext& c) {
   int64_t n = c.pick_size({100000, 400000, 1000000});
   bool potential = c.random.chance(0.5);
   bool properties = c.random.chance(0.4);
-  std::string kernels = R"(
+  // With a staging buffer of 56 KB the launch needs cudaFuncAttributeMaxDynamicSharedMemorySize:
+  // without it, more than 48 KB of dynamic shared memory fails the launch.
+  bool large_shared = c.random.chance(0.4);
+  std::string kernels = large_shared ? R"(
+__global__ void weighted_square(const float* in, float* out, int n, int per_block) {
+  extern __shared__ float staged[];
+  int first = blockIdx.x * per_block;
+  int last = min(first + per_block, n);
+  for (int base = first; base < last; base += blockDim.x) {
+    int i = base + threadIdx.x;
+    staged[threadIdx.x] = i < last ? in[i] : 0.0f;
+    __syncthreads();
+    if (i < last) out[i] = staged[threadIdx.x] * staged[threadIdx.x] * ${WEIGHT};
+    __syncthreads();
+  }
+}
+)"
+                                     : R"(
 __global__ void weighted_square(const float* in, float* out, int n, int per_block) {
   int first = blockIdx.x * per_block;
   int last = min(first + per_block, n);
@@ -555,8 +588,9 @@ __global__ void weighted_square(const float* in, float* out, int n, int per_bloc
   CHECK(cudaGetDevice(&device));
 ${ATTRIBUTES}
 ${SIZING}
+${OPT_IN}
   int blocks_per_multiprocessor = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_multiprocessor, weighted_square, block, 0));
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_multiprocessor, weighted_square, block, shared_bytes));
   int grid = multiprocessors * blocks_per_multiprocessor;
   if (device_count < 1 || grid < 1 || block < 1 || block > max_threads || block % warp != 0) {
     fprintf(stderr, "bad launch configuration: %d blocks of %d\n", grid, block);
@@ -568,7 +602,7 @@ ${SIZING}
   float* d_in = (float*)device_alloc(n * sizeof(float));
   float* d_out = (float*)device_alloc(n * sizeof(float));
   upload(d_in, input.data(), n * sizeof(float));
-  weighted_square<<<grid, block>>>(d_in, d_out, n, per_block);
+  weighted_square<<<grid, block, shared_bytes>>>(d_in, d_out, n, per_block);
   after_launch();
   download(output.data(), d_out, n * sizeof(float));
   bool passed = true;
@@ -581,10 +615,14 @@ ${SIZING}
   return finish(passed);
 )";
   double weight = c.random.pick(std::vector<double>{0.5, 2, 3, 0.25});
-  std::map<std::string, std::string> values = {{"ATTRIBUTES", attributes}, {"SIZING", sizing},
+  std::string opt_in = large_shared ? R"(  const int shared_bytes = 56 * 1024;
+  CHECK(cudaFuncSetAttribute(weighted_square, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));)"
+                                    : "  const int shared_bytes = 0;";
+  std::map<std::string, std::string> values = {{"ATTRIBUTES", attributes}, {"SIZING", sizing}, {"OPT_IN", opt_in},
                                                {"WEIGHT", c.lit(weight)},   {"HOST_WEIGHT", std::to_string(weight)},
                                                {"N", str(n)}};
   c.parameters["potential_block_size"] = potential;
+  c.parameters["large_shared"] = large_shared;
   return {c.fill(kernels, values), c.fill(main_body, values)};
 }
 
@@ -982,7 +1020,11 @@ DomainCode write_blas_products(DomainContext& c) {
   int64_t m = c.random.pick(std::vector<int64_t>{32, 64, 96}), n = c.random.pick(std::vector<int64_t>{16, 48, 64}),
           k = c.random.pick(std::vector<int64_t>{24, 32, 80});
   bool transpose_a = c.random.chance(0.4);
-  std::string math = c.random.pick(std::vector<std::string>{"CUBLAS_DEFAULT_MATH", "CUBLAS_PEDANTIC_MATH"});
+  // TF32 keeps these inputs exact (quarters of small integers), so every math mode gives the same product.
+  std::string math = c.random.pick(
+      std::vector<std::string>{"CUBLAS_DEFAULT_MATH", "CUBLAS_PEDANTIC_MATH", "CUBLAS_TF32_TENSOR_OP_MATH"});
+  std::string compute = c.random.pick(std::vector<std::string>{"CUBLAS_COMPUTE_32F", "CUBLAS_COMPUTE_32F_FAST_TF32"});
+  std::string algorithm = c.random.pick(std::vector<std::string>{"CUBLAS_GEMM_DEFAULT", "CUBLAS_GEMM_DEFAULT_TENSOR_OP"});
   std::string kernels = R"(
 #include <cublas_v2.h>
 
@@ -1008,8 +1050,10 @@ const char* blas_status_name(cublasStatus_t status) {
   if (operation == "gemm") {
     call = "  CHECK_BLAS(cublasSgemm(handle, ${OP_A}, CUBLAS_OP_N, m, n, k, &alpha, d_a, lda, d_b, k, &beta, d_c, m));";
   } else if (operation == "gemm_ex") {
-    call = R"(  CHECK_BLAS(cublasGemmEx(handle, ${OP_A}, CUBLAS_OP_N, m, n, k, &alpha, d_a, CUDA_R_32F, lda, d_b, CUDA_R_32F, k,
-                          &beta, d_c, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));)";
+    call = R"(  const cudaDataType element_type = CUDA_R_32F;
+  const cublasComputeType_t compute_type = ${COMPUTE};
+  CHECK_BLAS(cublasGemmEx(handle, op_a, CUBLAS_OP_N, m, n, k, &alpha, d_a, element_type, lda, d_b, element_type, k,
+                          &beta, d_c, element_type, m, compute_type, ${ALGORITHM}));)";
   } else if (operation == "gemm_batched") {
     call = R"(  // Two batches over the same A and B: the second C gets the same product.
   CHECK_BLAS(cublasSgemmStridedBatched(handle, ${OP_A}, CUBLAS_OP_N, m, n, k, &alpha, d_a, lda, 0, d_b, k, 0, &beta, d_c, m,
@@ -1034,7 +1078,9 @@ const char* blas_status_name(cublasStatus_t status) {
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));
   CHECK_BLAS(cublasSetStream(handle, stream));
-  CHECK_BLAS(cublasSetMathMode(handle, ${MATH}));
+  const cublasMath_t math_mode = ${MATH};
+  CHECK_BLAS(cublasSetMathMode(handle, math_mode));
+  const cublasOperation_t op_a = ${OP_A};
   const float alpha = 1.0f, beta = 0.0f;
 ${CALL}
   CHECK(cudaStreamSynchronize(stream));
@@ -1071,6 +1117,8 @@ ${CALL}
       {"K", str(k)},
       {"TRANSPOSE", transpose_a ? "true" : "false"},
       {"MATH", math},
+      {"COMPUTE", compute},
+      {"ALGORITHM", algorithm},
       {"CHECKED_COLUMNS", operation == "gemv" ? "1" : "n"},
       {"COPIES", operation == "gemm_batched" ? "2" : "1"}};
   c.parameters["operation"] = operation;
@@ -1201,12 +1249,32 @@ DomainCode write_driver_buffers(DomainContext& c) {
   bool memset_first = c.random.chance(0.5);
   bool async_copies = c.random.chance(0.5);
   bool device_to_device = c.random.chance(0.5);
+  bool staged = c.random.chance(0.4);        // the upload goes through cuMemAllocHost memory
+  bool context_stack = c.random.chance(0.5);  // the context is pushed and popped around the work
   double factor = c.random.pick(std::vector<double>{2, 0.5, 3, -1});
   std::string kernels = R"(
 #include <cuda.h>
 
+// The driver's codes a program names when a call fails, as a table (several codes can share a name).
+static const struct {
+  CUresult code;
+  const char* name;
+} kDriverErrors[] = {
+    {CUDA_ERROR_INVALID_VALUE, "invalid value"},     {CUDA_ERROR_OUT_OF_MEMORY, "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "not initialized"}, {CUDA_ERROR_NO_DEVICE, "no device"},
+    {CUDA_ERROR_INVALID_DEVICE, "invalid device"},   {CUDA_ERROR_INVALID_CONTEXT, "invalid context"},
+    {CUDA_ERROR_NOT_FOUND, "not found"},             {CUDA_ERROR_NOT_READY, "not ready"},
+    {CUDA_ERROR_LAUNCH_FAILED, "launch failed"},
+};
+const char* driver_error_name(CUresult code) {
+  for (const auto& entry : kDriverErrors) {
+    if (entry.code == code) return entry.name;
+  }
+  return "unlisted";
+}
 #define CHECK_DRIVER(call) do { CUresult driver_status = (call); if (driver_status != CUDA_SUCCESS) { \
-  fprintf(stderr, "CUDA driver error %d at %s:%d\n", (int)driver_status, __FILE__, __LINE__); exit(2); } } while (0)
+  fprintf(stderr, "CUDA driver error %d (%s) at %s:%d\n", (int)driver_status, driver_error_name(driver_status), \
+          __FILE__, __LINE__); exit(2); } } while (0)
 
 __global__ void scale_offset(float* data, float factor, float offset, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -1230,6 +1298,10 @@ __global__ void scale_offset(float* data, float factor, float offset, int n) {
   CUcontext context;
   CHECK_DRIVER(cuDevicePrimaryCtxRetain(&context, device));
   CHECK_DRIVER(cuCtxSetCurrent(context));
+${PUSH}
+  size_t free_memory = 0, reported_total = 0;
+  CHECK_DRIVER(cuMemGetInfo(&free_memory, &reported_total));
+  if (free_memory > reported_total) return finish(false);
   if (driver_version <= 0 || device_count < 1 || multiprocessors < 1 || max_threads < ${BLOCK} || total_memory == 0 ||
       name[0] == '\0') {
     fprintf(stderr, "implausible device report\n");
@@ -1267,17 +1339,32 @@ ${DOWNLOAD}
   CHECK_DRIVER(cuStreamDestroy(stream));
   CHECK_DRIVER(cuMemFree(buffer));
   CHECK_DRIVER(cuMemFree(copy));
+${POP}
   CHECK_DRIVER(cuDevicePrimaryCtxRelease(device));
   return finish(passed);
 )";
-  std::string upload = async_copies ? R"(  CHECK_DRIVER(cuMemcpyHtoDAsync(buffer, host.data(), n * sizeof(float), stream));)"
-                                    : R"(  CHECK_DRIVER(cuMemcpyHtoD(buffer, host.data(), n * sizeof(float)));)";
+  std::string upload = staged ? R"(  float* staging = nullptr;
+  CHECK_DRIVER(cuMemAllocHost((void**)&staging, n * sizeof(float)));
+  memcpy(staging, host.data(), n * sizeof(float));
+  CHECK_DRIVER(cuMemcpyHtoD(buffer, staging, n * sizeof(float)));
+  CHECK_DRIVER(cuMemFreeHost(staging));)"
+                       : async_copies ? R"(  CHECK_DRIVER(cuMemcpyHtoDAsync(buffer, host.data(), n * sizeof(float), stream));)"
+                                      : R"(  CHECK_DRIVER(cuMemcpyHtoD(buffer, host.data(), n * sizeof(float)));)";
   std::string source = device_to_device ? "copy" : "buffer";
   std::string download = (device_to_device ? std::string("  CHECK_DRIVER(cuMemcpyDtoD(copy, buffer, n * sizeof(float)));\n") : std::string()) +
                          (async_copies ? "  CHECK_DRIVER(cuMemcpyDtoHAsync(back.data(), " + source +
                                              ", n * sizeof(float), stream));\n  CHECK_DRIVER(cuStreamSynchronize(stream));"
                                        : "  CHECK_DRIVER(cuMemcpyDtoH(back.data(), " + source + ", n * sizeof(float)));");
   std::map<std::string, std::string> values = {
+      {"PUSH", context_stack ? R"(  CUcontext current = nullptr;
+  CHECK_DRIVER(cuCtxGetCurrent(&current));
+  if (current != context) return finish(false);
+  CHECK_DRIVER(cuCtxPushCurrent(context));)"
+                             : ""},
+      {"POP", context_stack ? R"(  CUcontext popped = nullptr;
+  CHECK_DRIVER(cuCtxPopCurrent(&popped));
+  if (popped != context) return finish(false);)"
+                            : ""},
       {"MEMSET", memset_first ? "  CHECK_DRIVER(cuMemsetD32(copy, 0, n));\n  CHECK_DRIVER(cuMemsetD8(buffer, 0, n * sizeof(float)));" : ""},
       {"UPLOAD", upload},
       {"DOWNLOAD", download},
@@ -1285,6 +1372,8 @@ ${DOWNLOAD}
       {"HOST_FACTOR", std::to_string(factor)},
       {"N", str(n)}};
   c.parameters["async"] = async_copies;
+  c.parameters["staged"] = staged;
+  c.parameters["context_stack"] = context_stack;
   c.parameters["device_to_device"] = device_to_device;
   return {c.fill(kernels, values), c.fill(main_body, values)};
 }

@@ -32,6 +32,9 @@ const std::vector<Breakage>& breakages() {
          return p["resource"] != "linear" && p["address"] == "clamp" && (p["shift"][0] != 0 || p["shift"][1] != 0);
        },
        "cudaAddressModeClamp", "cudaAddressModeBorder"},
+      {"texture_sampling",  // normalized coordinates on all three axes of a 3D array
+       [](const json& p) { return p["resource"] == "array3d" && p["address"] == "wrap" && p["shift"][0] != 0; },
+       "cudaAddressModeWrap", "cudaAddressModeClamp"},
       {"surface_roundtrip", any, "surface, x * (int)sizeof(float), y);", "surface, 0, y);"},
       {"stream_pipeline", [](const json& p) { return p["host_function"] == true; },
        "cudaLaunchHostFunc(consumer, chunk_done, &finished)", "cudaSuccess"},
@@ -39,7 +42,7 @@ const std::vector<Breakage>& breakages() {
        "cudaStreamAddCallback(consumer, chunk_done, &finished, 0)", "cudaSuccess"},
       {"graph_replay", any, "cudaGraphLaunch(instance, run_stream)", "cudaSuccess"},
       {"occupancy_sizing", any,
-       "cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_multiprocessor, weighted_square, block, 0)",
+       "cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_multiprocessor, weighted_square, block, shared_bytes)",
        "cudaSuccess"},
       {"host_memory", [](const json& p) { return p["host_memory"] == "mapped"; },
        "cudaHostGetDevicePointer((void**)&on_device, mapped, 0)", "cudaSuccess"},

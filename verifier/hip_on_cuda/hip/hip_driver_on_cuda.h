@@ -43,6 +43,8 @@ inline hipError_t hipCtxPopCurrent(hipCtx_t* context) { return hip_on_cuda_resul
 inline hipError_t hipCtxSynchronize() { return hip_on_cuda_result(cuCtxSynchronize()); }
 inline hipError_t hipCtxGetDevice(hipDevice_t* device) { return hip_on_cuda_result(cuCtxGetDevice(device)); }
 
+inline hipError_t hipMemAllocHost(void** pointer, size_t bytes) { return cudaMallocHost(pointer, bytes); }
+
 inline hipError_t hipMemcpyHtoD(hipDeviceptr_t destination, const void* source, size_t bytes) {
   return hip_on_cuda_result(cuMemcpyHtoD(hip_on_cuda_pointer(destination), source, bytes));
 }
