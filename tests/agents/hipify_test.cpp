@@ -408,6 +408,21 @@ TEST_CASE("code rewrites fix launch spacing, callbacks and tile indices, but nev
   CHECK(r.hip_source.find("meta_group") == std::string::npos);
 }
 
+TEST_CASE("a kernel passed to the function-attribute calls becomes the const void* HIP 5.2 takes, in its place") {
+  auto r = translate_cuda_to_hip(shipped_rules(),
+                                 "__global__ void k(float* p) {}\n"
+                                 "int main() {\n"
+                                 "  cudaFuncAttributes a;\n"
+                                 "  cudaFuncGetAttributes(&a, k);\n"
+                                 "  cudaFuncSetCacheConfig(k, cudaFuncCachePreferL1);\n"
+                                 "  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n}\n");
+  REQUIRE(r.ok);
+  CHECK(r.hip_source.find("hipFuncGetAttributes(&a, reinterpret_cast<const void*>(k))") != std::string::npos);
+  CHECK(r.hip_source.find("hipFuncSetCacheConfig(reinterpret_cast<const void*>(k), hipFuncCachePreferL1)") != std::string::npos);
+  CHECK(r.hip_source.find("hipFuncSetAttribute(reinterpret_cast<const void*>(k), hipFuncAttributeMaxDynamicSharedMemorySize") !=
+        std::string::npos);
+}
+
 TEST_CASE("call rewrites rebuild a call from its arguments, and printf gets integer coordinates") {
   auto r = translate_cuda_to_hip(shipped_rules(),
                                  "__global__ void k(float* out, const float* in) {\n"

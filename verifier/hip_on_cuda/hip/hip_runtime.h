@@ -59,6 +59,10 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipMemsetAsync cudaMemsetAsync
 #define hipMemcpyToSymbol cudaMemcpyToSymbol
 #define hipMemcpyFromSymbol cudaMemcpyFromSymbol
+#define hipMemcpyToSymbolAsync cudaMemcpyToSymbolAsync
+#define hipMemcpyFromSymbolAsync cudaMemcpyFromSymbolAsync
+#define hipGetSymbolAddress cudaGetSymbolAddress
+#define hipGetSymbolSize cudaGetSymbolSize
 #define hipMemGetInfo cudaMemGetInfo
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipDeviceReset cudaDeviceReset
