@@ -3,7 +3,8 @@
 // host functions, CUDA graphs (captured and built node by node), device attributes and
 // occupancy, mapped/registered/managed host memory, half and bfloat16 arithmetic, cuRAND (host
 // and device), cuSPARSE, cuBLAS, cooperative-group tiles, cache-hinted loads and stores, the
-// driver API (devices, contexts, memory, streams, events) and NVRTC with driver modules. Every API call
+// driver API (devices, contexts, memory, streams, events), NVRTC with driver modules, warp votes,
+// and the runtime's queries with symbol copies. Every API call
 // is load-bearing: the checked result depends on it (a texture's address mode decides which
 // texel a thread reads, an event orders the consumer after the producer, a graph's replay count
 // is in the sum), so a translation that drops or mistranslates it fails the program's own check.
@@ -1487,6 +1488,318 @@ ${GLOBAL}
   return {kernel_text, main_text};
 }
 
+// ---------------------------------------------------------------------------------------------
+// Warp votes: each warp's ballot of a predicate with its population count, first and last voting
+// lanes and any/all; or a per-warp stream compaction that places each kept value at its ballot
+// rank; or a neighbour exchange through shared memory fenced by __syncwarp. A share of the
+// programs adds the sm_80 reduce and match intrinsics, which HIP 5.2 lacks: their translation is
+// named unsupported (translate.unsupported.warp_*), and the CUDA program still enters the corpus.
+DomainCode write_warp_votes(DomainContext& c) {
+  int64_t n = c.pick_size({8192, 65536, 262144});
+  std::string mask = c.random.pick(std::vector<std::string>{"0xffffffffu", "0xffffffff", "__activemask()"});
+  std::string shape = c.random.pick(std::vector<std::string>{"summary", "compaction", "exchange"});
+  bool sm80 = shape == "summary" && c.random.chance(0.4);
+  int threshold = static_cast<int>(c.random.below(7)) - 2;
+  int shift = 1 + static_cast<int>(c.random.below(31));
+  std::string kernels;
+  std::string check;
+  if (shape == "summary") {
+    kernels = R"(
+__global__ void warp_votes(const int* in, unsigned* ballots, int* summary, int threshold) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int lane = threadIdx.x & 31;
+  int warp = i >> 5;
+  int v = in[i];
+  int vote = v > threshold;
+  unsigned votes = __ballot_sync(${MASK}, vote);
+  int any = __any_sync(${MASK}, vote);
+  int all = __all_sync(${MASK}, vote);
+${SM80_DEVICE}
+  if (lane == 0) {
+    ballots[warp] = votes;
+    summary[warp * 6 + 0] = __popc(votes);
+    summary[warp * 6 + 1] = __ffs((int)votes);
+    summary[warp * 6 + 2] = __clz((int)votes);
+    summary[warp * 6 + 3] = (any != 0) + 2 * (all != 0);
+${SM80_STORE}
+  }
+}
+)";
+    check = R"(  std::vector<unsigned> ballots(warps);
+  std::vector<int> summary(warps * 6);
+  unsigned* d_ballots = (unsigned*)device_alloc(warps * sizeof(unsigned));
+  int* d_summary = (int*)device_alloc(warps * 6 * sizeof(int));
+  warp_votes<<<n / ${BLOCK}, ${BLOCK}>>>(d_in, d_ballots, d_summary, threshold);
+  after_launch();
+  download(ballots.data(), d_ballots, warps * sizeof(unsigned));
+  download(summary.data(), d_summary, warps * 6 * sizeof(int));
+  long long voters = 0;
+  for (int w = 0; w < warps; ++w) {
+    unsigned want = 0;
+    int total = 0, peers = 0;
+    for (int lane = 0; lane < 32; ++lane) {
+      int v = in[w * 32 + lane];
+      if (v > threshold) want |= 1u << lane;
+      total += v;
+      peers += (v & 3) == (in[w * 32] & 3);
+    }
+    int count = 0, first = 0, leading = 32;
+    for (int lane = 0; lane < 32; ++lane) {
+      if (want >> lane & 1u) {
+        ++count;
+        if (first == 0) first = lane + 1;
+        leading = 31 - lane;
+      }
+    }
+    int flags = (count > 0) + 2 * (count == 32);
+    if (ballots[w] != want || summary[w * 6] != count || summary[w * 6 + 1] != first ||
+        summary[w * 6 + 2] != leading || summary[w * 6 + 3] != flags) passed = false;
+    if (${SM80} && (summary[w * 6 + 4] != total || summary[w * 6 + 5] != peers)) passed = false;
+    voters += count;
+  }
+  report_count("voters", voters);
+)";
+  } else if (shape == "compaction") {
+    kernels = R"(
+__global__ void warp_compact(const int* in, int* kept, int* counts, int threshold) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int lane = threadIdx.x & 31;
+  int v = in[i];
+  int vote = v > threshold;
+  unsigned votes = __ballot_sync(${MASK}, vote);
+  int rank = __popc(votes & ((1u << lane) - 1u));
+  if (vote) kept[(i >> 5) * 32 + rank] = v;
+  if (lane == 0) counts[i >> 5] = __popc(votes);
+}
+)";
+    check = R"(  std::vector<int> kept(n), counts(warps);
+  int* d_kept = (int*)device_alloc(n * sizeof(int));
+  int* d_counts = (int*)device_alloc(warps * sizeof(int));
+  warp_compact<<<n / ${BLOCK}, ${BLOCK}>>>(d_in, d_kept, d_counts, threshold);
+  after_launch();
+  download(kept.data(), d_kept, n * sizeof(int));
+  download(counts.data(), d_counts, warps * sizeof(int));
+  long long sum = 0;
+  for (int w = 0; w < warps; ++w) {
+    int slot = 0;
+    for (int lane = 0; lane < 32; ++lane) {
+      int v = in[w * 32 + lane];
+      if (v <= threshold) continue;
+      if (kept[w * 32 + slot] != v) passed = false;
+      ++slot;
+    }
+    if (counts[w] != slot) passed = false;
+    for (int j = 0; j < slot; ++j) sum += kept[w * 32 + j];
+  }
+  report_count("kept_sum", sum);
+)";
+  } else {
+    kernels = R"(
+__global__ void warp_exchange(const int* in, int* out) {
+  __shared__ int staged[${BLOCK}];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int lane = threadIdx.x & 31;
+  int v = in[i];
+  staged[threadIdx.x] = v;
+  __syncwarp(${SYNC_MASK});
+  int partner = staged[(threadIdx.x & ~31) + ((lane + ${SHIFT}) & 31)];
+  int vote = partner > v;
+  unsigned votes = __ballot_sync(${MASK}, vote);
+  out[i] = partner - v + __popc(votes);
+}
+)";
+    check = R"(  std::vector<int> out(n);
+  int* d_out = (int*)device_alloc(n * sizeof(int));
+  warp_exchange<<<n / ${BLOCK}, ${BLOCK}>>>(d_in, d_out);
+  after_launch();
+  download(out.data(), d_out, n * sizeof(int));
+  long long sum = 0;
+  for (int w = 0; w < warps; ++w) {
+    int above = 0;
+    for (int lane = 0; lane < 32; ++lane) above += in[w * 32 + ((lane + ${SHIFT}) & 31)] > in[w * 32 + lane];
+    for (int lane = 0; lane < 32; ++lane) {
+      int i = w * 32 + lane;
+      int want = in[w * 32 + ((lane + ${SHIFT}) & 31)] - in[i] + above;
+      if (out[i] != want) passed = false;
+      sum += out[i];
+    }
+  }
+  report_count("sum", sum);
+)";
+  }
+  std::string main_body = R"(  const int n = ${N}, warps = n / 32, threshold = ${THRESHOLD};
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = random_int(-4, 8);
+  int* d_in = (int*)device_alloc(n * sizeof(int));
+  upload(d_in, in.data(), n * sizeof(int));
+  bool passed = true;
+${CHECK}  return finish(passed);
+)";
+  std::map<std::string, std::string> values = {
+      {"MASK", mask},
+      {"SYNC_MASK", c.random.chance(0.5) ? "" : "0xffffffffu"},
+      {"SHIFT", str(shift)},
+      {"THRESHOLD", str(threshold)},
+      {"SM80", sm80 ? "true" : "false"},
+      {"SM80_DEVICE", sm80 ? "  int total = __reduce_add_sync(" + mask + ", v);\n  unsigned peers = __match_any_sync(" + mask +
+                                 ", v & 3);"
+                           : ""},
+      {"SM80_STORE", sm80 ? "    summary[warp * 6 + 4] = total;\n    summary[warp * 6 + 5] = __popc(peers);" : ""},
+      {"N", str(n)}};
+  values["CHECK"] = c.fill(check, values);
+  c.parameters["shape"] = shape;
+  c.parameters["mask"] = mask;
+  c.parameters["sm80"] = sm80;
+  return {c.fill(kernels, values), c.fill(main_body, values)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// What real programs ask the runtime before and after their work: driver and runtime versions,
+// free memory, the device chosen by properties or its scheduling flags, a kernel's attributes
+// and cache preference, the heap limit, a pointer's attributes; and the data moved through
+// __device__ and __constant__ symbols (cudaMemcpyToSymbol/FromSymbol, their async forms, or a
+// symbol's address). Each answer is checked or sizes the launch; each symbol feeds the result.
+DomainCode write_runtime_queries(DomainContext& c) {
+  int64_t n = c.pick_size({4096, 65536, 262144});
+  bool choose = c.random.chance(0.5);
+  bool symbol_address = c.random.chance(0.35);
+  bool async_symbols = !symbol_address && c.random.chance(0.4);
+  bool device_cache = c.random.chance(0.5);
+  double scale = c.random.pick(std::vector<double>{0.5, 2, 1.5, -1});
+  std::string kernels = R"(
+__device__ float device_scale;
+__constant__ float device_offsets[4];
+__device__ unsigned int device_positive;
+
+__global__ void scale_offset(const float* in, float* out, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    float y = in[i] * device_scale + device_offsets[i & 3];
+    out[i] = y;
+    if (y > 0.0f) atomicAdd(&device_positive, 1u);
+  }
+}
+)";
+  std::string select = choose ? R"(  cudaDeviceProp wanted;
+  memset(&wanted, 0, sizeof(wanted));
+  wanted.major = 7;
+  int device = -1;
+  CHECK(cudaChooseDevice(&device, &wanted));
+  CHECK(cudaSetDevice(device));)"
+                              : R"(  CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
+  unsigned int flags = 0;
+  CHECK(cudaGetDeviceFlags(&flags));
+  if ((flags & cudaDeviceScheduleBlockingSync) == 0) {
+    fprintf(stderr, "scheduling flags not applied: %u\n", flags);
+    return finish(false);
+  }
+  int device = 0;
+  CHECK(cudaGetDevice(&device));)";
+  std::string cache = device_cache ? "  CHECK(cudaDeviceSetCacheConfig(cudaFuncCachePreferShared));"
+                                   : "  CHECK(cudaFuncSetCacheConfig(scale_offset, cudaFuncCachePreferL1));";
+  std::string upload_symbols;
+  if (symbol_address) {
+    upload_symbols = R"(  float* scale_address = nullptr;
+  CHECK(cudaGetSymbolAddress((void**)&scale_address, device_scale));
+  CHECK(cudaMemcpy(scale_address, &scale, sizeof(float), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpyToSymbol(device_offsets, offsets, sizeof(offsets)));
+  CHECK(cudaMemcpyToSymbol(device_positive, &zero, sizeof(zero)));)";
+  } else if (async_symbols) {
+    upload_symbols = R"(  cudaStream_t stream;
+  CHECK(cudaStreamCreate(&stream));
+  CHECK(cudaMemcpyToSymbolAsync(device_scale, &scale, sizeof(float), 0, cudaMemcpyHostToDevice, stream));
+  CHECK(cudaMemcpyToSymbolAsync(device_offsets, offsets, sizeof(offsets), 0, cudaMemcpyHostToDevice, stream));
+  CHECK(cudaMemcpyToSymbolAsync(device_positive, &zero, sizeof(zero), 0, cudaMemcpyHostToDevice, stream));
+  CHECK(cudaStreamSynchronize(stream));
+  CHECK(cudaStreamDestroy(stream));)";
+  } else {
+    upload_symbols = R"(  CHECK(cudaMemcpyToSymbol(device_scale, &scale, sizeof(float)));
+  CHECK(cudaMemcpyToSymbol(device_offsets, offsets, sizeof(offsets)));
+  CHECK(cudaMemcpyToSymbol(device_positive, &zero, sizeof(zero)));)";
+  }
+  std::string main_body = R"(  const int n = ${N};
+  int driver_version = 0, runtime_version = 0;
+  CHECK(cudaDriverGetVersion(&driver_version));
+  CHECK(cudaRuntimeGetVersion(&runtime_version));
+  if (driver_version <= 0 || runtime_version <= 0) {
+    fprintf(stderr, "no versions: driver %d, runtime %d\n", driver_version, runtime_version);
+    return finish(false);
+  }
+${SELECT}
+  size_t free_bytes = 0, total_bytes = 0;
+  CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  size_t heap_bytes = 0;
+  CHECK(cudaDeviceGetLimit(&heap_bytes, cudaLimitMallocHeapSize));
+  if (free_bytes == 0 || free_bytes > total_bytes || heap_bytes == 0) {
+    fprintf(stderr, "memory info: free %zu of %zu, heap %zu\n", free_bytes, total_bytes, heap_bytes);
+    return finish(false);
+  }
+  // The buffers are processed in chunks that fit a quarter of the free memory.
+  size_t fit = free_bytes / 4 / (2 * sizeof(float));
+  int chunk = (int)(fit < (size_t)n ? fit : (size_t)n);
+  cudaFuncAttributes attributes;
+  CHECK(cudaFuncGetAttributes(&attributes, scale_offset));
+  int block = ${BLOCK} < attributes.maxThreadsPerBlock ? ${BLOCK} : attributes.maxThreadsPerBlock;
+${CACHE}
+  const float scale = ${SCALE};
+  const float offsets[4] = {${OFFSETS}};
+  const unsigned int zero = 0;
+${UPLOAD_SYMBOLS}
+  std::vector<float> in(n), out(n);
+  for (int i = 0; i < n; ++i) in[i] = (float)random_dyadic(4, 4);
+  float* d_in = (float*)device_alloc(n * sizeof(float));
+  float* d_out = (float*)device_alloc(n * sizeof(float));
+  cudaPointerAttributes where;
+  CHECK(cudaPointerGetAttributes(&where, d_out));
+  if (where.devicePointer != (void*)d_out || where.device != device) {
+    fprintf(stderr, "pointer attributes do not name the output buffer\n");
+    return finish(false);
+  }
+  upload(d_in, in.data(), n * sizeof(float));
+  for (int first = 0; first < n; first += chunk) {
+    int count = n - first < chunk ? n - first : chunk;
+    scale_offset<<<(count + block - 1) / block, block>>>(d_in + first, d_out + first, count);
+    CHECK(cudaPeekAtLastError());
+  }
+  CHECK(cudaDeviceSynchronize());
+  download(out.data(), d_out, n * sizeof(float));
+  unsigned int positive = 0;
+${DOWNLOAD_SYMBOL}
+  bool passed = true;
+  unsigned int want_positive = 0;
+  double sum = 0;
+  for (int i = 0; i < n; ++i) {
+    double want = (double)in[i] * ${HOST_SCALE} + (double)offsets[i & 3];
+    if (!close_enough((double)out[i], want, 1e-6)) passed = false;
+    want_positive += want > 0;
+    sum += (double)out[i];
+  }
+  if (positive != want_positive) passed = false;
+  report_value("mean", sum / n);
+  report_count("positive", positive);
+  return finish(passed);
+)";
+  std::vector<double> offsets;
+  for (int k = 0; k < 4; ++k) offsets.push_back(c.random.pick(std::vector<double>{0, 0.25, -0.5, 1, 0.75, -1.25}));
+  std::string offsets_text;
+  for (double offset : offsets) offsets_text += (offsets_text.empty() ? "" : ", ") + std::to_string(offset) + "f";
+  std::string download_symbol =
+      async_symbols ? R"(  CHECK(cudaMemcpyFromSymbolAsync(&positive, device_positive, sizeof(positive), 0, cudaMemcpyDeviceToHost, 0));
+  CHECK(cudaStreamSynchronize(0));)"
+                    : "  CHECK(cudaMemcpyFromSymbol(&positive, device_positive, sizeof(positive)));";
+  std::map<std::string, std::string> values = {{"SELECT", select},
+                                               {"CACHE", cache},
+                                               {"UPLOAD_SYMBOLS", upload_symbols},
+                                               {"DOWNLOAD_SYMBOL", download_symbol},
+                                               {"SCALE", std::to_string(scale) + "f"},
+                                               {"HOST_SCALE", std::to_string(scale)},
+                                               {"OFFSETS", offsets_text},
+                                               {"N", str(n)}};
+  c.parameters["choose_device"] = choose;
+  c.parameters["symbols"] = symbol_address ? "address" : async_symbols ? "async" : "copy";
+  c.parameters["device_cache"] = device_cache;
+  return {c.fill(kernels, values), c.fill(main_body, values)};
+}
+
 }  // namespace
 
 std::vector<DomainSpec> api_domains() {
@@ -1505,6 +1818,8 @@ std::vector<DomainSpec> api_domains() {
       {"streaming_hints", {"float"}, {}, {128, 256, 512}, write_streaming_hints},
       {"driver_buffers", {"float"}, {}, {128, 256}, write_driver_buffers},
       {"runtime_compiled", {"float"}, {}, {128, 256}, write_runtime_compiled},
+      {"warp_votes", {"int"}, {}, {64, 128, 256}, write_warp_votes},
+      {"runtime_queries", {"float"}, {}, {128, 256}, write_runtime_queries},
   };
 }
 

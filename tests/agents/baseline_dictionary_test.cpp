@@ -131,8 +131,8 @@ TEST_CASE("a window gives context-free and left-context candidates, slots and th
   CHECK(describe_rule(windows[0][0]) == "; => ; g ( ) ;");
 }
 
-TEST_CASE("trained on sixty generated programs, held-out programs whose every change was learned come out exactly") {
-  const std::vector<TrainingPair>& training = oracle_pairs(1, 60, true);
+TEST_CASE("trained on 120 generated programs, held-out programs whose every change was learned come out exactly") {
+  const std::vector<TrainingPair>& training = oracle_pairs(1, 120, true);
   BaselineDictionary dictionary = learn_dictionary(training);
   CHECK(dictionary.training_rows == static_cast<int64_t>(training.size()));
 
@@ -147,9 +147,9 @@ TEST_CASE("trained on sixty generated programs, held-out programs whose every ch
     if (covered) CHECK(output == pair.target);
   }
   MESSAGE("held-out: " << exact << " of " << held_out.size() << " exact; " << learned << " had every change learned");
-  // Measured: 54 training pairs (6 of the 60 programs are refused by the oracle), 90 held-out
-  // pairs, all 90 with every change learned and exact. Rarer constructs (__shfl_up_sync, seen in 2
-  // training rows) show up only in larger held-out sets: 180 of 181 exact over batch 2's first 200.
+  // A construct needs min_support training rows: with 60 programs, whether __shfl_xor_sync and
+  // cooperative groups had them depended on the domain mix (79 of 95 learned after two API domains
+  // were added); with 120, the held-out windows left unlearned are single rare calls.
   CHECK(learned >= held_out.size() * 9 / 10);
   CHECK(exact_when_learned == learned);
   CHECK(exact * 100 >= held_out.size() * 95);

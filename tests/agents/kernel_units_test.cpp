@@ -371,6 +371,9 @@ TEST_CASE("kernel units of generated programs compile alone to the program's own
   size_t kernels = 0, compiled = 0, identical = 0, identical_but_numbering = 0;
   std::vector<std::vector<UnitOutcome>> outcomes = check_programs(programs);
   for (size_t i = 0; i < programs.size(); ++i) {
+    // A program that launches with <<<...>>> defines its kernel; the host-library ones (cuBLAS, the
+    // cuRAND host API) and NVRTC's, whose kernel is a string, may have none.
+    if (contains(programs[i], "<<<")) CHECK_MESSAGE(!outcomes[i].empty(), "program " << i << " launches a kernel it has no unit for");
     for (const UnitOutcome& outcome : outcomes[i]) {
       INFO("program " << i << ", kernel " << outcome.kernel << ": " << outcome.problem);
       CHECK(outcome.identical_but_numbering);
@@ -383,5 +386,5 @@ TEST_CASE("kernel units of generated programs compile alone to the program's own
   MESSAGE(programs.size() << " programs, " << kernels << " kernels, " << compiled << " units compile alone, "
                           << identical << " with identical PTX entries, " << identical_but_numbering
                           << " identical up to the function's number in its module");
-  CHECK(kernels >= programs.size());
+  CHECK(kernels >= programs.size() / 2);
 }

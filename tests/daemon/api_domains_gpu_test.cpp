@@ -56,6 +56,12 @@ const std::vector<Breakage>& breakages() {
       {"cooperative_tiles", any, "tile.shfl_down(v, offset)", "tile.shfl_down(v, 0)"},
       {"streaming_hints", any, "(&in[i])", "(&in[0])"},
       {"driver_buffers", any, "(buffer, host.data(), n * sizeof(float)", "(copy, host.data(), n * sizeof(float)"},
+      {"warp_votes", [](const json& p) { return p["mask"] == "0xffffffffu"; }, "__ballot_sync(0xffffffffu, vote)",
+       "__ballot_sync(0xffffffffu, 1)"},
+      {"runtime_queries", [](const json& p) { return p["symbols"] != "async"; },
+       "cudaMemcpyToSymbol(device_offsets, offsets, sizeof(offsets))", "cudaSuccess"},
+      {"runtime_queries", [](const json& p) { return p["symbols"] != "async"; },
+       "cudaMemcpyFromSymbol(&positive, device_positive, sizeof(positive))", "cudaSuccess"},
       {"runtime_compiled", any, "cuLaunchKernel(function, (n + ", "cuLaunchKernel(function, 0 * (n + "},
   };
   return list;

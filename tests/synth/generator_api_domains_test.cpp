@@ -82,6 +82,14 @@ const std::map<std::string, std::vector<std::string>> kExpected = {
     {"runtime_compiled", {"nvrtcProgram", "nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcGetPTX", "nvrtcGetPTXSize",
                           "nvrtcDestroyProgram", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", "CUmodule",
                           "CUfunction", "cuModuleUnload"}},
+    {"warp_votes", {"__ballot_sync", "__any_sync", "__all_sync", "__activemask", "__syncwarp", "__popc", "__ffs", "__clz",
+                    "__reduce_add_sync", "__match_any_sync"}},
+    {"runtime_queries", {"cudaDriverGetVersion", "cudaRuntimeGetVersion", "cudaMemGetInfo", "cudaChooseDevice",
+                         "cudaSetDeviceFlags", "cudaGetDeviceFlags", "cudaDeviceScheduleBlockingSync",
+                         "cudaFuncGetAttributes", "cudaFuncAttributes", "cudaFuncSetCacheConfig", "cudaDeviceSetCacheConfig",
+                         "cudaDeviceGetLimit", "cudaLimitMallocHeapSize", "cudaPointerGetAttributes",
+                         "cudaPointerAttributes", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaMemcpyToSymbolAsync",
+                         "cudaMemcpyFromSymbolAsync", "cudaGetSymbolAddress", "cudaPeekAtLastError"}},
 };
 
 }  // namespace
