@@ -29,6 +29,7 @@
 #include "test_support/query.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
+#include "test_support/translatable_personas.h"
 #include "test_support/run_tailforge.h"
 #include "verifier/process.h"
 #include "verifier/toolchains.h"
@@ -46,7 +47,8 @@ std::string write_config(const TempDir& dir, const std::string& name, const json
                  {"eval", {{"enabled", true}, {"fraction", 1.0}}},
                  {"synth", {{"enabled", false}}},
                  {"retrain", {{"enabled", false}}},
-                 {"verifier", {{"stages", {"translate", "amd.asm"}}}}};
+                 {"verifier", {{"stages", {"translate", "amd.asm"}}}},
+                 {"generator", {{"personas_file", write_translatable_personas(dir)}}}};
   config.merge_patch(overrides);
   std::string path = dir.file(name);
   std::ofstream(path) << config.dump(2);

@@ -18,6 +18,7 @@
 #include "test_support/query.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"
+#include "test_support/translatable_personas.h"
 #include "verifier/process.h"
 
 using namespace tailforge;
@@ -36,6 +37,7 @@ struct Store {
   Store() {
     std::ofstream(config) << json{{"log_level", "warn"},
                                   {"daemon", {{"samples_per_cycle", 3}, {"progress", false}, {"compile_slots", 2}}},
+                                  {"generator", {{"personas_file", write_translatable_personas(dir)}}},
                                   {"eval", {{"fraction", 1.0}, {"endpoint_pause_seconds", 30}}},
                                   {"synth", {{"enabled", false}}},
                                   {"retrain", {{"enabled", false}}},

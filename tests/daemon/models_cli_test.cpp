@@ -16,6 +16,7 @@
 #include "test_support/query.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
+#include "test_support/translatable_personas.h"
 #include "verifier/process.h"
 #include "verifier/toolchains.h"
 
@@ -325,6 +326,7 @@ TEST_CASE("eval judges the items a model has no result for and prints its accura
   std::string config = dir.file("eval.json");
   std::ofstream(config) << json{{"log_level", "warn"},
                                 {"daemon", {{"samples_per_cycle", 3}, {"progress", false}, {"compile_slots", 2}}},
+                                {"generator", {{"personas_file", write_translatable_personas(dir)}}},
                                 {"eval", {{"fraction", 1.0}}},
                                 {"synth", {{"enabled", false}}},
                                 {"retrain", {{"enabled", false}}},
