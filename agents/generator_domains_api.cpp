@@ -801,12 +801,13 @@ ${BF16}
 
 // ---------------------------------------------------------------------------------------------
 // cuRAND: host generators filling device buffers (uniform, normal, log-normal or Poisson draws,
-// checked by their statistics), or the device API drawing per thread from curandState.
+// checked by their statistics), or the device API drawing per thread from curandState (uniform,
+// normal, or the raw bits of curand()).
 DomainCode write_random_numbers(DomainContext& c) {
   int64_t n = c.pick_size({65536, 262144, 1048576});
   bool host_api = c.random.chance(0.55);
   std::string distribution = host_api ? c.random.pick(std::vector<std::string>{"uniform", "normal", "log_normal", "poisson"})
-                                      : c.random.pick(std::vector<std::string>{"uniform", "normal"});
+                                      : c.random.pick(std::vector<std::string>{"uniform", "normal", "bits"});
   std::string generator = c.random.pick(std::vector<std::string>{"CURAND_RNG_PSEUDO_DEFAULT", "CURAND_RNG_PSEUDO_XORWOW",
                                                                  "CURAND_RNG_PSEUDO_PHILOX4_32_10", "CURAND_RNG_PSEUDO_MRG32K3A"});
   std::string state = c.random.pick(std::vector<std::string>{"curandState", "curandStatePhilox4_32_10_t"});
@@ -860,9 +861,10 @@ __global__ void draw(unsigned long long key, float* out, int n) {
     host_generate = "  CHECK_RAND(curandGeneratePoisson(generator, d_counts, n, 4.0));";
   }
   // Each distribution's mean, and a band that a correct generator lands in at this n.
-  std::string expected_mean = distribution == "uniform" ? "0.5" : distribution == "normal" ? (host_api ? "1.0" : "0.0")
+  std::string expected_mean = distribution == "uniform" || distribution == "bits" ? "0.5"
+                              : distribution == "normal"                            ? (host_api ? "1.0" : "0.0")
                               : distribution == "log_normal" ? "1.1331" : "4.0";
-  std::string band = distribution == "uniform" ? "0.02" : distribution == "poisson" ? "0.1" : "0.08";
+  std::string band = distribution == "uniform" || distribution == "bits" ? "0.02" : distribution == "poisson" ? "0.1" : "0.08";
   std::string main_body = host_api ? R"(  const int n = ${N};
   curandGenerator_t generator;
   CHECK_RAND(curandCreateGenerator(&generator, ${GENERATOR}));
@@ -894,12 +896,15 @@ ${DOWNLOAD}
   return finish(passed);
 )";
   std::string range = distribution == "uniform" ? "if (!(values[i] > 0.0 && values[i] <= 1.0)) in_range = false;"
+                      : distribution == "bits"    ? "if (!(values[i] >= 0.0 && values[i] <= 1.0)) in_range = false;"
                       : distribution == "log_normal" ? "if (!(values[i] > 0.0)) in_range = false;"
                       : distribution == "poisson" ? "if (values[i] < 0.0) in_range = false;"
                                                   : "if (values[i] != values[i]) in_range = false;";
   std::map<std::string, std::string> values = {
       {"STATE", state},
-      {"DRAW", distribution == "uniform" ? "curand_uniform(&state)" : "curand_normal(&state)"},
+      {"DRAW", distribution == "uniform" ? "curand_uniform(&state)"
+               : distribution == "bits"  ? "(float)(curand(&state) >> 16) / 65535.0f"  // the raw 32 bits, high half
+                                         : "curand_normal(&state)"},
       {"GENERATOR", generator},
       {"SEED", std::to_string(generator_key)},
       {"POISSON_BUFFER", distribution == "poisson" ? "  unsigned int* d_counts = (unsigned int*)device_alloc(n * sizeof(unsigned int));"
@@ -1658,13 +1663,16 @@ ${CHECK}  return finish(passed);
 // free memory, the device chosen by properties or its scheduling flags, a kernel's attributes
 // and cache preference, the heap limit, a pointer's attributes; and the data moved through
 // __device__ and __constant__ symbols (cudaMemcpyToSymbol/FromSymbol, their async forms, or a
-// symbol's address). Each answer is checked or sizes the launch; each symbol feeds the result.
+// symbol's address), peer access and a peer copy, and a device reset before the work. Each answer is
+// checked or sizes the launch; each symbol and the peer copy feed the result.
 DomainCode write_runtime_queries(DomainContext& c) {
   int64_t n = c.pick_size({4096, 65536, 262144});
   bool choose = c.random.chance(0.5);
   bool symbol_address = c.random.chance(0.35);
   bool async_symbols = !symbol_address && c.random.chance(0.4);
   bool device_cache = c.random.chance(0.5);
+  bool peer = c.random.chance(0.4);
+  bool reset = c.random.chance(0.5);
   double scale = c.random.pick(std::vector<double>{0.5, 2, 1.5, -1});
   std::string kernels = R"(
 __device__ float device_scale;
@@ -1725,7 +1733,7 @@ __global__ void scale_offset(const float* in, float* out, int n) {
     return finish(false);
   }
 ${SELECT}
-  size_t free_bytes = 0, total_bytes = 0;
+${RESET}  size_t free_bytes = 0, total_bytes = 0;
   CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   size_t heap_bytes = 0;
   CHECK(cudaDeviceGetLimit(&heap_bytes, cudaLimitMallocHeapSize));
@@ -1754,7 +1762,7 @@ ${UPLOAD_SYMBOLS}
     fprintf(stderr, "pointer attributes do not name the output buffer\n");
     return finish(false);
   }
-  upload(d_in, in.data(), n * sizeof(float));
+${UPLOAD_INPUT}
   for (int first = 0; first < n; first += chunk) {
     int count = n - first < chunk ? n - first : chunk;
     scale_offset<<<(count + block - 1) / block, block>>>(d_in + first, d_out + first, count);
@@ -1794,6 +1802,29 @@ ${DOWNLOAD_SYMBOL}
                                                {"HOST_SCALE", std::to_string(scale)},
                                                {"OFFSETS", offsets_text},
                                                {"N", str(n)}};
+  // The input reaches d_in by a peer copy from a staging buffer (the same device is a valid peer),
+  // after every pair of devices that can reach each other is given peer access.
+  std::string upload_input = peer ? R"(  int devices = 0;
+  CHECK(cudaGetDeviceCount(&devices));
+  for (int other = 0; other < devices; ++other) {
+    if (other == device) continue;
+    int reachable = 0;
+    CHECK(cudaDeviceCanAccessPeer(&reachable, device, other));
+    if (reachable) {
+      cudaError_t enabled = cudaDeviceEnablePeerAccess(other, 0);
+      if (enabled != cudaSuccess && enabled != cudaErrorPeerAccessAlreadyEnabled) CHECK(enabled);
+      (void)cudaGetLastError();
+    }
+  }
+  float* d_staged = (float*)device_alloc(n * sizeof(float));
+  upload(d_staged, in.data(), n * sizeof(float));
+  CHECK(cudaMemcpyPeer(d_in, device, d_staged, device, n * sizeof(float)));)"
+                                    : "  upload(d_in, in.data(), n * sizeof(float));";
+  values["UPLOAD_INPUT"] = upload_input;
+  // A reset of the chosen device before any allocation: the state an earlier user left is gone.
+  values["RESET"] = reset ? "  CHECK(cudaDeviceReset());\n" : "";
+  c.parameters["peer"] = peer;
+  c.parameters["reset"] = reset;
   c.parameters["choose_device"] = choose;
   c.parameters["symbols"] = symbol_address ? "address" : async_symbols ? "async" : "copy";
   c.parameters["device_cache"] = device_cache;

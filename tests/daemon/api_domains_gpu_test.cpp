@@ -62,6 +62,10 @@ const std::vector<Breakage>& breakages() {
        "cudaMemcpyToSymbol(device_offsets, offsets, sizeof(offsets))", "cudaSuccess"},
       {"runtime_queries", [](const json& p) { return p["symbols"] != "async"; },
        "cudaMemcpyFromSymbol(&positive, device_positive, sizeof(positive))", "cudaSuccess"},
+      {"runtime_queries", [](const json& p) { return p["peer"] == true; },
+       "cudaMemcpyPeer(d_in, device, d_staged, device, n * sizeof(float))", "cudaSuccess"},
+      {"random_numbers", [](const json& p) { return p["distribution"] == "bits"; }, "curand(&state) >> 16",
+       "curand(&state) >> 17"},
       {"runtime_compiled", any, "cuLaunchKernel(function, (n + ", "cuLaunchKernel(function, 0 * (n + "},
   };
   return list;

@@ -68,7 +68,7 @@ const std::map<std::string, std::vector<std::string>> kExpected = {
                         "__bfloat162float"}},
     {"random_numbers", {"curandGenerator_t", "curandCreateGenerator", "curandSetPseudoRandomGeneratorSeed",
                         "curandDestroyGenerator", "curandStatus_t", "CURAND_STATUS_SUCCESS", "curand_init", "curandState",
-                        "curand_uniform", "curandGenerateUniform"}},
+                        "curand_uniform", "curandGenerateUniform", "curand"}},
     {"sparse_products", {"cusparseHandle_t", "cusparseCreate", "cusparseCreateCsr", "cusparseCreateDnVec", "cusparseSpMV",
                          "cusparseSpMV_bufferSize", "cusparseDestroy", "CUSPARSE_STATUS_SUCCESS"}},
     {"blas_products", {"cublasHandle_t", "cublasCreate", "cublasDestroy", "cublasSetMathMode", "cublasSetStream",
@@ -89,7 +89,8 @@ const std::map<std::string, std::vector<std::string>> kExpected = {
                          "cudaFuncGetAttributes", "cudaFuncAttributes", "cudaFuncSetCacheConfig", "cudaDeviceSetCacheConfig",
                          "cudaDeviceGetLimit", "cudaLimitMallocHeapSize", "cudaPointerGetAttributes",
                          "cudaPointerAttributes", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaMemcpyToSymbolAsync",
-                         "cudaMemcpyFromSymbolAsync", "cudaGetSymbolAddress", "cudaPeekAtLastError"}},
+                         "cudaMemcpyFromSymbolAsync", "cudaGetSymbolAddress", "cudaPeekAtLastError", "cudaMemcpyPeer",
+                         "cudaDeviceCanAccessPeer", "cudaDeviceEnablePeerAccess", "cudaDeviceReset"}},
 };
 
 }  // namespace
