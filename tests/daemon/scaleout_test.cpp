@@ -27,6 +27,7 @@
 #include "test_support/run_tailforge.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
+#include "test_support/translatable_personas.h"
 #include "verifier/toolchains.h"
 
 using namespace tailforge;
@@ -65,6 +66,8 @@ struct Cluster {
     std::ofstream(token_file) << kToken << "\n";
     nlohmann::json config = overrides;
     config["http"]["token_file"] = token_file;
+    // The cluster's tests count verified samples of a cycle of two to four programs.
+    if (!config.contains("generator")) config["generator"]["personas_file"] = write_translatable_personas(dir);
     std::ofstream(dir.file("config.json")) << config.dump();
     daemon = spawn_in_background({TAILFORGE_BINARY, "daemon", "--db", db, "--config", dir.file("config.json"), "--cycles",
                                   std::to_string(cycles), "--listen", "127.0.0.1:" + std::to_string(port), "--no-progress"},
