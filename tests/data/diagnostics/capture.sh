@@ -165,6 +165,12 @@ cpu_cases() {
   capture bad_alloc hip_on_nvidia.run sandbox.memory_limit 20 prlimit --as=268435456 ./eaterpp
   capture nested_userns x86.run sandbox.bwrap_unavailable 20 setpriv --reuid=65534 --regid=65534 --clear-groups bwrap --ro-bind / / --unshare-user --disable-userns bwrap --ro-bind / / --unshare-user --unshare-net true
   capture bind_missing x86.run sandbox.setup_failed 20 bwrap --ro-bind / / --bind /nonexistent-tailforge-dir /work true
+
+  # --- llvm-mc's `invalid <field> value` family: one general rule, whatever the field ---
+  asm_case op_sel_value amd.asm.operand_constraint 'v_dot2_f32_f16 v0, v1, v2, v3 op_sel:[2,0]'
+  asm_case row_share_value amd.asm.operand_constraint 'v_mov_b32_dpp v0, v1 row_share:16'
+  asm_case depctr_value amd.asm.operand_constraint 's_waitcnt_depctr depctr_va_vdst(99)'
+  asm_case dpp8_width amd.asm.operand_constraint 'v_mov_b32_dpp v0, v1 dpp8:[0,1,2,3,4,5,6,9]'
 }
 
 # GPU cases: programs that fail on a real GPU with a CUDA error. Built here, run where a GPU is.
