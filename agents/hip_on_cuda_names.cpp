@@ -28,7 +28,7 @@ std::string hip_on_cuda_names_header(const HipifyRules& rules, const std::string
   std::set<std::string> written;
   for (const IdentifierRule& rule : rules.identifiers) {
     bool hip_name = rule.to.rfind("hip", 0) == 0 || rule.to.rfind("make_hip", 0) == 0;  // make_hipExtent too
-    if (!is_shim_renamed_kind(rule.kind) || rule.from == rule.to || !hip_name) continue;
+    if (!is_shim_renamed_kind(rule.kind) || rule.from == rule.to || !hip_name || !rule.header.empty()) continue;
     if (declared.count(rule.to) || !written.insert(rule.to).second) continue;
     out += "#ifndef " + rule.to + "\n#define " + rule.to + " " + rule.from + "\n#endif\n";
   }
@@ -44,7 +44,8 @@ std::string hip_on_cuda_library_names_header(const HipifyRules& rules) {
       "#pragma once\n";
   std::set<std::string> written;
   for (const IdentifierRule& rule : rules.identifiers) {
-    if (rule.kind != "random" && rule.kind != "sparse" && rule.kind != "rtc") continue;
+    // A name a compatibility header defines (hipsparseGetErrorString) is that header's on both platforms.
+    if ((rule.kind != "random" && rule.kind != "sparse" && rule.kind != "rtc") || !rule.header.empty()) continue;
     bool hip_name = rule.to.rfind("hip", 0) == 0 || rule.to.rfind("HIP", 0) == 0;
     if (rule.from == rule.to || !hip_name || !written.insert(rule.to).second) continue;
     out += "#ifndef " + rule.to + "\n#define " + rule.to + " " + rule.from + "\n#endif\n";

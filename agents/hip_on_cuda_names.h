@@ -17,7 +17,8 @@ bool is_shim_renamed_kind(const std::string& kind);
 
 // The header text: one `#ifndef hipX / #define hipX cudaX` per HIP name, the first rule winning
 // when several CUDA names map to one HIP name; names that `handwritten_shim` mentions (it
-// declares them with other signatures or defaults) are skipped.
+// declares them with other signatures or defaults) are skipped, and so are names a rule takes from
+// a compatibility header (its `header`), which defines them on both platforms.
 std::string hip_on_cuda_names_header(const HipifyRules& rules, const std::string& handwritten_shim);
 
 // The same for the libraries the shim maps back to CUDA's (hipRAND to cuRAND, hipSPARSE to

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -344,6 +345,7 @@ struct Translation {
   std::set<std::string> needed_headers;  // compatibility headers translated identifiers need
   std::set<std::string> also_headers;    // what mapped CUDA headers brought in implicitly
   std::set<std::string> included;        // every header the source includes
+  std::unordered_set<std::string> guard_targets;  // HIP header guards the directives now test
   // Lines in branches the HIP compile leaves out (#if 0, a cuBLAS guard, a CUDA version check):
   // translated where a rule applies, never a failure for what stays.
   std::vector<InactiveRegion> inactive_regions;
@@ -531,6 +533,93 @@ void translate_identifier(Translation& t, size_t begin, size_t end) {
   }
 }
 
+// The macro names a conditional directive at `at` (its '#') tests for definition: X of `#ifdef X`,
+// `#ifndef X`, and every `defined(X)` / `defined X` of an #if or #elif, with their positions; not
+// one whose value the directive also reads (`defined(CUDART_VERSION) && CUDART_VERSION >= 11000`),
+// which HIP's headers cannot answer. `end` is the directive's end (continuation lines included).
+std::vector<std::pair<size_t, size_t>> tested_macros(const std::string& code, size_t at, size_t end) {
+  std::vector<std::pair<size_t, size_t>> names;
+  std::string_view line(code.data(), end);
+  size_t word_at = line.find_first_not_of(" \t", at + 1);
+  if (word_at == std::string_view::npos) return names;
+  text::CppToken keyword = text::next_cpp_token(line, word_at);
+  if (keyword.kind != text::CppTokenKind::identifier) return names;
+  std::string_view word = line.substr(keyword.begin, keyword.end - keyword.begin);
+  bool whole = word == "ifdef" || word == "ifndef" || word == "elifdef" || word == "elifndef";
+  if (!whole && word != "if" && word != "elif") return names;
+  bool after_defined = false;
+  std::set<std::string_view> read;
+  for (size_t position = keyword.end; position < end;) {
+    text::CppToken token = text::next_cpp_token(line, position);
+    position = token.end;
+    if (token.kind != text::CppTokenKind::identifier) {
+      bool open = token.kind == text::CppTokenKind::punctuation && line[token.begin] == '(';
+      bool space = token.kind == text::CppTokenKind::whitespace || (token.kind == text::CppTokenKind::punctuation &&
+                                                                    line[token.begin] == '\\');
+      if (!open && !space) after_defined = false;
+      continue;
+    }
+    std::string_view name = line.substr(token.begin, token.end - token.begin);
+    if (whole) {
+      names.emplace_back(token.begin, token.end);
+      break;
+    }
+    if (after_defined) names.emplace_back(token.begin, token.end);
+    else if (name != "defined") read.insert(name);
+    after_defined = name == "defined";
+  }
+  std::erase_if(names, [&](const std::pair<size_t, size_t>& name) {
+    return read.count(line.substr(name.first, name.second - name.first)) > 0;
+  });
+  return names;
+}
+
+void collect_names(const std::string& code, std::unordered_set<std::string>& names);
+
+// Rewrites what conditional directives test of the CUDA headers' macros (`#ifdef
+// __DRIVER_TYPES_H__`, `#if defined(CUSPARSEAPI)`) to the guard of the HIP header that stands for
+// that CUDA header; a test of a header that has none is kept and named. A name the identifier
+// rules rename, or the file or tree defines itself, is left alone.
+void translate_guard_tests(Translation& t) {
+  if (t.rules.guard_index.empty() || t.code.find('#') == std::string::npos) return;
+  std::optional<std::unordered_set<std::string>> own;
+  for (size_t start = 0; start < t.code.size();) {
+    size_t end = t.code.find('\n', start);
+    while (end != std::string::npos && end > start && (t.code[end - 1] == '\\' ||
+                                                       (t.code[end - 1] == '\r' && end > start + 1 && t.code[end - 2] == '\\')))
+      end = t.code.find('\n', end + 1);
+    if (end == std::string::npos) end = t.code.size();
+    size_t at = t.code.find_first_not_of(" \t", start);
+    if (at < end && t.code[at] == '#') {
+      for (const auto& [begin, name_end] : tested_macros(t.code, at, end)) {
+        std::string name = t.code.substr(begin, name_end - begin);
+        auto rule = t.rules.guard_index.find(name);
+        if (rule == t.rules.guard_index.end() || t.rules.identifier_index.count(name)) continue;
+        if (!own) {
+          own.emplace();
+          collect_names(t.code, *own);
+        }
+        if (own->count(name) || (t.context.tree_names && t.context.tree_names->count(name))) continue;
+        const GuardRule& guard = t.rules.guards[rule->second];
+        int line = t.source_lines.line_of(begin);
+        if (!guard.to.empty()) {
+          t.edits.push_back({begin, name_end, guard.to});
+          t.guard_targets.insert(guard.to);
+          t.applied("guard:" + name);
+          continue;
+        }
+        std::string why = "no HIP header's guard tells that";
+        for (const HeaderRule& header : t.rules.headers)
+          if (header.from == guard.header && !header.message.empty()) why = header.message;
+        t.result.warnings.push_back("line " + std::to_string(line) + ": the test of " + name + " asks whether <" +
+                                    guard.header + "> was included, and " + why +
+                                    ": the test is kept, false in the HIP compile");
+      }
+    }
+    start = end + 1;
+  }
+}
+
 void translate_identifiers(Translation& t) {
   for (size_t at = 0; at < t.code.size();) {
     text::CppToken token = text::next_cpp_token(t.code, at);
@@ -616,6 +705,14 @@ void mark_inactive_lines(Translation& t, const std::string& translated) {
   if (code.find('#') == std::string::npos) return;
   MacroEnvironment environment = hip_environment();
   environment.maybe_names = t.context.tree_names;
+  // A HIP header's guard is defined where that header was included before, which a file alone
+  // does not tell.
+  std::unordered_set<std::string> maybe;
+  if (!t.guard_targets.empty()) {
+    if (t.context.tree_names) maybe = *t.context.tree_names;
+    maybe.insert(t.guard_targets.begin(), t.guard_targets.end());
+    environment.maybe_names = &maybe;
+  }
   t.inactive_regions = inactive_regions(code, environment);
   if (t.inactive_regions.empty()) return;
   t.inactive = inactive_lines(t.inactive_regions, line_of(code, code.size()));
@@ -672,9 +769,10 @@ std::vector<bool> conditional_directive_lines(const std::string& code) {
   return tests;
 }
 
-// A CUDA name left in compiled code that belongs to a library names the library: one issue per
-// library, at its first name.
-void note_library(Translation& t, const std::string& token, int line, std::set<std::string>& failed) {
+// A CUDA name left in compiled code gets its reason. One of a library names the library (one
+// issue per library, at its first name); one the CUDA headers declare with no HIP counterpart
+// installed is an issue of its own; any other is not in the table.
+std::string note_untranslated_name(Translation& t, const std::string& token, int line, std::set<std::string>& failed) {
   for (const LibraryRule& library : t.rules.libraries) {
     bool ours = std::any_of(library.prefixes.begin(), library.prefixes.end(),
                             [&](const std::string& prefix) { return token.compare(0, prefix.size(), prefix) == 0; });
@@ -683,8 +781,14 @@ void note_library(Translation& t, const std::string& token, int line, std::set<s
     bool named = std::any_of(t.result.issues.begin(), t.result.issues.end(),
                              [&](const TranslationIssue& issue) { return issue.category == category; });
     if (failed.insert(library.name).second && !named) t.fail("library." + library.name, token + ": " + library.message, line);
-    return;
+    return library.message;
   }
+  if (t.rules.without_hip.count(token)) {
+    std::string reason = "no HIP declaration in the installed ROCm";
+    t.fail("no_hip_declaration", token + ": " + reason, line);
+    return reason;
+  }
+  return "not in the translation table";
 }
 
 // Reports every identifier of the output that still names CUDA and is not the program's own:
@@ -719,8 +823,8 @@ void note_untranslated(Translation& t, const std::string& source, const std::str
                                     t.inactive_reason(line) + ", which the HIP compile leaves out");
       } else {
         reported.insert(token);
-        t.result.untranslated.push_back("line " + std::to_string(line) + ": " + token);
-        note_library(t, token, line, failed_libraries);
+        std::string reason = note_untranslated_name(t, token, line, failed_libraries);
+        t.result.untranslated.push_back("line " + std::to_string(line) + ": " + token + " (" + reason + ")");
       }
       break;
     }
@@ -793,8 +897,20 @@ Result<HipifyRules> load_hipify_rules(const std::string& path) {
 
 TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::string& cuda,
                                         const TranslationContext& context) {
+  // A UTF-8 byte-order mark stays first, before anything the translation puts at the top.
+  static constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (std::string_view(cuda).starts_with(kByteOrderMark)) {
+    TranslationResult result = translate_cuda_to_hip(rules, cuda.substr(kByteOrderMark.size()), context);
+    result.hip_source.insert(0, kByteOrderMark);
+    return result;
+  }
+  // Lines the translation adds end the way the file's lines do.
+  size_t first_newline = cuda.find('\n');
+  std::string newline = first_newline != std::string::npos && first_newline > 0 && cuda[first_newline - 1] == '\r'
+                            ? "\r\n" : "\n";
   Translation t{rules, context, cuda, code_view(cuda), LineIndex(cuda), {}, {}, {}, {}};
   translate_headers(t);
+  translate_guard_tests(t);
   translate_identifiers(t);
   std::string translated = apply_code_rewrites(t, apply_edits(cuda, t.edits));
   mark_inactive_lines(t, translated);
@@ -806,19 +922,19 @@ TranslationResult translate_cuda_to_hip(const HipifyRules& rules, const std::str
     // Not when the source includes it already, or its C++ form (math.h -> cmath).
     std::string cxx = "c" + header.substr(0, header.size() - (header.size() > 2 && header.ends_with(".h") ? 2 : 0));
     if (t.included.count(header) || t.included.count(cxx)) continue;
-    translated = "#include <" + header + ">\n" + translated;
+    translated = "#include <" + header + ">" + newline + translated;
     t.applied("include:" + header);
   }
   for (const std::string& header : t.needed_headers) {
     if (std::find(t.result.compat_headers.begin(), t.result.compat_headers.end(), header) != t.result.compat_headers.end())
       continue;
-    translated = "#include <" + header + ">\n" + translated;
+    translated = "#include <" + header + ">" + newline + translated;
     t.result.compat_headers.push_back(header);
     t.applied("include:" + header);
   }
   static const text::Regex hip_runtime_include(R"(#[ \t]*include[ \t]*[<"]hip/hip_runtime\.h[>"])");
   if (!text::regex_search(translated, hip_runtime_include)) {
-    translated = "#include <hip/hip_runtime.h>\n" + translated;
+    translated = "#include <hip/hip_runtime.h>" + newline + translated;
     t.applied("include:hip/hip_runtime.h");
   }
   TranslationResult& result = t.result;

@@ -31,6 +31,14 @@ struct IdentifierRule {
   std::string header;          // a compatibility header the translation then includes (e.g. tailforge_bf16.h)
 };
 
+// A macro a CUDA header defines, which code tests to learn whether that header was included
+// (`#ifdef __DRIVER_TYPES_H__`): the test is rewritten to the include guard of the HIP header that
+// stands for it (agents/header_guards.h derives these).
+struct GuardRule {
+  std::string from, to;  // to: empty where no HIP header's guard tells whether `header` was included
+  std::string header;    // the CUDA header defining `from` (cublas_api.h for CUBLAS_API_H_)
+};
+
 // A rewrite of the translated code by regular expression ($1... are its groups), for constructs
 // that are not one identifier: `<< <` launch spacing, `obj.meta_group_rank()`.
 struct CodeRewriteRule {
@@ -93,12 +101,16 @@ struct HipifyRules {
   std::string vararg_cast;
   // Identifiers left in the output that still name CUDA (cudaFoo, CUresult, curand_init, ...).
   std::vector<LibraryRule> libraries;
+  std::vector<GuardRule> guards;  // from the generated table
+  // Names the CUDA headers declare that no installed HIP header has a counterpart for (the
+  // generated table's `without_hip`): left in code, each is a translate.unsupported issue.
+  std::unordered_set<std::string> without_hip;
   std::vector<std::string> residual_pattern_texts;
   std::vector<text::Regex> residual_patterns;
 
   // Name -> index into the vectors above, built by the loader.
   std::unordered_map<std::string, size_t> identifier_index, symbol_call_index, warp_intrinsic_index,
-      call_rewrite_index;
+      call_rewrite_index, guard_index;
   // identifiers[0, handwritten_identifiers) are the file's own; the rest come from the generated
   // table its "generated_identifiers" names (agents/hipify_names.h), minus the names it has rules for.
   size_t handwritten_identifiers = 0;
@@ -131,7 +143,9 @@ struct TranslationResult {
   std::string message;   // the first issue's message, naming the line
   int line = 0;          // the first issue's line (1-based); 0 when none
   std::vector<TranslationIssue> issues;      // every issue, in line order
-  std::vector<std::string> untranslated;     // "line N: cudaFoo": CUDA identifiers left in the output
+  // "line N: cudaFoo (why)": CUDA identifiers left in the output, each with its reason (a library
+  // without a HIP counterpart here, no HIP declaration in the installed ROCm, not in the table).
+  std::vector<std::string> untranslated;
   std::vector<std::string> compat_headers;   // compatibility headers the output includes
   std::vector<std::string> applied_rules;  // "identifier:cudaMalloc", "header:cuda.h", ... first-use order
   std::vector<std::string> warnings;       // kept-but-risky constructs, e.g. a hard-coded warp size

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "agents/header_guards.h"
 #include "agents/header_names.h"
 
 namespace tailforge {
@@ -258,11 +259,37 @@ Result<HipifyTable> derive_hipify_table(const HipifyTableSources& sources) {
     if (!is_cuda_family_name(name)) continue;
     ++table.cuda_names;
     std::string to = hip_counterpart(name, *exceptions, *hip_names);
-    if (to.empty()) continue;
+    if (to.empty()) {
+      table.without_hip.push_back(name);
+      continue;
+    }
     auto kind = kinds.find(name);
     table.identifiers.push_back({name, to, kind == kinds.end() ? cuda_name_kind(name) : kind->second, ""});
   }
-  return table;  // std::set iterates in order: sorted by `from`
+  if (sources.rules_path.empty()) return table;  // std::set iterates in order: sorted by `from`
+
+  Result<HipifyRules> rules = load_hipify_rules(sources.rules_path);
+  if (!rules) return rules.error();
+  // A macro HIP declares itself, or one the identifier rules rename, needs no guard rule.
+  std::set<std::string> leave = *hip_names;
+  for (const IdentifierRule& rule : table.identifiers) leave.insert(rule.from);
+  for (const IdentifierRule& rule : rules->identifiers) leave.insert(rule.from);
+  for (const NameUnmapped& unmapped : exceptions->guards_unmapped) leave.insert(unmapped.from);
+  Result<std::vector<GuardRule>> guards =
+      derive_guard_rules({sources.cuda_include, sources.hip_includes, sources.compat_dir, rules->headers}, leave);
+  if (!guards) return guards.error();
+  table.guards = std::move(*guards);
+  for (size_t i = 0; i < exceptions->guard_renames.size(); ++i) {
+    const NameRename& rename = exceptions->guard_renames[i];
+    auto rule = std::find_if(table.guards.begin(), table.guards.end(),
+                             [&](const GuardRule& guard) { return guard.from == rename.from; });
+    std::string at = sources.exceptions_path + ": guard_renames[" + std::to_string(i) + "]";
+    if (rule == table.guards.end())
+      return make_error(at + ".from: '" + rename.from + "' is no macro the CUDA headers define unconditionally");
+    if (!hip_names->count(rename.to)) return make_error(at + ".to: '" + rename.to + "' is not declared in the HIP headers");
+    rule->to = rename.to;
+  }
+  return table;
 }
 
 }  // namespace tailforge

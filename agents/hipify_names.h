@@ -73,6 +73,11 @@ struct NameExceptions {
   std::string source_path;
   std::vector<NameRename> renames, prefix_renames;
   std::vector<NameUnmapped> unmapped;
+  // Macros of the CUDA headers whose tests are never rewritten to a HIP header's guard
+  // (agents/header_guards.h), and those rewritten to a given guard where the derivation finds none
+  // that answers exactly; both optional in the file ("guards_unmapped", "guard_renames").
+  std::vector<NameUnmapped> guards_unmapped;
+  std::vector<NameRename> guard_renames;
 };
 
 // Loads the exceptions file; errors name the file and the JSON path ("renames[3].to").
@@ -87,6 +92,10 @@ struct HipifyTableSources {
   std::string cuda_include;               // e.g. /usr/local/cuda/include
   std::vector<std::string> hip_includes;  // e.g. /usr/include
   std::string exceptions_path;            // policies/hipify_name_exceptions.json
+  // The translator's rules (their header rules pair CUDA headers with HIP ones) and the folder of
+  // its compatibility headers: the guard rules come from them. Empty: the table has no guards.
+  std::string rules_path;                 // policies/hipify_rules.json
+  std::string compat_dir;                 // verifier/hip_compat
 };
 
 struct HipifyTable {
@@ -94,6 +103,8 @@ struct HipifyTable {
   std::string cuda_version, hip_version;
   std::vector<std::string> hip_libraries;         // hip_header_libraries(sources.hip_includes)
   std::vector<IdentifierRule> identifiers;        // sorted by `from`
+  std::vector<std::string> without_hip;           // CUDA-family names with no HIP counterpart, sorted
+  std::vector<GuardRule> guards;                  // agents/header_guards.h, sorted by `from`
   size_t cuda_names = 0;                          // names of the CUDA families the CUDA headers declare
   std::vector<std::string> renames_not_declared;  // exceptions naming CUDA names these headers lack
 };
@@ -103,15 +114,16 @@ struct HipifyTable {
 Result<HipifyTable> derive_hipify_table(const HipifyTableSources& sources);
 
 // The text of hipify_names.json: a comment, generated_from (the include folders, the CUDA and HIP
-// versions, the HIP header libraries, the exceptions file's name) and one identifier per line;
-// equal tables, equal bytes.
+// versions, the HIP header libraries, the exceptions file's name), one identifier per line, the
+// names without a HIP counterpart, and one guard rule per line; equal tables, equal bytes.
 std::string hipify_table_json(const HipifyTable& table);
 
 // Reads a generated table's identifiers; errors name the file and the JSON path ("identifiers[3].to").
 Result<std::vector<IdentifierRule>> load_generated_identifiers(const std::string& path);
 
 // Loads the generated table `file_name` (relative to the folder of rules.source_path), records its
-// path in rules.generated_identifiers_path and merges it as merge_generated_identifiers does.
+// path in rules.generated_identifiers_path and merges it as merge_generated_identifiers does; its
+// guard rules and names without a HIP counterpart go to rules.guards and rules.without_hip.
 Status merge_generated_table(HipifyRules& rules, const std::string& file_name);
 
 // Appends the generated identifiers to `rules` (hipify_rules.json's own already loaded and indexed),

@@ -432,10 +432,13 @@ std::vector<CommandSpec> code_commands() {
      1, command_translate},
     {"hipify-table", "",
      "derive the translator's CUDA->HIP identifier table from the installed CUDA and HIP headers (name rules "
-     "plus policies/hipify_name_exceptions.json) and write it; rerun after installing another CUDA or ROCm",
+     "plus policies/hipify_name_exceptions.json), the names with no HIP counterpart, and the CUDA header guards "
+     "each HIP header's guard stands for; write it; rerun after installing another CUDA or ROCm",
      {{"--cuda-include", true, "CUDA headers (default: $CUDA_HOME/include, else /usr/local/cuda/include)"},
       {"--hip-include", true, "a folder holding hip/ (and hiprand/, rocrand/, hipsparse/); repeatable (default /usr/include)"},
       {"--exceptions", true, "the reviewed exceptions (default policies/hipify_name_exceptions.json)"},
+      {"--rules", true, "the translator's rules, whose header rules pair CUDA headers with HIP ones for the "
+                        "guard table (default policies/hipify_rules.json)"},
       {"--out", true, "the table to write (default policies/hipify_names.json, which hipify_rules.json names)"}},
      0, command_hipify_table},
     {"api-prior", "",

@@ -17,6 +17,8 @@ int command_hipify_table(const CommandLine& args) {
   sources.hip_includes = args.get_all("--hip-include");
   if (sources.hip_includes.empty()) sources.hip_includes = {"/usr/include"};
   sources.exceptions_path = args.get("--exceptions", data_path("policies/hipify_name_exceptions.json"));
+  sources.rules_path = args.get("--rules", data_path("policies/hipify_rules.json"));
+  sources.compat_dir = data_path("verifier/hip_compat");
   return run_hipify_table_command(sources, args.get("--out", data_path("policies/hipify_names.json")), std::cout,
                                   std::cerr);
 }

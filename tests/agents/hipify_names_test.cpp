@@ -368,9 +368,9 @@ TEST_CASE("tailforge hipify-table reproduces the checked-in policies/hipify_name
   TempDir dir;
   std::string exceptions = TAILFORGE_SOURCE_DIR "/policies/hipify_name_exceptions.json";
   std::ostringstream out, err;
-  REQUIRE_MESSAGE(
-      run_hipify_table_command({cuda_include, hip_includes, exceptions}, dir.file("in_process.json"), out, err) == 0,
-      err.str());
+  HipifyTableSources sources{cuda_include, hip_includes, exceptions, TAILFORGE_SOURCE_DIR "/policies/hipify_rules.json",
+                             TAILFORGE_SOURCE_DIR "/verifier/hip_compat"};
+  REQUIRE_MESSAGE(run_hipify_table_command(sources, dir.file("in_process.json"), out, err) == 0, err.str());
   CHECK_MESSAGE(read_text(dir.file("in_process.json")) == shipped,
                 "policies/hipify_names.json is out of step with the generator; regenerate it with "
                 "`tailforge hipify-table --out policies/hipify_names.json`, then the shim (hip_on_cuda_names_test)");

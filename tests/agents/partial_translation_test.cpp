@@ -214,3 +214,131 @@ TEST_CASE("a library this ROCm lacks is named in the category; cuSPARSE becomes 
   ProcessResult compiled = compile_for_gfx1100(dir.file("sparse.hip"), {});
   CHECK_MESSAGE(compiled.exit_code == 0, compiled.stderr_text.substr(0, 4000));
 }
+
+// ---------------------------------------------------------------- helper headers and library glue
+
+namespace {
+
+// A tree the way people's collections write one: a helper header that defines its macros only
+// when CUDA's own headers were included (their include guards and API macros), a program using
+// them with the make_cuda* helpers and a cache config on a template kernel, and a file saved with
+// a byte-order mark and Windows line ends.
+void make_glue_tree(const fs::path& root) {
+  write_tree_file((root / "inc/glue_helpers.h").string(),
+                  "#pragma once\n#include <cstdio>\n#include <cstdlib>\n"
+                  "#ifdef __DRIVER_TYPES_H__\n"
+                  "#define checkCuda(val) glue_check((val), #val, __FILE__, __LINE__)\n"
+                  "template <typename T> void glue_check(T result, const char* what, const char* file, int line) {\n"
+                  "  if (result) { std::fprintf(stderr, \"%s:%d: %s\\n\", file, line, what); std::exit(1); }\n}\n"
+                  "#endif\n"
+                  "#if defined(CUDART_VERSION)\n#define lastCudaError() checkCuda(cudaGetLastError())\n#endif\n"
+                  "#ifdef __cuda_cuda_h__\n"
+                  "static const char* glueName(CUresult r) { const char* s = nullptr; cuGetErrorName(r, &s); return s; }\n"
+                  "#endif\n"
+                  "#ifdef CUSPARSEAPI\n"
+                  "#define checkSparse(x) do { cusparseStatus_t s_ = (x); if (s_ != CUSPARSE_STATUS_SUCCESS) "
+                  "{ std::printf(\"%s\\n\", cusparseGetErrorString(s_)); std::exit(2); } } while (0)\n"
+                  "#endif\n"
+                  "#ifdef _CUFFT_H_\n#define checkFft(x) (x)\n#endif\n");
+  write_tree_file((root / "apps/volume.cu").string(),
+                  "#include <cuda_runtime.h>\n#include <cusparse.h>\n#include \"../inc/glue_helpers.h\"\n"
+                  "template <int N> __global__ void scaled(float* x) { x[threadIdx.x] *= N; }\n"
+                  "int main() {\n"
+                  "  cudaExtent extent = make_cudaExtent(4 * sizeof(float), 4, 4);\n"
+                  "  cudaPitchedPtr volume; checkCuda(cudaMalloc3D(&volume, extent));\n"
+                  "  cudaPos origin = make_cudaPos(0, 0, 0); (void)origin;\n"
+                  "  checkCuda(cudaFuncSetCacheConfig(scaled<2>, cudaFuncCachePreferL1));\n"
+                  "  cudaFuncAttributes attributes; checkCuda(cudaFuncGetAttributes(&attributes, scaled<3>));\n"
+                  "  scaled<2><<<1, 4>>>(static_cast<float*>(volume.ptr)); lastCudaError();\n"
+                  "  cusparseHandle_t handle; checkSparse(cusparseCreate(&handle)); cusparseDestroy(handle);\n"
+                  "  checkCuda(cudaFree(volume.ptr)); return 0;\n}\n");
+  write_tree_file((root / "apps/windows.cu").string(),
+                  "\xEF\xBB\xBF#include <cuda_runtime.h>\r\n#include \"../inc/glue_helpers.h\"\r\n"
+                  "__global__ void fill(int* p) { p[threadIdx.x] = 7; }\r\n"
+                  "int main() { int* d; checkCuda(cudaMalloc(&d, 64)); fill<<<1, 16>>>(d); lastCudaError();\r\n"
+                  "  checkCuda(cudaDeviceSynchronize()); return 0; }\r\n");
+}
+
+}  // namespace
+
+TEST_CASE("a helper header gating its macros on CUDA's header guards compiles for gfx1100 after translate --tree") {
+  TempDir dir;
+  fs::path source = dir.file("src"), out = dir.file("out");
+  make_glue_tree(source);
+  TreeTranslateOptions options;
+  options.compat_dir = std::string(TAILFORGE_SOURCE_DIR) + "/verifier/hip_compat";
+  Result<TreeTranslation> tree = translate_tree(rules(), source.string(), out.string(), options);
+  REQUIRE_MESSAGE(tree.ok(), tree.message());
+  for (const TreeFileReport& file : tree->files) {
+    CAPTURE(file.path);
+    CHECK(file.ok);
+    CHECK(file.untranslated.empty());
+  }
+  std::string helper = read(out / "inc/glue_helpers.h");
+  // The runtime's guard and version macro become the HIP runtime headers' guards; cuSPARSE's API
+  // macro hipSPARSE's guard. cuda.h's guard has no exact HIP answer (cuda_runtime.h becomes
+  // hip_runtime.h too) and cuFFT has no HIP header here: both tests stay, false under HIP.
+  CHECK(helper.find("#ifdef HIP_INCLUDE_HIP_DRIVER_TYPES_H\n") != std::string::npos);
+  CHECK(helper.find("#if defined(HIP_INCLUDE_HIP_HIP_RUNTIME_API_H)\n") != std::string::npos);
+  CHECK(helper.find("#ifdef _HIPSPARSE_H_\n") != std::string::npos);
+  CHECK(helper.find("#ifdef __cuda_cuda_h__\n") != std::string::npos);
+  CHECK(helper.find("#ifdef _CUFFT_H_\n") != std::string::npos);
+  CHECK(helper.find("hipsparseGetErrorString(s_)") != std::string::npos);
+  std::string volume = read(out / "apps/volume.cu");
+  CHECK(volume.find("make_hipExtent(4 * sizeof(float), 4, 4)") != std::string::npos);
+  CHECK(volume.find("make_hipPos(0, 0, 0)") != std::string::npos);
+  CHECK(volume.find("hipFuncSetCacheConfig(reinterpret_cast<const void*>(scaled<2>), hipFuncCachePreferL1)") !=
+        std::string::npos);
+  // The byte-order mark stays first and every line keeps its Windows ending, added lines too.
+  std::string windows = read(out / "apps/windows.cu");
+  CHECK(windows.rfind("\xEF\xBB\xBF#include <", 0) == 0);
+  CHECK(windows.find("#include <hip/hip_runtime.h>\r\n") != std::string::npos);
+  size_t bare = 0;
+  for (size_t at = windows.find('\n'); at != std::string::npos; at = windows.find('\n', at + 1))
+    bare += at == 0 || windows[at - 1] != '\r';
+  CHECK(bare == 0);
+  if (!have_hipcc() || !fs::exists("/usr/include/hipsparse/hipsparse.h")) {
+    MESSAGE("skipped: compiling for gfx1100: hipcc or hipSPARSE's headers not found");
+    return;
+  }
+  for (const char* program : {"apps/volume.cu", "apps/windows.cu"}) {
+    CAPTURE(program);
+    ProcessResult compiled = compile_for_gfx1100(out / program, {out.string()});  // the tree's own root only
+    CHECK_MESSAGE(compiled.exit_code == 0, compiled.stderr_text.substr(0, 4000));
+  }
+}
+
+TEST_CASE("every CUDA name left in code says why: a library, no HIP declaration installed, or not in the table") {
+  TranslationResult r = translate_cuda_to_hip(
+      rules(), "#include <cuda.h>\n#include <cufft.h>\n"
+               "int main() { CUresult e = CUDA_SUCCESS; const char* s = nullptr; cuGetErrorName(e, &s);\n"
+               "  cufftHandle plan; cudaFrobnicateWidgets(0);\n"
+               "#if CUDART_VERSION >= 99000\n  cudaFrobnicateGadgets(1);\n#endif\n  return 0; }\n");
+  std::string left;
+  for (const std::string& name : r.untranslated) left += name + "\n";
+  CAPTURE(left);
+  CHECK(left.find("line 3: cuGetErrorName (no HIP declaration in the installed ROCm)") != std::string::npos);
+  CHECK(left.find("line 4: cufftHandle (a cuFFT name: hipFFT is not packaged in Debian 12)") != std::string::npos);
+  CHECK(left.find("line 4: cudaFrobnicateWidgets (not in the translation table)") != std::string::npos);
+  std::string categories;
+  for (const TranslationIssue& issue : r.issues) categories += issue.category + "\n";
+  CHECK(categories.find("translate.unsupported.no_hip_declaration") != std::string::npos);
+  CHECK(categories.find("translate.unsupported.library.cufft") != std::string::npos);
+  std::string warnings;
+  for (const std::string& warning : r.warnings) warnings += warning + "\n";
+  CHECK(warnings.find("cudaFrobnicateGadgets kept, in #if CUDART_VERSION >= 99000 at line 5") != std::string::npos);
+}
+
+TEST_CASE("a guard test is rewritten only where it asks about inclusion alone") {
+  TranslationResult r = translate_cuda_to_hip(
+      rules(), "#include <cusparse.h>\n"
+               "#if defined(CUDART_VERSION) && CUDART_VERSION >= 11000\nint modern;\n#endif\n"
+               "#if defined(CUSPARSEAPI) || defined __DRIVER_TYPES_H__\nint sparse;\n#endif\n"
+               "#ifndef CUSPARSE_H_\n#error no cusparse\n#endif\n");
+  CHECK(r.hip_source.find("#if defined(CUDART_VERSION) && CUDART_VERSION >= 11000\n") != std::string::npos);
+  CHECK(r.hip_source.find("#if defined(_HIPSPARSE_H_) || defined HIP_INCLUDE_HIP_DRIVER_TYPES_H\n") != std::string::npos);
+  CHECK(r.hip_source.find("#ifndef _HIPSPARSE_H_\n") != std::string::npos);
+  // A file that defines the macro itself tests its own definition.
+  TranslationResult own = translate_cuda_to_hip(rules(), "#define CUSPARSEAPI\n#ifdef CUSPARSEAPI\nint x;\n#endif\n");
+  CHECK(own.hip_source.find("#ifdef CUSPARSEAPI\n") != std::string::npos);
+}

@@ -3,6 +3,8 @@
 // Values are 16-bit patterns; arithmetic is done in float and rounded back to nearest-even, as
 // CUDA's bf16 operators do on hardware without native bf16 arithmetic.
 #pragma once
+#ifndef TAILFORGE_BF16_H
+#define TAILFORGE_BF16_H
 
 #include <hip/hip_runtime.h>
 
@@ -69,3 +71,5 @@ typedef __nv_bfloat16 __hip_bfloat16;
 typedef __nv_bfloat162 __hip_bfloat162;
 typedef __nv_bfloat16_raw __hip_bfloat16_raw;
 #endif
+
+#endif  // TAILFORGE_BF16_H

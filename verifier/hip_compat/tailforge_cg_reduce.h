@@ -1,6 +1,8 @@
 // cooperative_groups::reduce for HIP 5.2, which has thread-block tiles but no reduce: a butterfly
 // over the tile with shfl_xor, so every lane gets the result (as CUDA's cg::reduce returns it).
 #pragma once
+#ifndef TAILFORGE_CG_REDUCE_H
+#define TAILFORGE_CG_REDUCE_H
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
 #include <hip/hip_cooperative_groups.h>
@@ -37,3 +39,5 @@ __device__ T reduce(const Tile& tile, T value, Op op) {
 #else
 #include <cooperative_groups/reduce.h>
 #endif
+
+#endif  // TAILFORGE_CG_REDUCE_H

@@ -1,6 +1,8 @@
 // The CUDA samples' helper_math.h for HIP: HIP's vector types already have the arithmetic
 // operators it adds, so this keeps the functions: dot, length, normalize, clamp, lerp.
 #pragma once
+#ifndef TAILFORGE_HELPER_MATH_H
+#define TAILFORGE_HELPER_MATH_H
 
 #include <hip/hip_runtime.h>
 
@@ -22,3 +24,5 @@ inline __host__ __device__ Vector normalize(Vector v) { return v * (1.0f / sqrtf
 inline __host__ __device__ float3 cross(float3 a, float3 b) {
   return make_float3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
 }
+
+#endif  // TAILFORGE_HELPER_MATH_H

@@ -2,6 +2,8 @@
 // for HIP: error checks that name the failing call and exit, device selection, and the sdk*Timer
 // stopwatch. Used when a translated tree includes those headers without carrying them.
 #pragma once
+#ifndef TAILFORGE_SAMPLES_HELPERS_H
+#define TAILFORGE_SAMPLES_HELPERS_H
 
 #include <hip/hip_runtime.h>
 
@@ -96,3 +98,5 @@ inline bool sdkResetTimer(StopWatchInterface** timer) {
 }
 inline float sdkGetTimerValue(StopWatchInterface** timer) { return *timer ? (*timer)->getTime() : 0.0f; }
 inline float sdkGetAverageTimerValue(StopWatchInterface** timer) { return *timer ? (*timer)->getAverageTime() : 0.0f; }
+
+#endif  // TAILFORGE_SAMPLES_HELPERS_H
