@@ -41,8 +41,9 @@ struct TailThresholds {
   double yield_excess_ratio = 1.5;        // failure rate over the track's overall rate
   int64_t model_min_evaluated = 5;
   double model_min_failure_rate = 0.3;
-  // A feature or domain is a model-failure tail only when the model fails its items this many
-  // times more often than all items: what goes with the failures, not what is merely common.
+  // A feature, domain or API family is a model-failure tail only when the model fails its items
+  // this many times more often than all items, or gets them right this many times less often:
+  // what goes with the failures, not what is merely common.
   double model_excess_ratio = 1.5;
   // A model's failures outrank the corpus's gaps: they are what the loop retrains for.
   std::map<std::string, double> signal_weights = {

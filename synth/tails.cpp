@@ -79,8 +79,16 @@ void add_yield_tails(const SynthPolicy& policy, const std::string& dimension,
   }
 }
 
-// Signal (c): what the model under test fails. A feature or domain counts when its items fail
-// well above the model's overall rate; a category always stands for itself.
+// Whether a value's items fail well above the model's overall rate: `ratio` times as often, or,
+// where the model fails nearly everything and no rate can be that much higher, right `ratio`
+// times less often (0 of 11 texture items right stands out when 10% of all items are right;
+// nothing stands out when the model gets nothing right).
+bool fails_well_above(double rate, double overall, double ratio) {
+  return rate >= overall * ratio || (1.0 - rate) * ratio < 1.0 - overall;
+}
+
+// Signal (c): what the model under test fails. A feature, domain or API family counts when its
+// items fail well above the model's overall rate; a category always stands for itself.
 Status add_model_tails(Database& db, const SynthPolicy& policy, std::vector<TailEntry>& out) {
   Result<UnderTest> tested = model_under_test(db, policy.model_under_test, policy.track);
   if (!tested) return tested.error();
@@ -101,7 +109,7 @@ Status add_model_tails(Database& db, const SynthPolicy& policy, std::vector<Tail
     if (rate < policy.tails.model_min_failure_rate) continue;
     size_t colon = key.find(':');
     std::string dimension = key.substr(0, colon);
-    if (dimension != "category" && rate < overall * policy.tails.model_excess_ratio) continue;
+    if (dimension != "category" && !fails_well_above(rate, overall, policy.tails.model_excess_ratio)) continue;
     out.push_back(make_entry(policy, dimension, key.substr(colon + 1), "model_failure", rate,
                              {{"model_id", model_id}, {"evaluated", c.evaluated}, {"failed", c.failed},
                               {"failure_rate", rate}, {"model_failure_rate", overall}}));

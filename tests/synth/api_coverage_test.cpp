@@ -445,4 +445,38 @@ TEST_CASE("the evaluation set spans the API families and imported trees, a famil
   CHECK(std::any_of(tails.begin(), tails.end(), [](const TailEntry& e) {
     return e.dimension == "api_family" && e.name == "event" && e.signal == "model_failure";
   }));
+
+  // A model right on one item only: no family can fail 1.5 times as often as all items, yet the
+  // families it never gets right stand out against the one it does, and that one does not.
+  ModelRecord weak;
+  weak.name = "learner-weak";
+  int64_t weak_id = insert_model(s.db, weak).value();
+  std::string right_one;
+  families = eval_item_api_families(s.db, "cuda2hip").value();
+  for (const EvalItem& item : items) {
+    const std::set<std::string>& uses = families[item.sample_id];
+    if (right_one.empty() && uses.count("memory") && !uses.count("event")) right_one = item.sample_id;
+  }
+  REQUIRE_FALSE(right_one.empty());
+  for (const EvalItem& item : items) {
+    EvaluationRecord evaluation;
+    evaluation.model_id = weak_id;
+    evaluation.sample_id = item.sample_id;
+    evaluation.track = "cuda2hip";
+    evaluation.ok = item.sample_id == right_one;
+    evaluation.status = evaluation.ok ? "ok" : "fail";
+    if (!evaluation.ok) evaluation.category = "amd.compile.undeclared_identifier";
+    evaluation.checked = "compile";
+    REQUIRE(insert_evaluation(s.db, evaluation).value());
+  }
+  s.policy.model_under_test = "learner-weak";
+  std::set<std::string> weak_families;
+  std::vector<TailEntry> weak_tails = detect_tails(s.db, s.policy).value();
+  for (const TailEntry& e : weak_tails) {
+    if (e.signal == "model_failure" && e.dimension == "api_family" && e.numbers["model_id"] == weak_id)
+      weak_families.insert(e.name);
+  }
+  CAPTURE(items.size());
+  CHECK(weak_families.count("event") == 1);
+  CHECK(weak_families.count("memory") == 0);
 }
