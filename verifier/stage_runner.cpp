@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <set>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -71,6 +72,27 @@ const StageResult* StageContext::find(const std::string& name) const {
 bool StageContext::ok(const std::string& name) const {
   const StageResult* stage = find(name);
   return stage && stage->ok();
+}
+
+std::vector<std::string> included_header_files(const std::vector<std::string>& args) {
+  static const std::set<std::string> header_extensions = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc"};
+  constexpr size_t kMaxHeaders = 4096;
+  std::vector<std::string> dirs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if ((args[i] == "-I" || args[i] == "-idirafter") && i + 1 < args.size()) dirs.push_back(args[++i]);
+    else if (args[i].size() > 2 && args[i].compare(0, 2, "-I") == 0) dirs.push_back(args[i].substr(2));
+  }
+  std::set<std::string> headers;
+  for (const std::string& dir : dirs) {
+    std::error_code error;
+    std::filesystem::recursive_directory_iterator it(dir, std::filesystem::directory_options::none, error), end;
+    for (; !error && it != end && headers.size() < kMaxHeaders; it.increment(error)) {
+      std::error_code ignored;
+      if (!it->is_regular_file(ignored) || !header_extensions.count(it->path().extension().string())) continue;
+      headers.insert(it->path().string());
+    }
+  }
+  return {headers.begin(), headers.end()};
 }
 
 std::vector<std::string> include_flags(const std::vector<std::string>& dirs) {
@@ -212,6 +234,8 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
   if (context.cache_db) {
     std::string inputs_hash;
     for (const auto& input : step.inputs) inputs_hash += sha256_hex(read_file_text(input));
+    for (const auto& header : included_header_files(step.args))
+      inputs_hash += replace_all(header, context.scratch_dir, "<scratch>") + sha256_hex(read_file_text(header));
     CompileKey compile_key{sha256_hex(inputs_hash), tool.path, tool.version_line, {}, step.target};
     for (const auto& arg : step.args) compile_key.flags.push_back(replace_all(arg, context.scratch_dir, "<scratch>"));
     compile_key.flags.insert(compile_key.flags.end(), step.key_extra.begin(), step.key_extra.end());

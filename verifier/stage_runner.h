@@ -144,6 +144,12 @@ std::string read_file_text(const std::string& path);
 // "-I dir" for each directory, in order.
 std::vector<std::string> include_flags(const std::vector<std::string>& dirs);
 
+// The headers (.h .hh .hpp .hxx .cuh .inl .inc) under the directories a tool's arguments name with
+// -I and -idirafter, sorted, at most 4096 of them: a compile depends on their content as much as
+// on the source's (a program's own header, tailforge's compatibility headers), so the compile
+// cache's key covers them.
+std::vector<std::string> included_header_files(const std::vector<std::string>& args);
+
 // The reason a link or run stage is skipped for a program without main().
 inline constexpr const char* kCompileOnlyReason = "compile stages only: the file has no main()";
 bool write_file_text(const std::string& path, const std::string& content);

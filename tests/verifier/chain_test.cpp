@@ -323,6 +323,36 @@ TEST_CASE("verifying the same file twice runs no compiler the second time") {
   std::filesystem::remove(db_path + "-shm");
 }
 
+TEST_CASE("a changed header of the program's own is no compile cache hit") {
+  if (!amd_stages_here()) return;
+  std::string dir = "/tmp/tf-verifier-header-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::string db_path = dir + "/cache.db";
+  auto write = [](const std::string& path, const std::string& text) { std::ofstream(path) << text; };
+  write(dir + "/scale.h", "#define SCALE 2.0f\n");
+  write(dir + "/scale.hip",
+        "#include <hip/hip_runtime.h>\n#include \"scale.h\"\n"
+        "__global__ void scale(float* x) { x[threadIdx.x] *= SCALE; }\n");
+  {
+    auto db = Database::open(db_path);
+    REQUIRE(db.ok());
+    ChainOptions options = test_options();
+    options.cache_db = &db.value();
+    options.include_dirs = {dir};  // as a bundle's: the program's own folder
+    ChainResult cold = verify_file(dir + "/scale.hip", options);
+    REQUIRE(status_of(cold, "amd.asm.gfx1100") == "ok");
+    ChainResult warm = verify_file(dir + "/scale.hip", options);
+    CHECK(warm.stage("amd.asm.gfx1100")->cached);
+    write(dir + "/scale.h", "#define SCALE 3.0f\n");
+    ChainResult changed = verify_file(dir + "/scale.hip", options);
+    REQUIRE(status_of(changed, "amd.asm.gfx1100") == "ok");
+    CHECK_FALSE(changed.stage("amd.asm.gfx1100")->cached);
+    CHECK(changed.stage("amd.asm.gfx1100")->artifacts.front().content !=
+          cold.stage("amd.asm.gfx1100")->artifacts.front().content);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a C program is compiled by gcc -O0, linked, run in the sandbox and checked against its expected output") {
   ChainResult result = verify_file(data_dir + "/sum_squares.c", test_options());
   CHECK(result.track == "c2x86");
