@@ -3,31 +3,15 @@
 #include <cctype>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "policies/config.h"
 #include "text/cpp_lexer.h"
 
 namespace tailforge {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The text with comments and string/char literals blanked (newlines kept), so that only code is read.
-std::string code_only(std::string_view text) {
-  std::string out(text);
-  for (size_t at = 0; at < text.size();) {
-    text::CppToken token = text::next_cpp_token(text, at);
-    at = token.end;
-    bool blank = token.kind == text::CppTokenKind::comment || token.kind == text::CppTokenKind::string_literal ||
-                 token.kind == text::CppTokenKind::char_literal;
-    if (!blank) continue;
-    for (size_t i = token.begin; i < token.end; ++i)
-      if (out[i] != '\n') out[i] = ' ';
-  }
-  return out;
-}
 
 bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -117,18 +101,10 @@ std::pair<std::string, std::string> defined_macro(const Directive& directive) {
   return {name, std::string(trim(rest))};
 }
 
-Result<std::string> read_header(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot read header '" + path.string() + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 std::string include_guard(std::string_view text) {
-  std::string code = code_only(text);
+  std::string code = text::code_view(text);
   std::vector<Directive> found = directives(code);
   size_t first = 0;
   while (first < found.size() && found[first].keyword == "pragma") ++first;
@@ -139,7 +115,7 @@ std::string include_guard(std::string_view text) {
 }
 
 std::vector<std::pair<std::string, std::string>> unconditional_macros(std::string_view text) {
-  std::string code = code_only(text);
+  std::string code = text::code_view(text);
   std::vector<Directive> found = directives(code);
   std::string guard = include_guard(text);
   // One open conditional: the macros each of its branches defined, and what it tests for absence.
@@ -218,7 +194,7 @@ class HeaderFiles {
   Result<const std::string*> text(const fs::path& path) {
     std::string key = path.lexically_normal().string();
     if (auto it = texts_.find(key); it != texts_.end()) return &it->second;
-    Result<std::string> read = read_header(path);
+    Result<std::string> read = read_text_file(path.string());
     if (!read) return read.error();
     return &texts_.emplace(key, std::move(*read)).first->second;
   }
@@ -227,27 +203,36 @@ class HeaderFiles {
   std::map<std::string, std::string> texts_;
 };
 
-// Every header reachable from `root` through #include, itself included, as normalized paths;
-// an include is looked up next to its includer when quoted, then in `folders` (the first match).
+// The existing headers `header` includes, as normalized paths: each looked up next to its
+// includer, then in `folders` (the first match).
+Result<std::vector<fs::path>> resolved_includes(HeaderFiles& files, const fs::path& header,
+                                                const std::vector<fs::path>& folders) {
+  Result<const std::string*> text = files.text(header);
+  if (!text) return text.error();
+  std::vector<fs::path> out;
+  for (const std::string& included : included_headers(**text)) {
+    std::vector<fs::path> candidates = {header.parent_path() / included};
+    for (const fs::path& folder : folders) candidates.push_back(folder / included);
+    for (const fs::path& candidate : candidates) {
+      if (!fs::is_regular_file(candidate)) continue;
+      out.push_back(candidate.lexically_normal());
+      break;
+    }
+  }
+  return out;
+}
+
+// Every header reachable from `root` through #include, itself included, as normalized paths.
 Result<std::set<std::string>> include_closure(HeaderFiles& files, const fs::path& root,
                                               const std::vector<fs::path>& folders) {
   std::set<std::string> seen = {root.lexically_normal().string()};
   std::deque<fs::path> queue = {root.lexically_normal()};
   while (!queue.empty()) {
-    fs::path header = queue.front();
+    Result<std::vector<fs::path>> included = resolved_includes(files, queue.front(), folders);
     queue.pop_front();
-    Result<const std::string*> text = files.text(header);
-    if (!text) return text.error();
-    for (const std::string& included : included_headers(**text)) {
-      std::vector<fs::path> candidates = {header.parent_path() / included};
-      for (const fs::path& folder : folders) candidates.push_back(folder / included);
-      for (const fs::path& candidate : candidates) {
-        if (!fs::is_regular_file(candidate)) continue;
-        fs::path normal = candidate.lexically_normal();
-        if (seen.insert(normal.string()).second) queue.push_back(normal);
-        break;
-      }
-    }
+    if (!included) return included.error();
+    for (const fs::path& header : *included)
+      if (seen.insert(header.string()).second) queue.push_back(header);
   }
   return seen;
 }
@@ -310,18 +295,12 @@ Result<std::vector<GuardRule>> derive_guard_rules(const GuardSources& sources, c
     while (!queue.empty()) {
       auto [header, reach] = queue.front();
       queue.pop_front();
-      Result<const std::string*> text = files.text(header);
-      if (!text) return text.error();
-      for (const std::string& included : included_headers(**text)) {
-        for (const fs::path& candidate : {header.parent_path() / included, cuda_root / included}) {
-          if (!fs::is_regular_file(candidate)) continue;
-          fs::path normal = candidate.lexically_normal();
-          if (taken.insert(normal.string()).second) {
-            owned.emplace_back(normal.string(), reach);
-            queue.emplace_back(normal, reach);
-          }
-          break;
-        }
+      Result<std::vector<fs::path>> included = resolved_includes(files, header, {cuda_root});
+      if (!included) return included.error();
+      for (const fs::path& next : *included) {
+        if (!taken.insert(next.string()).second) continue;
+        owned.emplace_back(next.string(), reach);
+        queue.emplace_back(next, reach);
       }
     }
   }

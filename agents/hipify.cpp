@@ -212,25 +212,7 @@ void load_lists(const json& root, HipifyRules& rules, std::string* error) {
 
 // ---------------------------------------------------------------- scanning source text
 
-// The source with comments, string literals and char literals blanked to spaces (newlines kept),
-// so that positions match the original and rules only ever see code. A literal's prefix (L, u8R)
-// stays; digit separators stay inside their numbers.
-std::string code_view(const std::string& s) {
-  std::string v = s;
-  for (size_t at = 0; at < s.size();) {
-    text::CppToken token = text::next_cpp_token(s, at);
-    at = token.end;
-    size_t from = token.begin;
-    if (token.kind == text::CppTokenKind::string_literal || token.kind == text::CppTokenKind::char_literal) {
-      from += token.prefix;
-    } else if (token.kind != text::CppTokenKind::comment) {
-      continue;
-    }
-    for (size_t k = from; k < token.end; ++k)
-      if (v[k] != '\n') v[k] = ' ';
-  }
-  return v;
-}
+using text::code_view;
 
 // The identifier tokens of a code view, with their positions (numbers and their suffixes skipped).
 std::vector<std::pair<size_t, std::string>> identifier_tokens(const std::string& code) {
@@ -707,12 +689,7 @@ void mark_inactive_lines(Translation& t, const std::string& translated) {
   environment.maybe_names = t.context.tree_names;
   // A HIP header's guard is defined where that header was included before, which a file alone
   // does not tell.
-  std::unordered_set<std::string> maybe;
-  if (!t.guard_targets.empty()) {
-    if (t.context.tree_names) maybe = *t.context.tree_names;
-    maybe.insert(t.guard_targets.begin(), t.guard_targets.end());
-    environment.maybe_names = &maybe;
-  }
+  for (const std::string& guard : t.guard_targets) environment.macros[guard] = MacroState{MacroState::kMaybe, std::nullopt};
   t.inactive_regions = inactive_regions(code, environment);
   if (t.inactive_regions.empty()) return;
   t.inactive = inactive_lines(t.inactive_regions, line_of(code, code.size()));

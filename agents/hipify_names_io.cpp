@@ -141,13 +141,14 @@ std::string hipify_table_json(const HipifyTable& table) {
   return text;
 }
 
-Result<std::vector<IdentifierRule>> load_generated_identifiers(const std::string& path) {
-  Result<json> root = read_json(path, "generated identifier table");
-  if (!root) return root.error();
+namespace {
+
+// The table's identifiers; errors name the file `path` it came from.
+Result<std::vector<IdentifierRule>> generated_identifiers(const json& root, const std::string& path) {
   std::string error;
   std::vector<IdentifierRule> identifiers;
   std::unordered_set<std::string> seen;
-  const json* list = array_at(*root, "identifiers", error);
+  const json* list = array_at(root, "identifiers", error);
   for (size_t i = 0; list && i < list->size() && error.empty(); ++i) {
     std::string at = where("identifiers", i);
     const json& entry = (*list)[i];
@@ -163,6 +164,14 @@ Result<std::vector<IdentifierRule>> load_generated_identifiers(const std::string
   }
   if (!error.empty()) return make_error(path + ": " + error);
   return identifiers;
+}
+
+}  // namespace
+
+Result<std::vector<IdentifierRule>> load_generated_identifiers(const std::string& path) {
+  Result<json> root = read_json(path, "generated identifier table");
+  if (!root) return root.error();
+  return generated_identifiers(*root, path);
 }
 
 size_t merge_generated_identifiers(HipifyRules& rules, const std::vector<IdentifierRule>& generated) {
@@ -186,19 +195,16 @@ size_t merge_generated_identifiers(HipifyRules& rules, const std::vector<Identif
 namespace {
 
 // The table's names without a HIP counterpart and its guard rules (both optional), into `rules`.
-Status load_generated_guards(HipifyRules& rules) {
-  const std::string& path = rules.generated_identifiers_path;
-  Result<json> root = read_json(path, "generated identifier table");
-  if (!root) return root.error();
+Status load_generated_guards(const json& root, const std::string& path, HipifyRules& rules) {
   std::string error;
-  if (auto names = root->find("without_hip"); names != root->end()) {
+  if (auto names = root.find("without_hip"); names != root.end()) {
     if (!names->is_array()) return make_error(path + ": without_hip: expected an array");
     for (const json& name : *names) {
       if (!name.is_string()) return make_error(path + ": without_hip: expected names");
       rules.without_hip.insert(name.get<std::string>());
     }
   }
-  if (auto guards = root->find("guards"); guards != root->end()) {
+  if (auto guards = root.find("guards"); guards != root.end()) {
     if (!guards->is_array()) return make_error(path + ": guards: expected an array");
     for (size_t i = 0; i < guards->size() && error.empty(); ++i) {
       std::string at = where("guards", i);
@@ -222,10 +228,13 @@ Status merge_generated_table(HipifyRules& rules, const std::string& file_name) {
   if (file_name.empty()) return make_error("expected a file name");
   std::filesystem::path folder = std::filesystem::path(rules.source_path).parent_path();
   rules.generated_identifiers_path = (folder / file_name).lexically_normal().string();
-  Result<std::vector<IdentifierRule>> identifiers = load_generated_identifiers(rules.generated_identifiers_path);
+  const std::string& path = rules.generated_identifiers_path;
+  Result<json> root = read_json(path, "generated identifier table");
+  if (!root) return root.error();
+  Result<std::vector<IdentifierRule>> identifiers = generated_identifiers(*root, path);
   if (!identifiers) return identifiers.error();
   merge_generated_identifiers(rules, *identifiers);
-  return load_generated_guards(rules);
+  return load_generated_guards(*root, path, rules);
 }
 
 int run_hipify_table_command(const HipifyTableSources& sources, const std::string& out_path, std::ostream& out,

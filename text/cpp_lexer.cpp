@@ -136,4 +136,21 @@ CppToken next_cpp_token(std::string_view text, size_t begin) {
   return token;
 }
 
+std::string code_view(std::string_view text) {
+  std::string view(text);
+  for (size_t at = 0; at < text.size();) {
+    CppToken token = next_cpp_token(text, at);
+    at = token.end;
+    size_t from = token.begin;
+    if (token.kind == CppTokenKind::string_literal || token.kind == CppTokenKind::char_literal) {
+      from += token.prefix;
+    } else if (token.kind != CppTokenKind::comment) {
+      continue;
+    }
+    for (size_t k = from; k < token.end; ++k)
+      if (view[k] != '\n') view[k] = ' ';
+  }
+  return view;
+}
+
 }  // namespace tailforge::text

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace tailforge::text {
@@ -41,5 +42,10 @@ struct CppToken {
 // user-defined suffix ("s"sv is a string, then an identifier). Every other byte, NUL and
 // non-ASCII included, is one punctuation token.
 CppToken next_cpp_token(std::string_view text, size_t begin);
+
+// The text with comments and the bodies of string and char literals blanked to spaces, newlines
+// kept, so positions match the original and a reader sees code only. A literal's prefix (L, u8R)
+// stays; digit separators stay inside their numbers.
+std::string code_view(std::string_view text);
 
 }  // namespace tailforge::text
