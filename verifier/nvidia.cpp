@@ -394,14 +394,8 @@ void run_hip_on_nvidia_stages(StageContext& context, const std::string& hip_path
   for (const auto& flag : hip_on_nvidia_gencode_flags(context.options.sm_targets, context.toolchains)) args.push_back(flag);
   args.insert(args.end(), {hip_path, "-o", exe});
   for (const std::string& library : hip_on_nvidia_libraries(context, hip_path)) args.push_back("-l" + library);
-  // Every header of the shim decides the result (a cached build of an older shim is not reused).
-  std::vector<std::string> inputs = {hip_path};
-  std::error_code error;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(header_dir, error)) {
-    if (entry.is_regular_file(error)) inputs.push_back(entry.path().string());
-  }
-  std::sort(inputs.begin() + 1, inputs.end());
-  context.add(run_tool_stage(context, {"hip_on_nvidia.exe", "nvcc", args, inputs,
+  // The shim's headers decide the result too: the cache key covers every -I folder's headers.
+  context.add(run_tool_stage(context, {"hip_on_nvidia.exe", "nvcc", args, {hip_path},
                                        {{"executable", exe, true}}, "", {}, ""}));
   if (!stage_enabled_here(context, "hip_on_nvidia.run")) return;
   std::string reason = availability_reason(context, "hip_on_nvidia.run");
