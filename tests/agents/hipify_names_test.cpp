@@ -385,4 +385,21 @@ TEST_CASE("tailforge hipify-table reproduces the checked-in policies/hipify_name
   REQUIRE_MESSAGE(run.exit_code == 0, run.stderr_text);
   CHECK(run.stdout_text.find("wrote " + dir.file("cli.json")) != std::string::npos);
   CHECK(read_text(dir.file("cli.json")) == shipped);
+
+  // --rules names the rules whose header rules pair the headers: without the cuBLAS header rules,
+  // cuBLAS's guard maps to no HIP guard (cuSOLVER's unsupported rule still reaches it).
+  nlohmann::json rules = nlohmann::json::parse(read_text(TAILFORGE_SOURCE_DIR "/policies/hipify_rules.json"));
+  rules.erase("generated_identifiers");
+  nlohmann::json headers = nlohmann::json::array();
+  for (const nlohmann::json& header : rules["headers"])
+    if (header["from"].get<std::string>().rfind("cublas", 0) != 0) headers.push_back(header);
+  rules["headers"] = headers;
+  write_tree_file(dir.file("rules.json"), rules.dump());
+  arguments.insert(arguments.end(), {"--rules", dir.file("rules.json"), "--out", dir.file("no_blas.json")});
+  run = run_tailforge(arguments);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.stderr_text);
+  std::string without_blas = read_text(dir.file("no_blas.json"));
+  CHECK(shipped.find(R"({"from": "CUBLAS_API_H_", "to": "TAILFORGE_HIPBLAS_H")") != std::string::npos);
+  CHECK(without_blas.find(R"({"from": "CUBLAS_API_H_", "header": "cublas_api.h"})") != std::string::npos);
+  CHECK(nlohmann::json::parse(without_blas)["identifiers"] == nlohmann::json::parse(shipped)["identifiers"]);
 }
