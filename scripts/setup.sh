@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-regex-dev libcpp-httplib-dev nlohmann-json3-dev libsqlite3-dev sqlite3
   libspdlog-dev libfmt-dev doctest-dev libssl-dev libsystemd-dev
-  gcc binutils
+  gcc binutils openssl curl systemd
   clang-19 llvm-19 lld-19
   hipcc rocm-device-libs libhiprand-dev librocrand-dev libhipsparse-dev libomp-15-dev
   bubblewrap

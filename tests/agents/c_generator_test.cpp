@@ -12,6 +12,7 @@
 
 #include "test_support/temp_dir.h"
 #include "verifier/process.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -57,10 +58,7 @@ TEST_CASE("c2x86 generator: the same request gives the same function; indices ro
 }
 
 TEST_CASE("c2x86 generator: functions build as separate units with gcc -O0 and every IO case runs") {
-  if (!run({"gcc", "--version"}).succeeded()) {
-    MESSAGE("skipped: gcc not found");
-    return;
-  }
+  if (!testing::tools_here({"gcc"})) return;
   TempDir dir;
   for (uint64_t index = 0; index < 36; ++index) {
     CFunction function = generate_c_function({.seed = 11, .index = index}).value();

@@ -10,17 +10,15 @@
 #include "test_support/exebench_fixture.h"
 #include "verifier/c2x86/function_check.h"
 #include "verifier/sandbox.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
 
 using nlohmann::json;
 
-std::string missing_tools() {
-  if (!detected_toolchains().tool("gcc").found()) return "gcc not found";
-  if (Status sandbox = sandbox_self_test(SandboxOptions{}); !sandbox) return "no sandbox: " + sandbox.message();
-  return "";
-}
+// gcc and the sandbox (installed by setup.sh); a sandbox that is installed but fails fails the case.
+bool tools_here() { return testing::tools_here({"gcc"}) && testing::sandbox_here(); }
 
 }  // namespace
 
@@ -67,10 +65,7 @@ TEST_CASE("exebench: a record becomes a function, a stdin/stdout driver and IO c
 }
 
 TEST_CASE("exebench: the gcc build reproduces a record's outputs; a wrong expected output fails its IO test") {
-  if (std::string missing = missing_tools(); !missing.empty()) {
-    MESSAGE("skipped: " << missing);
-    return;
-  }
+  if (!tools_here()) return;
   VerifierOptions verifier;
   C2x86Check right = check_c_function(c_function_from_exebench(exebench_record("12")).value(), {verifier, detected_toolchains()});
   for (const StageResult& stage : right.stages) CAPTURE(stage.name + " " + stage.status + " " + stage.diagnostics);

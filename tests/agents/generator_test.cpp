@@ -11,6 +11,7 @@
 
 #include "agents/generator.h"
 #include "store/sha256.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;
@@ -257,11 +258,8 @@ TEST_CASE("a batch is written as numbered .cu files with one manifest line per f
 }
 
 TEST_CASE("a generated program of every domain compiles with the real nvcc") {
-  const char* nvcc = "/usr/local/cuda/bin/nvcc";
-  if (!fs::exists(nvcc)) {
-    MESSAGE("skipped: no nvcc at /usr/local/cuda/bin/nvcc");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
+  const std::string nvcc = testing::nvcc_path();
   fs::path dir = fresh_directory("nvcc");
   // One program per domain, device code to PTX (the front end also checks the host code);
   // full host+device builds of a whole batch are measured outside the unit tests.

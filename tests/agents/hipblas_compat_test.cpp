@@ -12,13 +12,13 @@
 #include "test_support/shipped_hipify_rules.h"
 #include "test_support/temp_dir.h"
 #include "verifier/process.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;
 
 namespace {
 
-const char* const kNvcc = "/usr/local/cuda/bin/nvcc";
 const std::string kProgram = std::string(TAILFORGE_TEST_DATA) + "/hip_compat/cublas_beyond_sgemm.cu";
 const std::string kCompatDir = std::string(TAILFORGE_SOURCE_DIR) + "/verifier/hip_compat";
 const std::string kHipOnCudaDir = std::string(TAILFORGE_SOURCE_DIR) + "/verifier/hip_on_cuda";
@@ -45,10 +45,6 @@ ProcessResult run_command(std::vector<std::string> argv, double timeout_seconds)
   return run_process(spec);
 }
 
-bool gpu_present() {
-  ProcessResult listed = run_command({"nvidia-smi", "-L"}, 30);
-  return listed.succeeded() && listed.stdout_text.find("GPU") != std::string::npos;
-}
 
 }  // namespace
 
@@ -84,14 +80,15 @@ TEST_CASE("a cuBLAS _v2 spelling translates to the name its plain spelling does"
 }
 
 TEST_CASE("the translated cuBLAS program compiles for gfx1100 with the same clang") {
-  if (run_command({"clang++-15", "--version"}, 60).exit_code != 0 || !fs::exists("/usr/include/hip")) {
-    MESSAGE("skipped: clang++-15 or the HIP headers are not installed");
+  if (!testing::tools_here({"hip_clang"})) return;
+  if (!fs::exists("/usr/include/hip")) {
+    testing::skip(testing::Missing::setup_tool, "the HIP headers are not in /usr/include/hip (hipcc installs them)");
     return;
   }
   TempDir dir;
   std::string hip = write_translation(dir);
   ProcessResult compiled =
-      run_command({"clang++-15", "-x", "hip", "-std=c++17", "--rocm-path=/usr", "--cuda-device-only", "-S", "-nogpulib",
+      run_command({detected_toolchains().tool("hip_clang").path, "-x", "hip", "-std=c++17", "--rocm-path=/usr", "--cuda-device-only", "-S", "-nogpulib",
                    "--offload-arch=gfx1100", "-I", kCompatDir, hip, "-o", dir.file("program.s")},
                   300);
   CHECK_MESSAGE(compiled.succeeded(), compiled.stderr_text);
@@ -101,24 +98,19 @@ TEST_CASE("the translated cuBLAS program compiles for gfx1100 with the same clan
 // translation compiles wherever nvcc is; with a GPU it runs, checks its own results, and prints
 // what the CUDA original prints with cuBLAS.
 TEST_CASE("the translated cuBLAS program computes cuBLAS's results on an NVIDIA GPU through HIP on NVIDIA") {
-  if (!fs::exists(kNvcc)) {
-    MESSAGE("skipped: no nvcc at " << kNvcc);
-    return;
-  }
+  if (!testing::nvcc_here()) return;
+  const std::string nvcc = testing::nvcc_path();
   TempDir dir;
   std::string hip = write_translation(dir);
   ProcessResult compiled = run_command(
-      {kNvcc, "-I", kHipOnCudaDir, "-I", kCompatDir, "-x", "cu", hip, "-o", dir.file("hip_on_nvidia")}, 300);
+      {nvcc, "-I", kHipOnCudaDir, "-I", kCompatDir, "-x", "cu", hip, "-o", dir.file("hip_on_nvidia")}, 300);
   REQUIRE_MESSAGE(compiled.succeeded(), compiled.stderr_text);
-  if (!gpu_present()) {
-    MESSAGE("skipped: no GPU (nvidia-smi -L lists none); the translation compiled but did not run");
-    return;
-  }
+  if (!testing::nvidia_gpu_here("the translation compiled but did not run")) return;
   ProcessResult translation = run_command({dir.file("hip_on_nvidia")}, 120);
   CHECK_MESSAGE(translation.succeeded(), translation.stdout_text, translation.stderr_text);
   CHECK(translation.stdout_text.find("all results right") != std::string::npos);
 
-  ProcessResult original_built = run_command({kNvcc, kProgram, "-o", dir.file("original"), "-lcublas"}, 300);
+  ProcessResult original_built = run_command({nvcc, kProgram, "-o", dir.file("original"), "-lcublas"}, 300);
   REQUIRE_MESSAGE(original_built.succeeded(), original_built.stderr_text);
   ProcessResult original = run_command({dir.file("original")}, 120);
   CHECK_MESSAGE(original.succeeded(), original.stdout_text, original.stderr_text);

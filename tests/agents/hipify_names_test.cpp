@@ -12,6 +12,7 @@
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"
 #include "verifier/stage_runner.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
@@ -276,11 +277,11 @@ TEST_CASE("the loader merges the generated table after the hand-written rules, w
 
 TEST_CASE("mapped HIP names are declared, and the table maps at least 95% of the CUDA names with a HIP counterpart") {
   if (!std::filesystem::exists(std::string(kCudaInclude) + "/cuda_runtime_api.h")) {
-    MESSAGE("skipped: no CUDA headers in " << kCudaInclude);
+    testing::skip(testing::Missing::cuda_toolkit, std::string("no CUDA headers in ") + kCudaInclude);
     return;
   }
   if (!std::filesystem::exists("/usr/include/hip/hip_runtime_api.h")) {
-    MESSAGE("skipped: no HIP headers in /usr/include/hip");
+    testing::skip(testing::Missing::setup_tool, "no HIP headers in /usr/include/hip (hipcc installs them)");
     return;
   }
   Result<HipifyRules> rules = load_hipify_rules(TAILFORGE_SOURCE_DIR "/policies/hipify_rules.json");
@@ -356,13 +357,18 @@ TEST_CASE("tailforge hipify-table reproduces the checked-in policies/hipify_name
   std::string cuda_include = from["cuda_include"].get<std::string>();
   std::vector<std::string> hip_includes = from["hip_include"].get<std::vector<std::string>>();
   if (!std::filesystem::exists(cuda_include + "/cuda_runtime_api.h")) {
-    MESSAGE("skipped: no CUDA headers in " << cuda_include);
+    testing::skip(testing::Missing::cuda_toolkit, "no CUDA headers in " + cuda_include);
     return;
   }
-  if (cuda_version(cuda_include) != from["cuda_version"] || hip_version(hip_includes) != from["hip_version"] ||
+  if (hip_version(hip_includes) != from["hip_version"] ||
       nlohmann::json(hip_header_libraries(hip_includes)) != from["hip_libraries"]) {
-    MESSAGE("skipped: the installed CUDA " << cuda_version(cuda_include) << " / HIP " << hip_version(hip_includes)
-                                           << " headers are not the ones the table was made from: " << from.dump());
+    testing::skip(testing::Missing::setup_tool, "the installed HIP " + hip_version(hip_includes) +
+                                                    " headers are not the ones the table was made from: " + from.dump());
+    return;
+  }
+  if (cuda_version(cuda_include) != from["cuda_version"]) {
+    testing::skip(testing::Missing::cuda_toolkit, "the installed CUDA " + cuda_version(cuda_include) +
+                                                      " headers are not the ones the table was made from: " + from.dump());
     return;
   }
   TempDir dir;
@@ -374,10 +380,7 @@ TEST_CASE("tailforge hipify-table reproduces the checked-in policies/hipify_name
   CHECK_MESSAGE(read_text(dir.file("in_process.json")) == shipped,
                 "policies/hipify_names.json is out of step with the generator; regenerate it with "
                 "`tailforge hipify-table --out policies/hipify_names.json`, then the shim (hip_on_cuda_names_test)");
-  if (!std::filesystem::exists(TAILFORGE_BINARY)) {
-    MESSAGE("tailforge binary not built: the command line was not run");
-    return;
-  }
+  REQUIRE_MESSAGE(std::filesystem::exists(TAILFORGE_BINARY), "the tailforge binary is built before the tests");
   std::vector<std::string> arguments = {"hipify-table", "--cuda-include", cuda_include,        "--exceptions",
                                         exceptions,     "--out",          dir.file("cli.json")};
   for (const std::string& include : hip_includes) arguments.insert(arguments.end(), {"--hip-include", include});

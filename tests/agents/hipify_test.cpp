@@ -10,6 +10,8 @@
 #include <regex>
 #include <sstream>
 
+#include "test_support/tools_here.h"
+
 using namespace tailforge;
 
 #ifndef TAILFORGE_SOURCE_DIR
@@ -116,7 +118,7 @@ TEST_CASE("every identifier rule renames its identifier at word boundaries") {
 
 TEST_CASE("every target name of a renaming rule exists in the HIP 5.2 headers") {
   if (!std::filesystem::exists("/usr/include/hip/hip_runtime_api.h")) {
-    MESSAGE("skipped: HIP headers not installed");
+    testing::skip(testing::Missing::setup_tool, "HIP headers not installed (hipcc installs them)");
     return;
   }
   // HIP itself, hipRAND (Debian's libhiprand-dev), and tailforge's own compatibility headers.
@@ -130,7 +132,7 @@ TEST_CASE("every target name of a renaming rule exists in the HIP 5.2 headers") 
     }
   }
   if (!std::filesystem::exists("/usr/include/hiprand/hiprand.h")) {
-    MESSAGE("skipped: hipRAND headers not installed (libhiprand-dev)");
+    testing::skip(testing::Missing::setup_tool, "hipRAND headers not installed (libhiprand-dev)");
     return;
   }
   const HipifyRules& rules = shipped_rules();
@@ -324,10 +326,7 @@ TEST_CASE("translate prints HIP, and exits 1 naming a construct it left, with it
 
 // gfx90a, not gfx1100: hipcc 5.2 here lacks the gfx1100 device-library bitcode (the verifier handles it).
 TEST_CASE("a translated CUDA program compiles to AMDGPU device assembly with hipcc") {
-  if (std::system("command -v hipcc >/dev/null 2>&1") != 0) {
-    MESSAGE("skipped: hipcc not installed");
-    return;
-  }
+  if (!testing::tools_here({"hipcc"})) return;
   std::string cuda = R"(#include <cstdio>
 #include <cuda_runtime.h>
 #define FULL_MASK 0xffffffff
@@ -487,8 +486,9 @@ TEST_CASE("library headers map to HIP or to tailforge's compatibility headers, u
 }
 
 TEST_CASE("programs using the compatibility headers compile for gfx1100 with the same clang") {
-  if (std::system("command -v clang++-15 > /dev/null 2>&1") != 0 || !std::filesystem::exists("/usr/include/hip")) {
-    MESSAGE("skipped: clang++-15 or the HIP headers are not installed");
+  if (!testing::tools_here({"hip_clang"})) return;
+  if (!std::filesystem::exists("/usr/include/hip")) {
+    testing::skip(testing::Missing::setup_tool, "the HIP headers are not in /usr/include/hip (hipcc installs them)");
     return;
   }
   std::string cuda =
@@ -515,7 +515,7 @@ TEST_CASE("programs using the compatibility headers compile for gfx1100 with the
   CHECK(r.untranslated.empty());
   auto dir = temp_dir("compat");
   std::string hip = write_file(dir / "program.hip", r.hip_source);
-  std::string command = "timeout 300 clang++-15 -x hip -std=c++17 --rocm-path=/usr --cuda-device-only -S -nogpulib "
+  std::string command = "timeout 300 '" + detected_toolchains().tool("hip_clang").path + "' -x hip -std=c++17 --rocm-path=/usr --cuda-device-only -S -nogpulib "
                         "--offload-arch=gfx1100 -I " TAILFORGE_SOURCE_DIR "/verifier/hip_compat " + hip +
                         " -o " + (dir / "program.s").string() + " 2> " + (dir / "errors.txt").string();
   int status = std::system(command.c_str());

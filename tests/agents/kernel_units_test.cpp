@@ -19,21 +19,21 @@
 #include "test_support/temp_dir.h"
 #include "verifier/nvidia.h"
 #include "verifier/process.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
 namespace {
 
-const char* const kNvcc = "/usr/local/cuda/bin/nvcc";
-
-bool nvcc_available() { return std::filesystem::exists(kNvcc); }
+// The machine's nvcc, found as the product finds it; a case without it records its skip.
+bool nvcc_available() { return testing::nvcc_here(); }
 
 // PTX of `source` by `nvcc -ptx -arch=sm_90`, or the compiler's message.
 Result<std::string> compile_to_ptx(const std::string& source) {
   TempDir dir;
   write_tree_file(dir.file("program.cu"), source);
   ProcessSpec spec;
-  spec.argv = {kNvcc, "-ptx", "-arch=sm_90", "-o", dir.file("program.ptx"), dir.file("program.cu")};
+  spec.argv = {testing::nvcc_path(), "-ptx", "-arch=sm_90", "-o", dir.file("program.ptx"), dir.file("program.cu")};
   spec.timeout_seconds = 120;
   ProcessResult result = run_process(spec);
   if (!result.succeeded()) return make_error("nvcc: " + result.stderr_text);
@@ -161,10 +161,7 @@ std::vector<std::vector<UnitOutcome>> check_programs(const std::vector<std::stri
 // Each unit compiles; its entries equal the program's, exactly when `exact`, else up to numbering.
 // Skipped, with a message, without nvcc.
 void require_same_entries(const std::string& program, size_t expected_units, bool exact) {
-  if (!nvcc_available()) {
-    MESSAGE("skipped: nvcc not found at " << kNvcc);
-    return;
-  }
+  if (!nvcc_available()) return;
   std::vector<UnitOutcome> outcomes = check_program(program);
   REQUIRE(outcomes.size() == expected_units);
   for (const UnitOutcome& outcome : outcomes) {
@@ -329,10 +326,7 @@ TEST_CASE("a template kernel unit instantiates what the program's PTX holds, typ
   KernelUnit unit = only_unit_named(kTemplateKernel, "accumulate");
   CHECK(unit.is_template);
   CHECK(unit.declarations.empty());
-  if (!nvcc_available()) {
-    MESSAGE("skipped: nvcc not found at " << kNvcc);
-    return;
-  }
+  if (!nvcc_available()) return;
   Result<std::string> full = compile_to_ptx(kTemplateKernel);
   REQUIRE_MESSAGE(full.ok(), full.message());
   Result<KernelUnit> instantiated = instantiate_kernel_unit(kTemplateKernel, unit, module_entries(*full).names);
@@ -362,10 +356,7 @@ TEST_CASE("kernel unit extraction refuses a kernel inside a namespace and unbala
 
 // TAILFORGE_KERNEL_UNIT_PROGRAMS=40 measures the whole `generate --count 40 --seed 7` corpus.
 TEST_CASE("kernel units of generated programs compile alone to the program's own PTX entries") {
-  if (!nvcc_available()) {
-    MESSAGE("skipped: nvcc not found at " << kNvcc);
-    return;
-  }
+  if (!nvcc_available()) return;
   const char* count_text = std::getenv("TAILFORGE_KERNEL_UNIT_PROGRAMS");
   std::vector<std::string> programs = generated_programs(count_text ? std::stoul(count_text) : 12);
   size_t kernels = 0, compiled = 0, identical = 0, identical_but_numbering = 0;

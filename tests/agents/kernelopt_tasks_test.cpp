@@ -13,6 +13,7 @@
 #include "agents/kernelopt/builtin_tasks.h"
 #include "test_support/temp_dir.h"
 #include "verifier/process.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -138,12 +139,7 @@ TEST_CASE("kernelopt catalog: two calls give the same text") {
 }
 
 TEST_CASE("kernelopt catalog: a fusion task's reference and candidates compile in one program with nvcc") {
-  ProcessSpec probe;
-  probe.argv = {"nvcc", "--version"};
-  if (!run_process(probe).succeeded()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   std::vector<KernelTask> tasks = builtin_kernel_tasks();
   const KernelTask* fusion = nullptr;
   for (const KernelTask& task : tasks) {
@@ -155,7 +151,7 @@ TEST_CASE("kernelopt catalog: a fusion task's reference and candidates compile i
   std::string program = pasted_program(*fusion, builtin_candidates(*fusion));
   std::ofstream(source) << program;
   ProcessSpec compile;
-  compile.argv = {"nvcc", "-O3", "-gencode", "arch=compute_80,code=sm_80", "-c", source, "-o", dir.file("unit.o")};
+  compile.argv = {testing::nvcc_path(), "-O3", "-gencode", "arch=compute_80,code=sm_80", "-c", source, "-o", dir.file("unit.o")};
   compile.timeout_seconds = 180;
   ProcessResult compiled = run_process(compile);
   CAPTURE(program);

@@ -12,6 +12,7 @@
 #include "test_support/temp_dir.h"
 #include "store/cache.h"
 #include "verifier/process.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
@@ -282,30 +283,54 @@ TEST_CASE("a 429 waits at least its Retry-After seconds") {
 }
 
 TEST_CASE("the circuit breaker opens after repeated failures, then lets one probe through") {
-  FakeOpenAiServer server;
-  LlmOptions options = fast_options(server.base_url());
-  options.max_attempts = 1;
-  options.breaker_failures = 2;
-  options.breaker_open_ms = 200;
-  LlmClient client(options);
-  server.enqueue({500, {}, "a"});
-  server.enqueue({500, {}, "b"});
-  CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
-  CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
-  ChatResponse paused = client.complete(simple_request(), nullptr);
-  CHECK(paused.category == "agent.llm.circuit_open");
-  CHECK(paused.attempts == 0);
-  CHECK(server.requests().size() == 2);
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  server.enqueue({500, {}, "probe fails"});
-  CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
-  CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.circuit_open");
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
-  CHECK(client.complete(simple_request(), nullptr).ok);
-  server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
-  CHECK(client.complete(simple_request(), nullptr).ok);
-  CHECK(server.requests().size() == 5);
+  using Clock = std::chrono::steady_clock;  // the breaker's clock
+  // The breaker opens for breaker_open_ms from the moment the failure that opened it was recorded,
+  // somewhere inside that failing call. So a call that returned before breaker_open_ms had passed
+  // since the failing call began must find it open, however slow the machine; and once
+  // breaker_open_ms has passed since the failing call returned, it must let a probe through (the
+  // test sleeps until then). A call that came back later than the first bound shows nothing about
+  // the open breaker: that run is repeated with a window twice as long. A breaker that does not
+  // open fails at once, whatever the window.
+  bool shown = false;
+  int open_ms = 200;
+  for (int doubling = 0; !shown && doubling <= 6; ++doubling, open_ms *= 2) {
+    CAPTURE(open_ms);
+    const auto open = std::chrono::milliseconds(open_ms);
+    FakeOpenAiServer server;
+    LlmOptions options = fast_options(server.base_url());
+    options.max_attempts = 1;
+    options.breaker_failures = 2;
+    options.breaker_open_ms = open_ms;
+    LlmClient client(options);
+    server.enqueue({500, {}, "a"});
+    server.enqueue({500, {}, "b"});
+    CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
+    Clock::time_point opening = Clock::now();
+    CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
+    Clock::time_point opened = Clock::now();
+    ChatResponse paused = client.complete(simple_request(), nullptr);
+    if (paused.category != "agent.llm.circuit_open" && Clock::now() >= opening + open) continue;  // too late to tell
+    CHECK(paused.category == "agent.llm.circuit_open");
+    CHECK(paused.attempts == 0);
+    CHECK(server.requests().size() == 2);
+    std::this_thread::sleep_until(opened + open);
+    server.enqueue({500, {}, "probe fails"});
+    Clock::time_point reopening = Clock::now();
+    CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
+    Clock::time_point reopened = Clock::now();
+    ChatResponse repaused = client.complete(simple_request(), nullptr);
+    if (repaused.category != "agent.llm.circuit_open" && Clock::now() >= reopening + open) continue;  // too late to tell
+    CHECK(repaused.category == "agent.llm.circuit_open");
+    CHECK(server.requests().size() == 3);
+    std::this_thread::sleep_until(reopened + open);
+    server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
+    CHECK(client.complete(simple_request(), nullptr).ok);
+    server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
+    CHECK(client.complete(simple_request(), nullptr).ok);
+    CHECK(server.requests().size() == 5);
+    shown = true;
+  }
+  CHECK_MESSAGE(shown, "no call got in while the breaker was open, even with breaker_open_ms " << open_ms / 2);
 }
 
 TEST_CASE("hourly request and token budgets stop requests before they are sent") {
@@ -532,10 +557,11 @@ TEST_CASE("an https endpoint with a private CA: refused without its certificate,
                   "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", dir.file("key.pem"), "-out", dir.file("cert.pem")};
   openssl.timeout_seconds = 60;
   ProcessResult made = run_process(openssl);
-  if (!made.succeeded()) {
-    MESSAGE("skipped: openssl could not make a test certificate: " << made.spawn_error << made.stderr_text);
+  if (!made.spawned) {
+    testing::skip(testing::Missing::setup_tool, "openssl not found: " + made.spawn_error);
     return;
   }
+  REQUIRE_MESSAGE(made.succeeded(), "openssl could not make a test certificate: " << made.stderr_text);
   FakeOpenAiServer server(dir.file("cert.pem"), dir.file("key.pem"));
   server.set_responder([](const ReceivedRequest&) { return CannedResponse{200, {}, FakeOpenAiServer::completion(kProgram)}; });
   REQUIRE(server.base_url().rfind("https://", 0) == 0);

@@ -14,6 +14,7 @@
 #include "test_support/temp_dir.h"
 #include "verifier/stage_runner.h"
 #include "verifier/process.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;
@@ -90,11 +91,12 @@ ProcessResult compile_for_gfx1100(const fs::path& file, const std::vector<std::s
   return run_process(spec);
 }
 
-bool have_hipcc() {
-  ProcessSpec spec;
-  spec.argv = {"hipcc", "--version"};
-  spec.timeout_seconds = 60;
-  return run_process(spec).exit_code == 0;
+// hipcc for the gfx1100 compile (and hipSPARSE's headers where asked): installed by setup.sh.
+bool have_hipcc(bool with_hipsparse = false) {
+  if (!testing::tools_here({"hipcc"}, "compiling for gfx1100")) return false;
+  if (!with_hipsparse || fs::exists("/usr/include/hipsparse/hipsparse.h")) return true;
+  testing::skip(testing::Missing::setup_tool, "hipSPARSE's headers not found (libhipsparse-dev)");
+  return false;
 }
 
 }  // namespace
@@ -139,10 +141,7 @@ TEST_CASE("every program including the helper header translates, and compiles fo
   CHECK(fs::exists(out / kCompatSubdir / "tailforge_samples_helpers.h"));
   CHECK(read(out / "scale/scale.cu").find("#include \"../tailforge_compat/tailforge_samples_helpers.h\"") !=
         std::string::npos);
-  if (!have_hipcc()) {
-    MESSAGE("skipped: compiling for gfx1100: hipcc not found");
-    return;
-  }
+  if (!have_hipcc()) return;
   for (const char* program : {"add/add.cu", "scale/scale.cu"}) {
     CAPTURE(program);
     // The tree's own include root, as its build has it (-I src for <common/check_helpers.h>); nothing of tailforge's.
@@ -205,10 +204,7 @@ TEST_CASE("a library this ROCm lacks is named in the category; cuSPARSE becomes 
   CHECK(sparse.untranslated.empty());
   CHECK(sparse.hip_source.find("#include <hipsparse/hipsparse.h>") != std::string::npos);
   CHECK(sparse.hip_source.find("hipsparseSetMatIndexBase(descr, HIPSPARSE_INDEX_BASE_ZERO)") != std::string::npos);
-  if (!have_hipcc() || !fs::exists("/usr/include/hipsparse/hipsparse.h")) {
-    MESSAGE("skipped: compiling for gfx1100: hipcc or hipSPARSE's headers not found");
-    return;
-  }
+  if (!have_hipcc(true)) return;
   TempDir dir;
   write_tree_file(dir.file("sparse.hip"), sparse.hip_source);
   ProcessResult compiled = compile_for_gfx1100(dir.file("sparse.hip"), {});
@@ -297,10 +293,7 @@ TEST_CASE("a helper header gating its macros on CUDA's header guards compiles fo
   for (size_t at = windows.find('\n'); at != std::string::npos; at = windows.find('\n', at + 1))
     bare += at == 0 || windows[at - 1] != '\r';
   CHECK(bare == 0);
-  if (!have_hipcc() || !fs::exists("/usr/include/hipsparse/hipsparse.h")) {
-    MESSAGE("skipped: compiling for gfx1100: hipcc or hipSPARSE's headers not found");
-    return;
-  }
+  if (!have_hipcc(true)) return;
   for (const char* program : {"apps/volume.cu", "apps/windows.cu"}) {
     CAPTURE(program);
     ProcessResult compiled = compile_for_gfx1100(out / program, {out.string()});  // the tree's own root only

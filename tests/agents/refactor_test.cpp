@@ -10,6 +10,7 @@
 #include "agents/generator.h"
 #include "verifier/compare.h"
 #include "verifier/process.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;
@@ -307,11 +308,8 @@ TEST_CASE("refactoring a refactored kernel changes nothing more") {
 }
 
 TEST_CASE("kernels with hoisted index locals compile with nvcc") {
-  const char* nvcc = "/usr/local/cuda/bin/nvcc";
-  if (!fs::exists(nvcc)) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
+  const std::string nvcc = testing::nvcc_path();
   fs::path dir =
       fs::temp_directory_path() /
       ("tailforge_refactor_c_" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
@@ -329,14 +327,6 @@ TEST_CASE("kernels with hoisted index locals compile with nvcc") {
 }
 
 namespace {
-
-bool gpu_present() {
-  ProcessSpec spec;
-  spec.argv = {"nvidia-smi", "-L"};
-  spec.timeout_seconds = 30;
-  ProcessResult listed = run_process(spec);
-  return listed.succeeded() && listed.stdout_text.find("GPU") != std::string::npos;
-}
 
 ProcessResult run_command(std::vector<std::string> argv, double timeout_seconds) {
   ProcessSpec spec;
@@ -356,11 +346,8 @@ std::string read_text(const fs::path& path) {
 }  // namespace
 
 TEST_CASE("refactor keeps generated programs compiling and printing the same output") {
-  const char* nvcc = "/usr/local/cuda/bin/nvcc";
-  if (!fs::exists(nvcc)) {
-    MESSAGE("skipped: no nvcc at /usr/local/cuda/bin/nvcc");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
+  const std::string nvcc = testing::nvcc_path();
   auto catalog = load_default_generator_catalog(TAILFORGE_SOURCE_DIR);
   REQUIRE_MESSAGE(catalog.ok(), catalog.message());
   fs::path dir = fs::temp_directory_path() /
@@ -368,8 +355,7 @@ TEST_CASE("refactor keeps generated programs compiling and printing the same out
   fs::create_directories(dir);
   auto files = write_generated_programs(*catalog, 24, 3, dir.string());
   REQUIRE_MESSAGE(files.ok(), files.message());
-  bool gpu = gpu_present();
-  if (!gpu) MESSAGE("skipped: no GPU (nvidia-smi -L lists none), outputs not compared");
+  bool gpu = testing::nvidia_gpu_here("the programs compile; their outputs are not compared");
   size_t changed = 0;
   for (const std::string& file : *files) {
     std::string original = read_text(dir / file);

@@ -11,6 +11,7 @@
 #include "test_support/temp_dir.h"
 #include "verifier/chain.h"
 #include "verifier/toolchains.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 using nlohmann::json;
@@ -102,10 +103,7 @@ std::string run_status(const ChainResult& result) {
 
 TEST_CASE("each CUDA API family's program passes on a GPU, and breaking its call fails the program's own check") {
   const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found() || !toolchains.has_gpu("nvidia")) {
-    MESSAGE("skipped: needs nvcc and an NVIDIA GPU to run the programs");
-    return;
-  }
+  if (!testing::nvcc_here() || !testing::nvidia_gpu_here("to run the programs")) return;
   TempDir dir;
   for (const Breakage& breakage : breakages()) {
     CAPTURE(breakage.domain);

@@ -32,22 +32,14 @@
 #include "verifier/c2x86/io_tests.h"
 #include "verifier/process.h"
 #include "verifier/sandbox.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
 
-// Why the track cannot run here, or "" when gcc and the sandbox work.
-std::string missing_tools() {
-  if (!detected_toolchains().tool("gcc").found()) return "gcc not found";
-  if (Status sandbox = sandbox_self_test(SandboxOptions{}); !sandbox) return "no sandbox: " + sandbox.message();
-  return "";
-}
-
-bool skipped_without_tools() {
-  std::string missing = missing_tools();
-  if (!missing.empty()) MESSAGE("skipped: " << missing);
-  return !missing.empty();
-}
+// gcc and the sandbox, which setup.sh installs: missing, the case is skipped; a sandbox that is
+// installed but fails fails it.
+bool skipped_without_tools() { return !(testing::tools_here({"gcc"}) && testing::sandbox_here()); }
 
 const Taxonomy& taxonomy() {
   static const Taxonomy loaded = load_taxonomy(data_path("policies/taxonomy.json")).value();
@@ -298,10 +290,7 @@ TEST_CASE("c2x86 import --format exebench: records become samples with verify jo
   CHECK(query_int(db, "SELECT count(*) FROM job WHERE kind = 'verify' AND state = 'pending'") == 2);
   CHECK(query_int(db, "SELECT count(*) FROM sample WHERE track = 'c2x86' AND origin = 'imported' AND domain = 'exebench'"
                       " AND json_extract(variables, '$.driver_language') = 'c++'") == 2);
-  if (std::string missing = missing_tools(); !missing.empty()) {
-    MESSAGE("skipped: verifying the imported samples: " << missing);
-    return;
-  }
+  if (skipped_without_tools()) return;
   std::map<std::string, bool> verified;  // expected total of case 1 -> verified
   std::istringstream ids(query_text(db, "SELECT id FROM sample ORDER BY id"));
   for (std::string id; std::getline(ids, id);) {

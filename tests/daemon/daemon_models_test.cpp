@@ -33,6 +33,7 @@
 #include "test_support/run_tailforge.h"
 #include "verifier/process.h"
 #include "verifier/toolchains.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 using nlohmann::json;
@@ -171,10 +172,7 @@ struct ScriptedModel {
 // stored, the model's accuracy in `models --json` equal to its evaluation rows, and every
 // request recorded as an llm_call of role model_under_test.
 TEST_CASE("an openai model is judged once per evaluation item, outages are retried and failures categorized") {
-  if (!detected_toolchains().tool("hip_clang").found()) {
-    MESSAGE("skipped: no clang with the AMDGPU backend (hip_clang): the judge's amd.* stages do not run here");
-    return;
-  }
+  if (!testing::amd_tools_here("the judge's amd.* stages")) return;
   TempDir dir;
   FakeOpenAiServer server;
   ScriptedModel model;

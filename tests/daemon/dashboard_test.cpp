@@ -31,6 +31,7 @@
 #include "test_support/free_port.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 using nlohmann::json;
@@ -279,7 +280,7 @@ std::vector<Point> chart_points(const std::string& dom) {
 TEST_CASE("the dashboard's pages render in headless Chromium with the numbers the CLI prints") {
   std::string chromium = find_chromium();
   if (chromium.empty()) {
-    MESSAGE("skipped: chromium is not installed (scripts/setup.sh installs Debian's chromium)");
+    testing::skip(testing::Missing::setup_tool, "chromium is not installed (scripts/setup.sh installs Debian's chromium)");
     return;
   }
   TempDir dir;

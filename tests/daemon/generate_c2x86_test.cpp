@@ -15,18 +15,12 @@
 #include "verifier/c2x86/jump_tables.h"
 #include "verifier/sandbox.h"
 #include "verifier/stage_runner.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 
 TEST_CASE("generate --track c2x86 writes checked C functions with IO tests and oracle assembly") {
-  if (!run_process({.argv = {"gcc", "--version"}, .timeout_seconds = 30}).succeeded()) {
-    MESSAGE("skipped: gcc not found");
-    return;
-  }
-  if (Status sandbox = sandbox_self_test(SandboxOptions{}); !sandbox) {
-    MESSAGE("skipped: " << sandbox.message());
-    return;
-  }
+  if (!testing::tools_here({"gcc"}) || !testing::sandbox_here()) return;
   TempDir dir;
   std::string out = dir.file("functions");
   ProcessResult ran = run_tailforge({"generate", "--track", "c2x86", "--count", "24", "--seed", "5", "--out", out}, 300);

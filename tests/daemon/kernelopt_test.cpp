@@ -17,6 +17,7 @@
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"
 #include "verifier/toolchains.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -325,10 +326,7 @@ TEST_CASE("kernelopt: export splits by near-duplicate cluster, leaves out benchm
 
 TEST_CASE("kernelopt: run compiles a task's reference and candidates; timing is skipped without a GPU") {
   const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   TempDir dir;
   std::string db_path = dir.file("t.db");
   ProcessResult listed = run_tailforge({"kernelopt", "tasks", "--json", "--db", dir.file("catalog.db")});
@@ -407,10 +405,7 @@ TEST_CASE("kernelopt: import --track kernelopt stores a user's tasks and rejects
 
 TEST_CASE("kernelopt: run --model asks a kernelopt model for candidates and keeps its reasoning_content") {
   const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   TempDir dir;
   std::string db_path = dir.file("t.db");
   FakeOpenAiServer server;

@@ -20,6 +20,7 @@
 #include "test_support/temp_dir.h"
 #include "test_support/translatable_personas.h"
 #include "verifier/process.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 using nlohmann::json;
@@ -195,11 +196,13 @@ TEST_CASE("model add checks an https endpoint with a private CA, behind a prefix
                   "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", store.dir.file("key.pem"), "-out",
                   store.dir.file("cert.pem")};
   openssl.timeout_seconds = 60;
-  if (ProcessResult made = run_process(openssl); !made.succeeded()) {
-    MESSAGE("skipped: openssl could not make a test certificate: " << made.spawn_error << made.stderr_text);
-  } else if (FakeOpenAiServer server(store.dir.file("cert.pem"), store.dir.file("key.pem")); server.port() <= 0) {
-    MESSAGE("skipped: the test's TLS server did not start with the certificate openssl made");
+  ProcessResult made = run_process(openssl);
+  if (!made.spawned) {
+    testing::skip(testing::Missing::setup_tool, "openssl not found: " + made.spawn_error);
   } else {
+    REQUIRE_MESSAGE(made.succeeded(), "openssl could not make a test certificate: " << made.stderr_text);
+    FakeOpenAiServer server(store.dir.file("cert.pem"), store.dir.file("key.pem"));
+    REQUIRE_MESSAGE(server.port() > 0, "the test's TLS server did not start with the certificate openssl made");
     server.set_prefix("/proxy");
     server.set_responder([](const ReceivedRequest&) { return fixed(200, FakeOpenAiServer::completion("ready")); });
     std::vector<std::string> add = {"model", "add", "--name", "hosted", "--endpoint", server.base_url() + "/proxy/v1",
@@ -219,10 +222,7 @@ TEST_CASE("model add checks an https endpoint with a private CA, behind a prefix
 
   // A perl script reading the source from /dev/stdin, registered in the store --db names (which
   // follows --command's string), after it answered a small input.
-  if (access("/usr/bin/perl", X_OK) != 0) {
-    MESSAGE("skipped: no perl for a command model");
-    return;
-  }
+  if (!testing::program_here("perl", "a command model")) return;
   std::ofstream(store.dir.file("to_hip.pl")) << "while (<>) { s/cuda/hip/g; print; }\n";
   std::string other = store.dir.file("other.db");
   ProcessResult perl = run_tailforge({"model", "add", "--name", "perl-hip", "--kind", "command", "--command",

@@ -19,6 +19,7 @@
 #include "test_support/translatable_personas.h"
 #include "verifier/process.h"
 #include "verifier/toolchains.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 using nlohmann::json;
@@ -317,10 +318,7 @@ TEST_CASE("retire and activate switch a model off and on, and models marks the r
 // Guards `tailforge eval`: it judges the items a model has no result for (all, or --limit K),
 // stores one evaluation each, prints the count and the accuracy, and judges nothing twice.
 TEST_CASE("eval judges the items a model has no result for and prints its accuracy") {
-  if (!detected_toolchains().tool("hip_clang").found()) {
-    MESSAGE("skipped: no clang with the AMDGPU backend (hip_clang): the judge's amd.* stages do not run here");
-    return;
-  }
+  if (!testing::amd_tools_here("the judge's amd.* stages")) return;
   TempDir dir;
   std::string db = dir.file("eval.db");
   std::string config = dir.file("eval.json");
@@ -405,9 +403,9 @@ TEST_CASE("eval judges the items a model has no result for and prints its accura
   // The README's way to compare with hipify-perl: a command model reading the CUDA on stdin.
   std::filesystem::path hipify_perl =
       std::filesystem::path(TAILFORGE_TEST_DATA) / "../../../shared/tools/hipify-perl/hipify-perl";
-  if (!std::filesystem::exists(hipify_perl) || !std::filesystem::exists("/usr/bin/perl")) {
-    MESSAGE("skipped: hipify-perl as a command model (no perl or no " << hipify_perl.string() << ")");
-  } else {
+  if (!std::filesystem::exists(hipify_perl)) {
+    testing::skip(testing::Missing::shared_checkout, "hipify-perl as a command model: no " + hipify_perl.string());
+  } else if (testing::program_here("perl", "hipify-perl as a command model")) {
     REQUIRE(model_add(db, {"--name", "hipify-perl", "--kind", "command", "--", "perl",
                            std::filesystem::canonical(hipify_perl).string(), "-quiet-warnings", "/dev/stdin"})
                 .exit_code == 0);

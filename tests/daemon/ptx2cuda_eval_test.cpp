@@ -16,6 +16,7 @@
 #include "test_support/run_tailforge.h"
 #include "test_support/ptx_pairs_fixture.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -75,10 +76,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 TEST_CASE("ptx2cuda eval: a model reads Rolled-PTX; its kernels are compiled and replayed on the stored launch") {
   const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   bool gpu = toolchains.has_gpu("nvidia");
   TempDir dir;
   PtxPairing pairing = pair_test_program(dir, kProgram);

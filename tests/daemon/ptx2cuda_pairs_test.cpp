@@ -16,6 +16,7 @@
 #include "test_support/run_tailforge.h"
 #include "test_support/ptx_pairs_fixture.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -68,10 +69,7 @@ int main() {
 
 TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and exported as Rolled-PTX -> CUDA") {
   const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   TempDir dir;
   PtxPairing pairing = pair_test_program(dir, kProgram);
   CHECK_MESSAGE(pairing.none_reason.empty(), pairing.none_reason);
@@ -176,11 +174,7 @@ TEST_CASE("ptx2cuda: a verified program gives one pair per PTX entry, stored and
 }
 
 TEST_CASE("ptx2cuda: where the chain links nvidia.exe with the shared CUDA runtime, the capture runs that executable") {
-  const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   TempDir dir;
   ChainOptions options;
   options.shared_cuda_runtime = true;
@@ -191,10 +185,7 @@ TEST_CASE("ptx2cuda: where the chain links nvidia.exe with the shared CUDA runti
   CHECK(linked->command.find("-cudart shared") != std::string::npos);
   REQUIRE(linked->artifact("executable") != nullptr);
   CHECK(linked->artifact("executable")->content.find("libcudart.so") != std::string::npos);  // a needed library
-  if (!toolchains.has_gpu("nvidia")) {
-    MESSAGE("skipped: no NVIDIA GPU (the capture run)");
-    return;
-  }
+  if (!testing::nvidia_gpu_here("the capture run")) return;
   REQUIRE_MESSAGE(chain.stage("nvidia.run")->ok(), chain.stage("nvidia.run")->diagnostics);
   PtxPairing pairing = pair_ptx_kernels(kProgram, chain, options, dir.file("pairs"));
   CHECK_MESSAGE(pairing.capture.ok(), pairing.capture.reason << "\n" << pairing.capture.diagnostics);
@@ -225,11 +216,7 @@ ChainOptions recording_options(const TempDir& dir, const std::string& source) {
 }
 
 TEST_CASE("ptx2cuda: where the chain records launches, nvidia.run is the recorded run and the capture runs nothing") {
-  const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found() || !toolchains.has_gpu("nvidia")) {
-    MESSAGE("skipped: needs nvcc and an NVIDIA GPU (the program runs)");
-    return;
-  }
+  if (!testing::nvcc_here() || !testing::nvidia_gpu_here("the program runs")) return;
   TempDir dir;
   ChainOptions options = recording_options(dir, kProgram);
   CHECK(options.record_launches->globals == std::vector<std::string>{"weights"});
@@ -259,11 +246,7 @@ TEST_CASE("ptx2cuda: where the chain records launches, nvidia.run is the recorde
 }
 
 TEST_CASE("ptx2cuda: a program that fails under the launch recorder keeps its verdict from a plain run") {
-  const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found() || !toolchains.has_gpu("nvidia")) {
-    MESSAGE("skipped: needs nvcc and an NVIDIA GPU (the program runs)");
-    return;
-  }
+  if (!testing::nvcc_here() || !testing::nvidia_gpu_here("the program runs")) return;
   // Refuses to run with anything preloaded; passes without.
   const char* source = R"(#include <cstdio>
 #include <cstdlib>
@@ -296,10 +279,7 @@ int main() {
 }
 
 TEST_CASE("ptx2cuda: a capture that verifier.stages leaves out does not run; the units still compile") {
-  if (!detected_toolchains().tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   TempDir dir;
   ChainOptions options;
   ChainResult chain = verify_test_program(dir, kProgram, options);

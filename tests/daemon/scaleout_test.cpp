@@ -29,6 +29,7 @@
 #include "test_support/temp_dir.h"
 #include "test_support/translatable_personas.h"
 #include "verifier/toolchains.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
@@ -140,10 +141,7 @@ nlohmann::json small_loop(const nlohmann::json& workers, int samples = 4) {
 
 TEST_CASE("three workers, one without nvcc, one slow, one killed holding the slow one's job: every verify job completes once" *
           doctest::test_suite("long")) {
-  if (!detected_toolchains().tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc is not installed (the test's jobs need nvidia.ptx)");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   Cluster cluster(small_loop({{"local_verify", false}, {"verify_needs", {"nvidia.ptx"}}, {"lease_seconds", 3}}), 1);
 
   // Alone, the worker without nvcc gets nothing, and status says why the jobs wait.
@@ -354,10 +352,8 @@ TEST_CASE("workers placed by Slurm: a job array on a one-node cluster verifies t
           doctest::test_suite("long")) {
   Cluster cluster(small_loop({{"local_verify", false}, {"lease_seconds", 10}}, 2), 1);
   SlurmCluster slurm(cluster.dir.file("slurm"));
-  if (!slurm.why_not.empty()) {
-    MESSAGE("skipped: Slurm cannot start here: " << slurm.why_not);
-    return;
-  }
+  if (!testing::program_here("sbatch", "Slurm")) return;
+  REQUIRE_MESSAGE(slurm.why_not.empty(), "Slurm is installed but did not start: " << slurm.why_not);
   std::string server = "http://127.0.0.1:" + std::to_string(cluster.port);
   ProcessResult script = run_tailforge({"slurm", "script", "--partition", "tf", "--array", "2", "--gpus-per-task", "1",
                                         "--cpus-per-task", "1", "--server", server, "--token-file", cluster.token_file});
@@ -443,10 +439,11 @@ TEST_CASE("a worker reaches the daemon through a TLS proxy, and refuses a certif
                   "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", cluster.dir.file("key.pem"),
                   "-out", cluster.dir.file("cert.pem")};
   ProcessResult made = run_process(openssl);
-  if (!made.succeeded()) {
-    MESSAGE("skipped: openssl could not make a test certificate: " << made.spawn_error << made.stderr_text);
+  if (!made.spawned) {
+    testing::skip(testing::Missing::setup_tool, "openssl not found: " + made.spawn_error);
     return;
   }
+  REQUIRE_MESSAGE(made.succeeded(), "openssl could not make a test certificate: " << made.stderr_text);
   TlsProxy proxy(cluster.dir.file("cert.pem"), cluster.dir.file("key.pem"), cluster.port);
   REQUIRE(proxy.port > 0);
   std::string server = "https://127.0.0.1:" + std::to_string(proxy.port);

@@ -9,6 +9,7 @@
 
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 #include "verifier/toolchains.h"
 
 using namespace tailforge;
@@ -51,11 +52,7 @@ std::string stage_field(const nlohmann::json& chain, const std::string& stage, c
 }  // namespace
 
 TEST_CASE("verify compares a million-character token between CUDA and HIP runs without a crash") {
-  Toolchains toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found() || !toolchains.has_gpu("nvidia")) {
-    MESSAGE("skipped: needs nvcc and an NVIDIA GPU to run both programs");
-    return;
-  }
+  if (!testing::nvcc_here() || !testing::nvidia_gpu_here("to run both programs")) return;
   TempDir dir;
   for (bool change : {false, true}) {
     std::string path = dir.file(change ? "changed.cu" : "same.cu");

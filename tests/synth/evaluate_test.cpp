@@ -16,6 +16,7 @@
 #include "synth/evaluate.h"
 #include "synth/model_registry.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 using nlohmann::json;
@@ -61,15 +62,12 @@ struct Bench {
   }
 };
 
-bool clang_for_amd() { return detected_toolchains().tool("hip_clang").found(); }
+bool clang_for_amd() { return testing::amd_tools_here("the judge's amd.* stages"); }
 
 }  // namespace
 
 TEST_CASE("a correct answer passes every check that can run here, and an untranslated one fails with its category") {
-  if (!clang_for_amd()) {
-    MESSAGE("skipped: clang with the AMDGPU backend not found");
-    return;
-  }
+  if (!clang_for_amd()) return;
   Bench bench;
   ModelRecord builtin = bench.model({{"name", "rules"}, {"kind", "builtin"}});
   Result<JudgedAnswer> right = bench.judge(builtin);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "verifier/stage_runner.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
@@ -130,10 +131,7 @@ class SlowGate : public ResourceGate {
 
 TEST_CASE("a stage's seconds leave out the time it waited for its slot") {
   const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("gcc").found()) {
-    MESSAGE("skipped: no gcc here");
-    return;
-  }
+  if (!testing::tools_here({"gcc"})) return;
   VerifierOptions options;
   SlowGate gate(std::chrono::milliseconds(1500));
   StageContext context{options, toolchains, nullptr, &gate, "/tmp", {}};

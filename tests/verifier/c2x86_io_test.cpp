@@ -15,6 +15,7 @@
 #include "verifier/c2x86/io_tests.h"
 #include "verifier/c2x86/jump_tables.h"
 #include "verifier/process.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -31,13 +32,8 @@ std::string category_of(const StageResult& stage) {
   return categorize(taxonomy, evidence).category;
 }
 
-// Why the stages cannot run here, or "" when gcc and the sandbox work.
-std::string missing_tools() {
-  if (!detected_toolchains().tool("gcc").found()) return "gcc not found";
-  if (Status sandbox = sandbox_self_test(VerifierOptions().sandbox); !sandbox)
-    return "no sandbox: " + sandbox.message();
-  return "";
-}
+// Whether gcc and the sandbox are here (a sandbox that is installed but fails fails the case).
+bool stages_here() { return testing::tools_here({"gcc"}) && testing::sandbox_here(VerifierOptions().sandbox); }
 
 // Line `number` (1-based) of `text`.
 std::string line_of(const std::string& text, int64_t number) {
@@ -205,10 +201,7 @@ TEST_CASE("c2x86 jump tables: string and function pointer tables and number pool
 }
 
 TEST_CASE("c2x86 jump tables: gcc -O0 switches have one, in both forms, and none with -fno-jump-tables") {
-  if (!detected_toolchains().tool("gcc").found()) {
-    MESSAGE("skipped: gcc not found");
-    return;
-  }
+  if (!testing::tools_here({"gcc"})) return;
   for (std::string pic : {"-fPIC", "-fno-pic"}) {
     CAPTURE(pic);
     std::string assembly = gcc_assembly(kClassify, {"-O0", pic});
@@ -259,10 +252,7 @@ TEST_CASE("c2x86 io: the taxonomy names the new failures") {
 }
 
 TEST_CASE("c2x86 io: a correct function passes every io case, and its switch leaves no jump table") {
-  if (std::string missing = missing_tools(); !missing.empty()) {
-    MESSAGE("skipped: " << missing);
-    return;
-  }
+  if (!stages_here()) return;
   for (const CFunction& function : {sum_range(), classify()}) {
     CAPTURE(function.name);
     StageRun run;
@@ -281,10 +271,7 @@ TEST_CASE("c2x86 io: a correct function passes every io case, and its switch lea
 }
 
 TEST_CASE("c2x86 io: an off-by-one candidate fails an io test and is an io mismatch") {
-  if (std::string missing = missing_tools(); !missing.empty()) {
-    MESSAGE("skipped: " << missing);
-    return;
-  }
+  if (!stages_here()) return;
   std::string candidate = gcc_assembly(sum_range().function, {"-O0", "-fno-jump-tables"});
   size_t increment = candidate.find("addl\t$1, ");  // i++
   REQUIRE(increment != std::string::npos);
@@ -301,10 +288,7 @@ TEST_CASE("c2x86 io: an off-by-one candidate fails an io test and is an io misma
 }
 
 TEST_CASE("c2x86 io: a candidate that does not assemble fails c2x86.assemble") {
-  if (std::string missing = missing_tools(); !missing.empty()) {
-    MESSAGE("skipped: " << missing);
-    return;
-  }
+  if (!stages_here()) return;
   std::string candidate = gcc_assembly(sum_range().function, {"-O0", "-fno-jump-tables"});
   candidate.replace(candidate.find("\tret"), 4, "\tretq\n\tfrobnicate\t%eax, %ebx");
   StageRun run;
@@ -319,10 +303,7 @@ TEST_CASE("c2x86 io: a candidate that does not assemble fails c2x86.assemble") {
 }
 
 TEST_CASE("c2x86 io: a switch compiled with jump tables fails c2x86.jump_table, naming the table") {
-  if (std::string missing = missing_tools(); !missing.empty()) {
-    MESSAGE("skipped: " << missing);
-    return;
-  }
+  if (!stages_here()) return;
   std::string candidate = gcc_assembly(kClassify, {"-O0"});
   std::vector<JumpTable> tables = find_jump_tables(candidate);
   REQUIRE(tables.size() == 1);
@@ -340,10 +321,7 @@ TEST_CASE("c2x86 io: a switch compiled with jump tables fails c2x86.jump_table, 
 }
 
 TEST_CASE("c2x86 io: a NULL dereference on one input is a crash, an endless loop a timeout") {
-  if (std::string missing = missing_tools(); !missing.empty()) {
-    MESSAGE("skipped: " << missing);
-    return;
-  }
+  if (!stages_here()) return;
   StageRun run;
   run_c2x86_stages(run.context, read_slot(), nullptr);
   const StageResult& io = run.stage("c2x86.io");
@@ -367,10 +345,7 @@ TEST_CASE("c2x86 io: a NULL dereference on one input is a crash, an endless loop
 }
 
 TEST_CASE("c2x86 io: recorded expected outputs are the ones the stages then accept") {
-  if (std::string missing = missing_tools(); !missing.empty()) {
-    MESSAGE("skipped: " << missing);
-    return;
-  }
+  if (!stages_here()) return;
   CFunction function = sum_range();
   for (IoCase& io_case : function.cases) io_case.expected.clear();
   StageRun run;

@@ -10,6 +10,7 @@
 #include "verifier/process.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
@@ -17,11 +18,8 @@ namespace {
 
 // gcc's assembly of a C source (the c2x86 oracle's flags at -O0), or "" after saying why not.
 std::string gcc_assembly(const std::string& c_source, const std::string& optimization = "-O0") {
+  if (!testing::tools_here({"gcc"})) return "";
   const Tool& gcc = detected_toolchains().tool("gcc");
-  if (!gcc.found()) {
-    MESSAGE("skipped: gcc not found");
-    return "";
-  }
   TempDir dir;
   write_tree_file(dir.file("function.c"), c_source);
   ProcessSpec spec;

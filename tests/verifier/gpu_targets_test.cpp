@@ -10,6 +10,7 @@
 #include "verifier/nvidia.h"
 #include "verifier/process.h"
 #include "verifier/toolchains.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
@@ -112,10 +113,7 @@ TEST_CASE("a GPU older than anything nvcc builds has its runs skipped with the r
 
 TEST_CASE("an executable built for a target the GPU lacks carries PTX, and runs on that GPU through it") {
   const Toolchains& detected = detected_toolchains();
-  if (!detected.tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   // sm_80 only and no GPU architecture known: on an H100 or H200 (sm_90) no cubin fits, so the
   // run can only pass through the embedded compute_80 PTX.
   Toolchains ptx_only = detected;
@@ -144,12 +142,9 @@ TEST_CASE("an executable built for a target the GPU lacks carries PTX, and runs 
     CHECK_MESSAGE(listed.stdout_text.find("sm_80") != std::string::npos, listed.stdout_text);
     CHECK_MESSAGE(listed.stdout_text.find(".ptx") != std::string::npos, listed.stdout_text);
   } else {
-    MESSAGE("skipped: no cuobjdump to list the executable's PTX; its build command was checked");
+    testing::skip(testing::Missing::cuda_toolkit, "no cuobjdump to list the executable's PTX; its build command was checked");
   }
-  if (!detected.has_gpu("nvidia")) {
-    MESSAGE("skipped: no NVIDIA GPU to run the PTX-only executable on");
-    return;
-  }
+  if (!testing::nvidia_gpu_here("to run the PTX-only executable on")) return;
   std::string arch;
   for (const GpuInfo& gpu : detected.gpus) {
     if (gpu.vendor == "nvidia" && arch.empty()) arch = gpu.arch;

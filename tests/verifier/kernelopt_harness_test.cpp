@@ -12,6 +12,7 @@
 #include "test_support/temp_dir.h"
 #include "verifier/kernelopt/measure.h"
 #include "verifier/kernelopt/pytorch_harness.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -306,10 +307,7 @@ TEST_CASE("kernelopt harness: the candidate is a unit of its own; the harness's 
 TEST_CASE("kernelopt harness: a candidate object that asks for a stream of its own or for the reference is caught "
           "before it runs") {
   Bench bench;
-  if (!bench.context.toolchains.tool("nvcc").found() || !bench.context.toolchains.tool("nm").found()) {
-    MESSAGE("skipped: needs nvcc and nm");
-    return;
-  }
+  if (!testing::tools_here({"nvcc", "nm"})) return;
   KernelMeasurement stream = measure_candidate(bench.context, add_task(), kOtherStream);
   CHECK(stream.status == "fail");
   CHECK_MESSAGE(stream.category == "kernelopt.cheat.unsynchronized_stream", stream.detail);
@@ -338,10 +336,7 @@ TEST_CASE("kernelopt harness: a candidate calling the reference is a cheat befor
 TEST_CASE("kernelopt harness: nvcc builds reference and candidate into one program; without a GPU the timing is "
           "skipped with the reason") {
   Bench bench;
-  if (!bench.context.toolchains.tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   KernelMeasurement measured = measure_candidate(bench.context, add_task(), kRight);
   REQUIRE(!measured.stages.empty());
   CHECK(measured.stages[0].name == "kernelopt.candidate");
@@ -367,10 +362,7 @@ TEST_CASE("kernelopt harness: nvcc builds reference and candidate into one progr
 
 TEST_CASE("kernelopt harness: on a GPU a right candidate is timed and a wrong one and every cheat are caught") {
   Bench bench;
-  if (!bench.context.toolchains.tool("nvcc").found() || !bench.context.toolchains.has_gpu("nvidia")) {
-    MESSAGE("skipped: needs nvcc and an NVIDIA GPU");
-    return;
-  }
+  if (!testing::nvcc_here() || !testing::nvidia_gpu_here()) return;
   KernelMeasurement right = measure_candidate(bench.context, add_task(), kRight);
   REQUIRE_MESSAGE(right.status == "ok", right.category << ": " << right.detail);
   REQUIRE(right.timed());
@@ -393,10 +385,7 @@ TEST_CASE("kernelopt harness: on a GPU a right candidate is timed and a wrong on
 
 TEST_CASE("kernelopt harness: on a GPU, candidates honest only while watched, or faster than physics, are caught") {
   Bench bench;
-  if (!bench.context.toolchains.tool("nvcc").found() || !bench.context.toolchains.has_gpu("nvidia")) {
-    MESSAGE("skipped: needs nvcc and an NVIDIA GPU");
-    return;
-  }
+  if (!testing::nvcc_here() || !testing::nvidia_gpu_here()) return;
   struct Case {
     const char* name;
     const char* source;
@@ -432,10 +421,7 @@ TEST_CASE("kernelopt harness: a PyTorch reference measures the candidate built a
   CHECK(script.find("OUTPUT_ELEMENTS = 1000003") != std::string::npos);
 
   Bench bench;
-  if (!bench.context.toolchains.tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   std::string missing = !bench.context.toolchains.has_gpu("nvidia") ? "no NVIDIA GPU" : pytorch_unavailable_reason();
   if (!missing.empty()) {
     KernelMeasurement skipped = measure_candidate(bench.context, pytorch_add_task(), kRight);
@@ -443,7 +429,8 @@ TEST_CASE("kernelopt harness: a PyTorch reference measures the candidate built a
     CHECK_MESSAGE(skipped.stages[0].ok(), skipped.stages[0].diagnostics);
     CHECK(skipped.status == "skipped");
     CHECK(skipped.detail.find("timing skipped: ") == 0);
-    MESSAGE("skipped: the PyTorch run needs a GPU and torch: " << skipped.detail);
+    testing::skip(bench.context.toolchains.has_gpu("nvidia") ? testing::Missing::pytorch : testing::Missing::gpu,
+                  "the PyTorch run needs a GPU and torch: " + skipped.detail);
     return;
   }
   KernelMeasurement right = measure_candidate(bench.context, pytorch_add_task(), kRight);

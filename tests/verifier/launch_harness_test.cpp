@@ -14,6 +14,7 @@
 #include "test_support/temp_dir.h"
 #include "verifier/nvidia.h"
 #include "verifier/ptx2cuda/launch_harness.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -203,10 +204,7 @@ TEST_CASE("harness: the taxonomy names each way a candidate fails") {
 
 TEST_CASE("harness: a captured launch replays a correct candidate and fails an off-by-one and a broken one") {
   const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found()) {
-    MESSAGE("skipped: nvcc not found");
-    return;
-  }
+  if (!testing::nvcc_here()) return;
   TempDir dir;
   chmod(dir.path().c_str(), 0755);  // the sandbox user reaches its private directories through it
   VerifierOptions options;
@@ -217,10 +215,7 @@ TEST_CASE("harness: a captured launch replays a correct candidate and fails an o
   REQUIRE_MESSAGE(tools.ok(), tools.message());
   CHECK(std::filesystem::exists(tools->capture_library));
   CHECK(std::filesystem::exists(tools->replay));
-  if (!toolchains.has_gpu("nvidia")) {
-    MESSAGE("skipped: no NVIDIA GPU for the capture and the replays");
-    return;
-  }
+  if (!testing::nvidia_gpu_here("for the capture and the replays")) return;
 
   std::ofstream(dir.file("program.cu")) << kProgram;
   std::vector<std::string> argv = {toolchains.tool("nvcc").path, "-arch=sm_90", dir.file("program.cu"), "-o",

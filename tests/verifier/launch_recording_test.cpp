@@ -14,6 +14,7 @@
 #include "test_support/temp_dir.h"
 #include "verifier/chain.h"
 #include "verifier/ptx2cuda/launch_harness.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -64,12 +65,7 @@ RecordedChain verify_recorded(const TempDir& dir, const std::string& source) {
   return {verify_file(dir.file("program.cu"), options), *options.record_launches};
 }
 
-bool tools_here() {
-  const Toolchains& toolchains = detected_toolchains();
-  if (toolchains.tool("nvcc").found() && toolchains.tool("gcc").found()) return true;
-  MESSAGE("skipped: needs nvcc and gcc");
-  return false;
-}
+bool tools_here() { return testing::tools_here({"nvcc", "gcc"}); }
 
 TEST_CASE("recording: nvidia.run is the recorded run; the recording is kept beside the stages, its launches moved out") {
   if (!tools_here()) return;

@@ -6,6 +6,7 @@
 #include "verifier/process.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
@@ -27,11 +28,10 @@ void check_round_trip(const std::string& ptx, const RerolledPtx& rolled) {
   CHECK(*unrolled == normalize_ptx(ptx));
 }
 
-// The tool's path, or "" after saying the test is skipped.
-std::string tool_or_skip(const std::string& name) {
-  const Tool& tool = detected_toolchains().tool(name);
-  if (!tool.found()) MESSAGE("skipped: " << name << " not found");
-  return tool.path;
+// The tool's path, or "" after recording the skip.
+std::string tool_or_skip(const char* role) {
+  if (!testing::tools_here({role})) return "";
+  return detected_toolchains().tool(role).path;
 }
 
 ProcessResult run_tool(const std::string& tool, const std::vector<std::string>& arguments) {

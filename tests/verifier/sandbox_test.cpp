@@ -13,6 +13,8 @@
 #include "verifier/memory_cgroup.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
+#include "test_support/skip.h"
+#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
@@ -48,11 +50,7 @@ SandboxOptions test_options() {
   return options;
 }
 
-bool bwrap_usable() {
-  Status status = sandbox_self_test(test_options());
-  if (!status) MESSAGE("skipped: " << status.message());
-  return status.ok();
-}
+bool bwrap_usable() { return testing::sandbox_here(test_options()); }
 
 }  // namespace
 
@@ -150,7 +148,8 @@ TEST_CASE("a sandbox that cannot fork its first process is reported as not execu
 TEST_CASE("a sandboxed run leaves no process of the sandbox user behind, not even bwrap's init as a zombie") {
   if (!bwrap_usable()) return;
   if (geteuid() != 0) {
-    MESSAGE("skipped: not root, so the sandbox runs as this user, whose other processes cannot be told apart");
+    testing::skip(testing::Missing::host_feature,
+                  "not root, so the sandbox runs as this user, whose other processes cannot be told apart");
     return;
   }
   // bwrap exits before reaping its pid-1 init; left to the host's init, 60 such zombies at once
@@ -340,7 +339,7 @@ TEST_CASE("stdout over the output cap is a recorded sandbox.output_cap failure, 
 TEST_CASE("a GPU-mode program that allocates host memory without end is killed at the memory cap, as sandbox.memory_cap") {
   if (!bwrap_usable()) return;
   if (const std::string& why = memory_cgroups_unavailable(); !why.empty()) {
-    MESSAGE("skipped: no memory cgroups here: " << why);
+    testing::skip(testing::Missing::host_feature, "no memory cgroups here: " + why);
     return;
   }
   TestDir dir;
@@ -379,13 +378,10 @@ int main(void) {
 
 TEST_CASE("a CUDA program that allocates host memory without end is killed at the memory cap; a normal one runs") {
   if (!bwrap_usable()) return;
+  if (!testing::nvcc_here() || !testing::nvidia_gpu_here()) return;
   const Toolchains& toolchains = detected_toolchains();
-  if (!toolchains.tool("nvcc").found() || !toolchains.has_gpu("nvidia")) {
-    MESSAGE("skipped: needs nvcc and an NVIDIA GPU");
-    return;
-  }
   if (const std::string& why = memory_cgroups_unavailable(); !why.empty()) {
-    MESSAGE("skipped: no memory cgroups here: " << why);
+    testing::skip(testing::Missing::host_feature, "no memory cgroups here: " + why);
     return;
   }
   TestDir dir;

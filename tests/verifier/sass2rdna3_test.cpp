@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -115,10 +116,7 @@ TEST_CASE("normalized SASS has no addresses, encodings or blank lines, and branc
 TEST_CASE("per-kernel RDNA3 files assemble alone, carry what they reference, and pair with SASS by name") {
   TempDir dir;
   FixturePairs fixture = fixture_kernel_pairs(dir.path());
-  if (!fixture.skipped.empty()) {
-    MESSAGE("skipped: " << fixture.skipped);
-    return;
-  }
+  if (!fixture_ready(fixture)) return;
   const KernelPairing& pairing = fixture.pairing;
   CHECK(pairing.none_reason.empty());
   CHECK(pairing.unmatched.empty());
@@ -155,6 +153,26 @@ TEST_CASE("per-kernel RDNA3 files assemble alone, carry what they reference, and
     if (pair.kernel == "_Z8weightediPKfPf") CHECK(pair.rdna3.find("kWeights:") != std::string::npos);
     if (pair.kernel == "_Z9scale_addifPKfPf") CHECK(pair.rdna3.find("kWeights") == std::string::npos);
   }
+}
+
+TEST_CASE("a broken AMD compile (hip_clang given a flag it rejects) fails the kernel-pair fixture, never skips it") {
+  if (!testing::amd_tools_here()) return;
+  TempDir dir;
+  // The machine's hip_clang, behind a wrapper that adds a flag clang does not know.
+  std::string wrapper = dir.file("clang-with-bad-flag");
+  std::ofstream(wrapper) << "#!/bin/sh\nexec '" << detected_toolchains().tool("hip_clang").path
+                         << "' --no-such-flag-tailforge \"$@\"\n";
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  Toolchains broken = detected_toolchains();
+  broken.tools["hip_clang"].path = wrapper;
+  ChainOptions options = fixture_chain_options();
+  options.toolchains = &broken;
+  FixturePairs fixture = fixture_kernel_pairs(dir.file("pairs"), options);
+  CHECK(fixture.tools_here);  // the tools are here: what follows is a failure, not a skip
+  CHECK(fixture.pairing.pairs.empty());
+  CHECK_MESSAGE(fixture.failure.find("amd.asm.gfx1100 of kernels.hip did not pass: fail") != std::string::npos,
+                fixture.failure);
+  CHECK_MESSAGE(fixture.failure.find("no-such-flag-tailforge") != std::string::npos, fixture.failure);
 }
 
 TEST_CASE("a program without SASS yields no pairs and says why") {

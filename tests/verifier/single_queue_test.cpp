@@ -11,6 +11,7 @@
 #include "test_support/pretended_gpu.h"
 #include "test_support/temp_dir.h"
 #include "verifier/chain.h"
+#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -43,11 +44,7 @@ ChainResult verify_on_pretended_gpu(const TempDir& dir, int refusal, int failure
   return verify_file(dir.file("program.cu"), options);
 }
 
-bool tools_here() {
-  if (detected_toolchains().tool("nvcc").found()) return true;
-  MESSAGE("skipped: needs nvcc");
-  return false;
-}
+bool tools_here() { return testing::nvcc_here(); }
 
 const StageResult& required_stage(const ChainResult& chain, const std::string& name) {
   const StageResult* stage = chain.stage(name);

@@ -22,16 +22,24 @@ TEST_CASE("toolchain detection finds gcc with a version and says which stages ca
   CHECK(table.find("gcc") != std::string::npos);
 }
 
-TEST_CASE("without an NVIDIA GPU the run stages say why") {
+TEST_CASE("without an NVIDIA GPU the run stages say why: the GPU where nvcc is found, nvcc where it is not") {
+  // This machine's tools, with its GPUs (if any) taken away.
   Toolchains toolchains = detect_toolchains();
-  if (toolchains.has_gpu("nvidia")) {
-    MESSAGE("skipped: this machine has an NVIDIA GPU");
-    return;
-  }
+  toolchains.gpus.clear();
+  toolchains.nvidia_gpu_note = "nvidia-smi lists no GPU";
+  std::string expected = toolchains.tool("nvcc").found() ? "no NVIDIA GPU (nvidia-smi lists no GPU)" : "nvcc not found";
+  int run_stages = 0;
   for (const auto& stage : stage_availability(toolchains)) {
-    if (stage.stage == "nvidia.run") {
-      CHECK_FALSE(stage.can_run);
-      CHECK(stage.reason.find("no NVIDIA GPU") != std::string::npos);
-    }
+    if (stage.stage != "nvidia.run" && stage.stage != "hip_on_nvidia.run") continue;
+    CAPTURE(stage.stage);
+    ++run_stages;
+    CHECK_FALSE(stage.can_run);
+    CHECK(stage.reason == expected);
+  }
+  CHECK(run_stages == 2);
+  // And with no nvcc either, nvcc is named first: it is what the user installs first.
+  toolchains.tools.erase("nvcc");
+  for (const auto& stage : stage_availability(toolchains)) {
+    if (stage.stage == "nvidia.run") CHECK(stage.reason == "nvcc not found");
   }
 }
