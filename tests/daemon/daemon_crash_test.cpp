@@ -5,8 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -62,6 +64,13 @@ int run_to_end(const std::string& db, const std::string& config) {
   return result.exit_code;
 }
 
+// Jobs the store records as done: how far the daemon got. Empty when the store cannot be read now.
+std::optional<int64_t> done_jobs(Database& db) {
+  Result<Statement> count = db.prepare("SELECT count(*) FROM job WHERE state = 'done'");
+  if (!count || !count->step()) return std::nullopt;
+  return count->int64(0);
+}
+
 // What must be equal between the interrupted and the uninterrupted run.
 std::string fingerprint(Database& db) {
   return query_text(db, "SELECT 'samples ' || count(*) || ' verified ' || sum(status = 'verified') || ' failed ' ||"
@@ -90,28 +99,59 @@ TEST_CASE("a daemon killed with SIGKILL at 10 random instants ends like an unint
   double reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   MESSAGE("uninterrupted run: " << reference_seconds << " s");
 
+  // The uninterrupted run's work, counted in jobs done.
+  int64_t reference_jobs = 0;
+  {
+    Result<Database> reference = Database::open(reference_db);
+    REQUIRE(reference.ok());
+    reference_jobs = query_int(*reference, "SELECT count(*) FROM job WHERE state = 'done'");
+  }
+  REQUIRE(reference_jobs > 0);
+  // A killed run is killed at its random instant, or sooner, once it has finished a fifteenth of
+  // that work: ten of them get through two thirds of it at most (and what one finishes between two
+  // looks, 5 ms apart), so the daemon is still running at every kill however fast this machine runs
+  // now next to the reference run, which only set the instants.
+  const int64_t jobs_per_run = std::max<int64_t>(1, reference_jobs / 15);
+
   std::string crashed_db = dir.file("crashed.db");
   std::mt19937 random(20261122);
   // Spread over start-up, generation, verification and commits, short enough that the run
   // is still going at the tenth kill.
   std::uniform_real_distribution<double> instant(0.05, std::max(0.3, reference_seconds / 6));
-  int kills = 0;
+  int kills = 0, kills_at_job_budget = 0;
   for (int i = 0; i < 10; ++i) {
     int cycles = remaining_cycles(crashed_db);
     if (cycles <= 0) break;
+    Result<Database> watched = Database::open(crashed_db);
+    REQUIRE(watched.ok());
+    std::optional<int64_t> done_before = done_jobs(*watched);
+    REQUIRE(done_before.has_value());
     pid_t pid = spawn_in_background(daemon_argv(crashed_db, config, cycles));
     double after = instant(random);
-    std::this_thread::sleep_for(std::chrono::duration<double>(after));
+    auto kill_at = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                           std::chrono::duration<double>(after));
+    bool at_job_budget = false;
+    while (std::chrono::steady_clock::now() < kill_at) {
+      std::optional<int64_t> done = done_jobs(*watched);
+      if (done && *done - *done_before >= jobs_per_run) {
+        at_job_budget = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          std::chrono::milliseconds(5), kill_at - std::chrono::steady_clock::now()));
+    }
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
     if (WIFSIGNALED(status)) {
       ++kills;
+      kills_at_job_budget += at_job_budget;
     } else {
       MESSAGE("run " << i << " ended by itself after " << after << " s with status " << WEXITSTATUS(status));
     }
   }
-  MESSAGE("SIGKILLed the daemon " << kills << " times");
+  MESSAGE("SIGKILLed the daemon " << kills << " times, " << kills_at_job_budget << " of them at " << jobs_per_run
+                                  << " jobs done, before their instant");
   CHECK(kills >= 8);
   REQUIRE(run_to_end(crashed_db, config) == 0);
 

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -210,20 +211,62 @@ TEST_CASE("a broken taxonomy file is refused with the file and the JSON path") {
   CHECK_FALSE(load_taxonomy(dir.file("missing.json")).ok());
 }
 
-TEST_CASE("categorization runs at thousands per second") {
+TEST_CASE("categorization time grows linearly with the diagnostics, not faster") {
+  // No fixed rate: how many a second a busy machine manages says nothing about the code. What
+  // the code must not do is get slower per byte as the text grows (a backtracking regex, a rescan
+  // per line). So the same captured diagnostics are categorized at two lengths in this run, each
+  // text repeated to about 2 KiB and to eight times that, and the longer must take at most
+  // kRatio times as long: 8 for linear work, with room for caches, allocation and a noisy machine;
+  // quadratic work would take 64 times as long. The two are timed in alternation and the fastest of
+  // several rounds of each is compared, so a burst of load on the machine hits both or neither.
+  constexpr double kRatio = 8 * 4;
+  constexpr size_t kBaseBytes = 2048;
   std::vector<CapturedDiagnostic> all = captured_diagnostics();
-  auto start = std::chrono::steady_clock::now();
-  size_t done = 0;
-  while (done < 3000) {
-    for (const CapturedDiagnostic& d : all) {
-      Categorization c = categorize(shipped_taxonomy(), d.evidence);
-      CHECK_FALSE(c.category.empty());
-      ++done;
-    }
+  REQUIRE(!all.empty());
+  std::vector<FailureEvidence> base, longer;
+  for (const CapturedDiagnostic& d : all) {
+    size_t copies = d.evidence.diagnostics.empty() ? 1 : (kBaseBytes + d.evidence.diagnostics.size() - 1) /
+                                                             d.evidence.diagnostics.size();
+    FailureEvidence evidence = d.evidence;
+    evidence.diagnostics.clear();
+    for (size_t i = 0; i < copies; ++i) evidence.diagnostics += d.evidence.diagnostics + "\n";
+    base.push_back(evidence);
+    std::string eight;
+    for (int i = 0; i < 8; ++i) eight += evidence.diagnostics;
+    evidence.diagnostics = eight;
+    longer.push_back(std::move(evidence));
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  MESSAGE("categorized " << done << " in " << seconds << " s: " << done / seconds << " per second");
-  CHECK(done / seconds > 1000);
+
+  using Clock = std::chrono::steady_clock;
+  size_t done = 0;
+  size_t uncategorized = 0;  // checked after the timing, so that the check's own cost is not timed
+  auto pass = [&](const std::vector<FailureEvidence>& inputs, int repeats) {
+    auto start = Clock::now();
+    for (int r = 0; r < repeats; ++r) {
+      for (const FailureEvidence& evidence : inputs) {
+        Categorization c = categorize(shipped_taxonomy(), evidence);
+        uncategorized += c.category.empty();
+        ++done;
+      }
+    }
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  pass(base, 1);  // warm-up: the taxonomy loads, the allocator and caches settle
+  pass(longer, 1);
+  // Enough repeats that one timing of the short texts lasts ~20 ms, well above the clock's grain.
+  double once = std::max(pass(base, 1), 1e-6);
+  int repeats = static_cast<int>(std::clamp(0.02 / once, 1.0, 1000.0));
+  double shortest_base = 1e9, shortest_longer = 1e9;
+  for (int round = 0; round < 5; ++round) {
+    shortest_base = std::min(shortest_base, pass(base, repeats));
+    shortest_longer = std::min(shortest_longer, pass(longer, repeats));
+  }
+  double ratio = shortest_longer / shortest_base;
+  MESSAGE("categorized " << done << "; " << repeats * base.size() << " texts of ~2 KiB in " << shortest_base
+                         << " s, eight times as long in " << shortest_longer << " s: " << ratio << " times as long ("
+                         << repeats * base.size() / shortest_base << " a second at ~2 KiB)");
+  CHECK(uncategorized == 0);
+  CHECK(ratio <= kRatio);
 }
 
 }  // namespace tailforge
