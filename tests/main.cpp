@@ -32,7 +32,6 @@ const char* missing_name(Missing what) {
   switch (what) {
     case Missing::gpu: return "gpu";
     case Missing::cuda_toolkit: return "cuda_toolkit";
-    case Missing::llm_endpoint: return "llm_endpoint";
     case Missing::pytorch: return "pytorch";
     case Missing::host_feature: return "host_feature";
     case Missing::shared_checkout: return "shared_checkout";

@@ -102,7 +102,6 @@ std::string run_status(const ChainResult& result) {
 }  // namespace
 
 TEST_CASE("each CUDA API family's program passes on a GPU, and breaking its call fails the program's own check") {
-  const Toolchains& toolchains = detected_toolchains();
   if (!testing::nvcc_here() || !testing::nvidia_gpu_here("to run the programs")) return;
   TempDir dir;
   for (const Breakage& breakage : breakages()) {

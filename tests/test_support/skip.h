@@ -13,13 +13,12 @@ namespace tailforge::testing {
 
 // What a skipped case lacks. All but setup_tool may be absent on a CI machine.
 enum class Missing {
-  gpu,           // a GPU (and its driver) to run a program on
-  cuda_toolkit,  // nvcc and its tools: the machine's CUDA toolkit, which setup.sh does not install
-  llm_endpoint,  // a model server the test was pointed at
-  pytorch,       // PyTorch for the kernelopt PyTorch-reference path (GPU hosts have it; setup.sh does not install it)
-  host_feature,  // what the host's configuration may withhold: root, memory cgroups
-  shared_checkout,  // ../shared beside the repository (the corpus, hipify-perl): absent from a bare clone
-  setup_tool,    // a tool scripts/setup.sh installs (gcc, bwrap, clang/hipcc, llvm-mc, Chromium, Slurm, git...)
+  gpu,             // a GPU (and its driver) to run a program on
+  cuda_toolkit,    // nvcc and its tools: the machine's CUDA toolkit, which setup.sh does not install
+  pytorch,         // PyTorch for the kernelopt PyTorch-reference path (GPU hosts have it; setup.sh does not install it)
+  host_feature,    // what the host's configuration may withhold: root, memory cgroups
+  shared_checkout, // ../shared beside the repository (the corpus, hipify-perl): absent from a bare clone
+  setup_tool,      // a tool scripts/setup.sh installs (gcc, bwrap, clang/hipcc, llvm-mc, Chromium, Slurm, git...)
 };
 
 // Records the skip of the running case, with its reason, and logs it. On CI a setup_tool skip is
