@@ -3,6 +3,7 @@
 // must work right after the build, without a GPU or a database.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <fstream>
@@ -107,4 +108,59 @@ TEST_CASE("every docs/ page the README links to exists, and every docs/ page is 
     CAPTURE(page);
     CHECK(linked.count(page) == 1);
   }
+}
+
+namespace {
+
+// The paths `ninja -t inputs <target>` lists for the README's build folder, each made relative to
+// the source or build folder it lies in ("tests/daemon/cli_test.cpp", "bench/CMakeFiles/...").
+std::vector<std::string> build_inputs(const std::string& target) {
+  ProcessSpec spec;
+  spec.argv = {"ninja", "-C", TAILFORGE_BUILD_DIR, "-t", "inputs", target};
+  spec.timeout_seconds = 60;
+  ProcessResult listed = run_process(spec);
+  REQUIRE_MESSAGE(listed.succeeded(), listed.stderr_text);
+  std::vector<std::string> inputs;
+  std::istringstream lines(listed.stdout_text);
+  for (std::string line; std::getline(lines, line);) {
+    for (const std::string& root : {std::string(TAILFORGE_SOURCE_DIR) + "/", std::string(TAILFORGE_BUILD_DIR) + "/"}) {
+      if (line.rfind(root, 0) == 0) line = line.substr(root.size());
+    }
+    inputs.push_back(line);
+  }
+  return inputs;
+}
+
+int count_under(const std::vector<std::string>& inputs, const std::string& folder) {
+  return static_cast<int>(std::count_if(inputs.begin(), inputs.end(),
+                                        [&](const std::string& path) { return path.rfind(folder, 0) == 0; }));
+}
+
+}  // namespace
+
+TEST_CASE("README command 1 builds the binary and no test or bench; command 2 builds the tests and no bench") {
+  std::ifstream file(std::string(TAILFORGE_SOURCE_DIR) + "/README.md");
+  std::stringstream readme;
+  readme << file.rdbuf();
+  std::istringstream lines(readme.str());
+  std::string line;
+  std::vector<std::string> commands;
+  while (std::getline(lines, line) && commands.size() < 2) {
+    if (line.rfind("./scripts/setup.sh && ", 0) == 0) commands.push_back(line);
+  }
+  REQUIRE(commands.size() == 2);
+  CHECK(commands[0].find(" && cmake --build build --target tailforge && ./build/tailforge daemon --demo") !=
+        std::string::npos);
+  CHECK(commands[1].find(" && cmake --build build --target tailforge_tests && ctest ") != std::string::npos);
+  REQUIRE_MESSAGE(std::filesystem::exists(std::string(TAILFORGE_BUILD_DIR) + "/build.ninja"),
+                  "the README's build folder is made with -G Ninja");
+
+  std::vector<std::string> binary = build_inputs("tailforge");
+  CHECK(count_under(binary, "daemon/") > 0);  // the listing is real: the binary's own sources are in it
+  CHECK(count_under(binary, "tests/") == 0);
+  CHECK(count_under(binary, "bench/") == 0);
+  std::vector<std::string> tests = build_inputs("tailforge_tests");
+  CHECK(count_under(tests, "tests/daemon/") > 0);
+  CHECK(count_under(tests, "tests/fuzz/") > 0);
+  CHECK(count_under(tests, "bench/") == 0);
 }
