@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -64,14 +63,6 @@ struct CaseTracker : doctest::IReporter {
 };
 
 }  // namespace
-
-bool on_ci() {
-  const char* ci = std::getenv("CI");
-  if (ci == nullptr) return false;
-  std::string value = ci;
-  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
-  return value == "true" || value == "1" || value == "yes";
-}
 
 void skip(Missing what, const std::string& reason) {
   // A subcase re-entry runs the case's start again; one case counts once per reason.

@@ -11,19 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "test_support/skip.h"
+
 namespace {
 
 struct Skip {
   std::string entry, test_case, missing, reason;
 };
-
-bool on_ci() {
-  const char* ci = std::getenv("CI");
-  if (ci == nullptr) return false;
-  std::string value = ci;
-  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return value == "true" || value == "1" || value == "yes";
-}
 
 }  // namespace
 
@@ -63,7 +57,7 @@ int main(int argc, char** argv) {
                 skip.missing.c_str());
   }
   for (const std::string& entry : not_run) std::printf("  (%s wrote no log: not run)\n", entry.c_str());
-  if (on_ci() && by_missing.count("setup_tool") > 0) {
+  if (tailforge::testing::on_ci() && by_missing.count("setup_tool") > 0) {
     std::printf("CI=true: %d case(s) skipped for a tool scripts/setup.sh installs\n", by_missing["setup_tool"]);
     return 1;
   }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "test_support/fake_openai_server.h"
@@ -302,27 +303,30 @@ TEST_CASE("the circuit breaker opens after repeated failures, then lets one prob
     options.breaker_failures = 2;
     options.breaker_open_ms = open_ms;
     LlmClient client(options);
+    // A failing call that opens the breaker, then a call right after it, which must be paused (no
+    // attempt, no request beyond the `requests` made) unless it came too late to tell. The time
+    // the failing call returned, or nullopt when too late.
+    auto fails_and_opens = [&](size_t requests) -> std::optional<Clock::time_point> {
+      Clock::time_point opening = Clock::now();
+      CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
+      Clock::time_point opened = Clock::now();
+      ChatResponse paused = client.complete(simple_request(), nullptr);
+      if (paused.category != "agent.llm.circuit_open" && Clock::now() >= opening + open) return std::nullopt;
+      CHECK(paused.category == "agent.llm.circuit_open");
+      CHECK(paused.attempts == 0);
+      CHECK(server.requests().size() == requests);
+      return opened;
+    };
     server.enqueue({500, {}, "a"});
     server.enqueue({500, {}, "b"});
     CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
-    Clock::time_point opening = Clock::now();
-    CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
-    Clock::time_point opened = Clock::now();
-    ChatResponse paused = client.complete(simple_request(), nullptr);
-    if (paused.category != "agent.llm.circuit_open" && Clock::now() >= opening + open) continue;  // too late to tell
-    CHECK(paused.category == "agent.llm.circuit_open");
-    CHECK(paused.attempts == 0);
-    CHECK(server.requests().size() == 2);
-    std::this_thread::sleep_until(opened + open);
+    std::optional<Clock::time_point> opened = fails_and_opens(2);
+    if (!opened) continue;  // too late to tell
+    std::this_thread::sleep_until(*opened + open);
     server.enqueue({500, {}, "probe fails"});
-    Clock::time_point reopening = Clock::now();
-    CHECK(client.complete(simple_request(), nullptr).category == "agent.llm.server_error");
-    Clock::time_point reopened = Clock::now();
-    ChatResponse repaused = client.complete(simple_request(), nullptr);
-    if (repaused.category != "agent.llm.circuit_open" && Clock::now() >= reopening + open) continue;  // too late to tell
-    CHECK(repaused.category == "agent.llm.circuit_open");
-    CHECK(server.requests().size() == 3);
-    std::this_thread::sleep_until(reopened + open);
+    std::optional<Clock::time_point> reopened = fails_and_opens(3);
+    if (!reopened) continue;
+    std::this_thread::sleep_until(*reopened + open);
     server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});
     CHECK(client.complete(simple_request(), nullptr).ok);
     server.enqueue({200, {}, FakeOpenAiServer::completion(kProgram)});

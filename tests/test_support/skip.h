@@ -4,9 +4,13 @@
 // so a green run says what did not run. Where CI=true, a skip for a tool scripts/setup.sh
 // installs fails the case instead: CI proves the sandbox, AMD, Slurm, Chromium and git paths ran.
 //
-//   if (!tools::nvcc()) { skip(Missing::cuda_toolkit, "nvcc not found"); return; }
+//   if (!std::filesystem::exists(cuda_include)) { skip(Missing::cuda_toolkit, "no CUDA headers"); return; }
+// (test_support/tools_here.h asks for tools and GPUs this way: `if (!nvcc_here()) return;`.)
 #pragma once
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <string>
 
 namespace tailforge::testing {
@@ -26,6 +30,13 @@ enum class Missing {
 void skip(Missing what, const std::string& reason);
 
 // True where the environment says this is a CI run (CI=true, as CI services and .ci/run set it).
-bool on_ci();
+// Also read by tests/skip_report.cpp.
+inline bool on_ci() {
+  const char* ci = std::getenv("CI");
+  if (ci == nullptr) return false;
+  std::string value = ci;
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
+  return value == "true" || value == "1" || value == "yes";
+}
 
 }  // namespace tailforge::testing

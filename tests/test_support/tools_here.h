@@ -24,13 +24,16 @@ inline bool is_cuda_toolkit_role(const std::string& role) {
   return role == "nvcc" || role == "ptxas" || role == "cuobjdump" || role == "nvdisasm";
 }
 
+// " (for_what)", or "" when no purpose is given: what a skip reason ends with.
+inline std::string purpose(const std::string& for_what) { return for_what.empty() ? "" : " (" + for_what + ")"; }
+
 // True when every role in `roles` is found; otherwise skips, naming the first one missing.
 inline bool tools_here(std::initializer_list<const char*> roles, const std::string& for_what = "") {
   for (const char* role : roles) {
     const Tool& tool = detected_toolchains().tool(role);
     if (tool.found()) continue;
-    std::string reason = std::string(role) + " not found" + (for_what.empty() ? "" : " (" + for_what + ")");
-    skip(is_cuda_toolkit_role(role) ? Missing::cuda_toolkit : Missing::setup_tool, reason);
+    skip(is_cuda_toolkit_role(role) ? Missing::cuda_toolkit : Missing::setup_tool,
+         std::string(role) + " not found" + purpose(for_what));
     return false;
   }
   return true;
@@ -50,7 +53,7 @@ inline bool program_here(const std::string& name, const std::string& for_what = 
     if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return true;
     start = end + 1;
   }
-  skip(what, name + " not found on PATH" + (for_what.empty() ? "" : " (" + for_what + ")"));
+  skip(what, name + " not found on PATH" + purpose(for_what));
   return false;
 }
 
@@ -62,8 +65,7 @@ inline std::string nvcc_path() { return detected_toolchains().tool("nvcc").path;
 inline bool nvidia_gpu_here(const std::string& for_what = "") {
   const Toolchains& toolchains = detected_toolchains();
   if (toolchains.has_gpu("nvidia")) return true;
-  skip(Missing::gpu, "no NVIDIA GPU" + (for_what.empty() ? "" : " (" + for_what + ")") + ": " +
-                         toolchains.nvidia_gpu_note);
+  skip(Missing::gpu, "no NVIDIA GPU" + purpose(for_what) + ": " + toolchains.nvidia_gpu_note);
   return false;
 }
 
@@ -76,13 +78,17 @@ inline bool sandbox_here(const SandboxOptions& options = SandboxOptions{}) {
   return true;
 }
 
-// The AMD device path up to the code object, as verifier/toolchains.cpp's stage_availability
-// asks for it: clang with the AMDGPU backend, rocm-device-libs, llvm-as/llvm-dis, llvm-mc, ld.lld.
+// The AMD device path up to the code object (clang with the AMDGPU backend, rocm-device-libs,
+// llvm-as/llvm-dis, llvm-mc, ld.lld), asked of the product's own stage_availability; all of it is
+// installed by setup.sh.
 inline bool amd_tools_here(const std::string& for_what = "") {
-  if (!tools_here({"hip_clang", "llvm_as", "llvm_dis", "llvm_mc", "ld_lld"}, for_what)) return false;
-  if (!detected_toolchains().rocm_device_libs_dir.empty()) return true;
-  skip(Missing::setup_tool, "rocm-device-libs bitcode not found" + (for_what.empty() ? "" : " (" + for_what + ")"));
-  return false;
+  for (const StageAvailability& stage : stage_availability(detected_toolchains())) {
+    if (stage.can_run || (stage.stage != "amd.asm" && stage.stage != "amd.assemble" && stage.stage != "amd.codeobject"))
+      continue;
+    skip(Missing::setup_tool, stage.stage + ": " + stage.reason + purpose(for_what));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace tailforge::testing
