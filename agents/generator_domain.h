@@ -14,6 +14,9 @@
 
 namespace tailforge {
 
+// Decimal text of an integer, for the numbers domain writers put in CUDA text.
+inline std::string str(int64_t value) { return std::to_string(value); }
+
 // splitmix64: the same numbers on every platform (std distributions are not portable).
 struct GeneratorRandom {
   uint64_t state = 0;

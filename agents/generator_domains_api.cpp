@@ -16,8 +16,6 @@
 namespace tailforge {
 namespace {
 
-std::string str(int64_t value) { return std::to_string(value); }
-
 // A small random affine map of a texel value, written for device and host alike: a * v + b with
 // dyadic constants, so every result is exact in float.
 struct Affine {

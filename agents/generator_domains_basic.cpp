@@ -7,8 +7,6 @@
 namespace tailforge {
 namespace {
 
-std::string str(int64_t value) { return std::to_string(value); }
-
 std::string grid_for(int64_t n, int block, int64_t cap) {
   return str(std::min<int64_t>((n + block - 1) / block, cap));
 }

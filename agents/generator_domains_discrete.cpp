@@ -7,8 +7,6 @@
 namespace tailforge {
 namespace {
 
-std::string str(int64_t value) { return std::to_string(value); }
-
 // ---------------------------------------------------------------------------------------------
 DomainCode write_bfs(DomainContext& c) {
   int64_t vertices = c.pick_size({4096, 16384, 65536});

@@ -7,8 +7,6 @@
 namespace tailforge {
 namespace {
 
-std::string str(int64_t value) { return std::to_string(value); }
-
 // ---------------------------------------------------------------------------------------------
 DomainCode write_heat(DomainContext& c) {
   int64_t side = c.pick_size({64, 128, 256}, 2);

@@ -7,8 +7,6 @@
 namespace tailforge {
 namespace {
 
-std::string str(int64_t value) { return std::to_string(value); }
-
 std::string combine(const std::string& op, const std::string& a, const std::string& b) {
   return op == "max" ? "(" + a + " > " + b + " ? " + a + " : " + b + ")" : "(" + a + " + " + b + ")";
 }

@@ -7,8 +7,6 @@
 namespace tailforge {
 namespace {
 
-std::string str(int64_t value) { return std::to_string(value); }
-
 // ---------------------------------------------------------------------------------------------
 DomainCode write_stencil_1d(DomainContext& c) {
   int64_t n = c.pick_size({65536, 262144, 1048576});

@@ -7,23 +7,18 @@
 
 #include "policies/config.h"
 #include "text/cpp_lexer.h"
+#include "text/chars.h"
 
 namespace tailforge {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using text::is_identifier_char;
 
 // The identifier at the start of `s` (after spaces), "" when none; `s` advances past it.
 std::string take_identifier(std::string_view& s) {
-  s = trim(s);
+  s = text::trim_space(s);
   size_t n = 0;
   while (n < s.size() && is_identifier_char(s[n])) ++n;
   if (n == 0 || std::isdigit(static_cast<unsigned char>(s[0]))) return "";
@@ -56,31 +51,31 @@ std::vector<Directive> directives(std::string_view code) {
       line.push_back(' ');
       end = code.find('\n', position);
     }
-    std::string_view view = trim(line);
+    std::string_view view = text::trim_space(line);
     if (view.empty() || view.front() != '#') continue;
     view.remove_prefix(1);
     std::string keyword = take_identifier(view);
-    if (!keyword.empty()) out.push_back({keyword, std::string(trim(view))});
+    if (!keyword.empty()) out.push_back({keyword, std::string(text::trim_space(view))});
   }
   return out;
 }
 
 // X of `!defined(X)` / `!defined X` making up a whole #if condition; "" otherwise.
 std::string negated_defined(std::string_view condition) {
-  condition = trim(condition);
+  condition = text::trim_space(condition);
   if (condition.empty() || condition.front() != '!') return "";
   condition.remove_prefix(1);
   if (take_identifier(condition) != "defined") return "";
-  condition = trim(condition);
+  condition = text::trim_space(condition);
   bool parenthesized = !condition.empty() && condition.front() == '(';
   if (parenthesized) condition.remove_prefix(1);
   std::string name = take_identifier(condition);
-  condition = trim(condition);
+  condition = text::trim_space(condition);
   if (parenthesized) {
     if (condition.empty() || condition.front() != ')') return "";
     condition.remove_prefix(1);
   }
-  return trim(condition).empty() ? name : "";
+  return text::trim_space(condition).empty() ? name : "";
 }
 
 // The macro an #ifndef / #if !defined(...) directive tests for absence; "" for any other.
@@ -98,7 +93,7 @@ std::pair<std::string, std::string> defined_macro(const Directive& directive) {
   std::string_view rest = directive.rest;
   std::string name = take_identifier(rest);
   if (name.empty() || (!rest.empty() && rest.front() == '(')) return {};
-  return {name, std::string(trim(rest))};
+  return {name, std::string(text::trim_space(rest))};
 }
 
 }  // namespace
@@ -177,11 +172,11 @@ std::vector<std::string> included_headers(std::string_view text) {
   std::string code(text);  // include paths are quoted, so the code view would blank them
   for (const Directive& directive : directives(code)) {
     if (directive.keyword != "include") continue;
-    std::string_view rest = trim(directive.rest);
+    std::string_view rest = text::trim_space(directive.rest);
     if (rest.size() < 2 || (rest.front() != '<' && rest.front() != '"')) continue;
     char close = rest.front() == '<' ? '>' : '"';
     size_t end = rest.find(close, 1);
-    if (end != std::string_view::npos && end > 1) out.emplace_back(trim(rest.substr(1, end - 1)));
+    if (end != std::string_view::npos && end > 1) out.emplace_back(text::trim_space(rest.substr(1, end - 1)));
   }
   return out;
 }

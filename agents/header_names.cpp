@@ -1,4 +1,5 @@
 #include "agents/header_names.h"
+#include "text/chars.h"
 
 #include <cctype>
 #include <unordered_map>
@@ -13,8 +14,8 @@ constexpr size_t kMaxTagLookahead = 64;
 constexpr size_t kMaxGroupTokens = 256;
 constexpr size_t kExpansionBudgetPerToken = 16;
 
-bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+using text::is_identifier_start;
+using text::is_identifier_char;
 
 // The text with comments and string/character literals blanked to spaces, newlines kept. A
 // literal ends at its closing quote or at the end of its line; an unterminated comment blanks the rest.
@@ -58,25 +59,25 @@ std::string code_only(std::string_view text) {
   return out;
 }
 
-struct Token {
+struct HeaderToken {
   enum Kind { identifier, number, punctuation, macro_definition } kind;
   std::string text;  // for macro_definition: the macro's name
-  size_t macro = 0;  // for macro_definition: index into Tokens::macros
+  size_t macro = 0;  // for macro_definition: index into HeaderTokens::macros
 };
 
 // A function-like macro whose body declares something (struct, typedef, ...).
 struct DeclaringMacro {
   std::unordered_map<std::string, size_t> parameters;  // name -> position
-  std::vector<Token> body;
+  std::vector<HeaderToken> body;
 };
 
-struct Tokens {
-  std::vector<Token> tokens;
+struct HeaderTokens {
+  std::vector<HeaderToken> tokens;
   std::vector<DeclaringMacro> macros;
 };
 
 // Appends the tokens of `code` (directives are read by read_directive, never tokenized here).
-void tokenize_line(std::string_view code, std::vector<Token>& out) {
+void tokenize_line(std::string_view code, std::vector<HeaderToken>& out) {
   size_t i = 0, n = code.size();
   while (i < n) {
     char c = code[i];
@@ -85,7 +86,7 @@ void tokenize_line(std::string_view code, std::vector<Token>& out) {
     } else if (is_identifier_start(c)) {
       size_t end = i;
       while (end < n && is_identifier_char(code[end])) ++end;
-      out.push_back({Token::identifier, std::string(code.substr(i, end - i))});
+      out.push_back({HeaderToken::identifier, std::string(code.substr(i, end - i))});
       i = end;
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       size_t end = i + 1;
@@ -93,29 +94,29 @@ void tokenize_line(std::string_view code, std::vector<Token>& out) {
                          ((code[end] == '+' || code[end] == '-') &&
                           std::string_view("eEpP").find(code[end - 1]) != std::string_view::npos)))
         ++end;
-      out.push_back({Token::number, std::string(code.substr(i, end - i))});
+      out.push_back({HeaderToken::number, std::string(code.substr(i, end - i))});
       i = end;
     } else if (c == '#' && i + 1 < n && code[i + 1] == '#') {
-      out.push_back({Token::punctuation, "##"});
+      out.push_back({HeaderToken::punctuation, "##"});
       i += 2;
     } else {
-      out.push_back({Token::punctuation, std::string(1, c)});
+      out.push_back({HeaderToken::punctuation, std::string(1, c)});
       ++i;
     }
   }
 }
 
-bool declares_something(const std::vector<Token>& body) {
+bool declares_something(const std::vector<HeaderToken>& body) {
   static const std::unordered_set<std::string> words = {"struct", "union", "enum", "class", "typedef", "using"};
-  for (const Token& token : body)
-    if (token.kind == Token::identifier && words.count(token.text)) return true;
+  for (const HeaderToken& token : body)
+    if (token.kind == HeaderToken::identifier && words.count(token.text)) return true;
   return false;
 }
 
 // Reads the directive starting at `code[hash]` (its logical line, continuations joined) and returns
 // the position after it. A #define adds its name to `names`; a function-like one whose body
 // declares something is kept in `tokens.macros`, marked in the stream where it was defined.
-size_t read_directive(std::string_view code, size_t hash, Tokens& tokens, std::set<std::string>& names) {
+size_t read_directive(std::string_view code, size_t hash, HeaderTokens& tokens, std::set<std::string>& names) {
   std::string line;
   size_t i = hash + 1, n = code.size();
   while (i < n && code[i] != '\n') {
@@ -140,23 +141,23 @@ size_t read_directive(std::string_view code, size_t hash, Tokens& tokens, std::s
   size_t close = line.find(')', name_end);
   if (close == std::string::npos) return i;
   DeclaringMacro macro;
-  std::vector<Token> parameters;
+  std::vector<HeaderToken> parameters;
   tokenize_line(std::string_view(line).substr(name_end + 1, close - name_end - 1), parameters);
   size_t position = 0;
-  for (const Token& token : parameters) {
+  for (const HeaderToken& token : parameters) {
     if (token.text == ",") ++position;
-    if (token.kind == Token::identifier) macro.parameters.emplace(token.text, position);
+    if (token.kind == HeaderToken::identifier) macro.parameters.emplace(token.text, position);
     if (token.text == ".") macro.parameters.emplace("__VA_ARGS__", position);  // ...
   }
   tokenize_line(std::string_view(line).substr(close + 1), macro.body);
   if (!declares_something(macro.body)) return i;
-  tokens.tokens.push_back({Token::macro_definition, name, tokens.macros.size()});
+  tokens.tokens.push_back({HeaderToken::macro_definition, name, tokens.macros.size()});
   tokens.macros.push_back(std::move(macro));
   return i;
 }
 
-Tokens tokenize(std::string_view code, std::set<std::string>& names) {
-  Tokens tokens;
+HeaderTokens tokenize(std::string_view code, std::set<std::string>& names) {
+  HeaderTokens tokens;
   size_t i = 0, n = code.size();
   bool line_start = true;
   while (i < n) {
@@ -211,15 +212,15 @@ class DeclarationScanner {
       : names_(names), expansion_budget_(expansion_budget) {}
 
   // `macros`: the text's declaring macros; null while scanning an expansion (not expanded again).
-  void scan(const std::vector<Token>& tokens, const std::vector<DeclaringMacro>* macros) {
+  void scan(const std::vector<HeaderToken>& tokens, const std::vector<DeclaringMacro>* macros) {
     tokens_ = &tokens;
     for (size_t i = 0; i < tokens.size(); ++i) {
-      const Token& token = tokens[i];
-      if (token.kind == Token::macro_definition) {
+      const HeaderToken& token = tokens[i];
+      if (token.kind == HeaderToken::macro_definition) {
         if (macros) known_macros_[token.text] = token.macro;
-      } else if (token.kind == Token::punctuation) {
+      } else if (token.kind == HeaderToken::punctuation) {
         punctuation(token.text);
-      } else if (token.kind == Token::identifier) {
+      } else if (token.kind == HeaderToken::identifier) {
         i = identifier(i, macros);
       }
     }
@@ -230,7 +231,7 @@ class DeclarationScanner {
     static const std::string none;
     return i < tokens_->size() ? (*tokens_)[i].text : none;
   }
-  bool is_identifier_at(size_t i) const { return i < tokens_->size() && (*tokens_)[i].kind == Token::identifier; }
+  bool is_identifier_at(size_t i) const { return i < tokens_->size() && (*tokens_)[i].kind == HeaderToken::identifier; }
 
   // The index of the ')' closing the '(' at `open`, or npos past the bound.
   size_t group_end(size_t open) const {
@@ -352,10 +353,10 @@ class DeclarationScanner {
   size_t expand(size_t name, const DeclaringMacro& macro) {
     size_t end = group_end(name + 1);
     if (end == std::string::npos) return end;
-    std::vector<std::vector<Token>> arguments(1);
+    std::vector<std::vector<HeaderToken>> arguments(1);
     int depth = 0;
     for (size_t j = name + 2; j < end; ++j) {
-      const Token& token = (*tokens_)[j];
+      const HeaderToken& token = (*tokens_)[j];
       if (token.text == "(") ++depth;
       if (token.text == ")") --depth;
       if (token.text == "," && depth == 0) {
@@ -364,27 +365,27 @@ class DeclarationScanner {
       }
       arguments.back().push_back(token);
     }
-    auto argument_of = [&](const std::string& word) -> const std::vector<Token>* {
+    auto argument_of = [&](const std::string& word) -> const std::vector<HeaderToken>* {
       auto it = macro.parameters.find(word);
       return it == macro.parameters.end() || it->second >= arguments.size() ? nullptr : &arguments[it->second];
     };
-    std::vector<Token> expansion;
-    const std::vector<Token>& body = macro.body;
+    std::vector<HeaderToken> expansion;
+    const std::vector<HeaderToken>& body = macro.body;
     for (size_t k = 0; k < body.size(); ++k) {
-      const Token& token = body[k];
+      const HeaderToken& token = body[k];
       if (token.text == "#") {  // stringizing: a literal, no name
         ++k;
         continue;
       }
       if (token.text == "##" && k + 1 < body.size() && !expansion.empty()) {
-        const Token& right = body[++k];
-        const std::vector<Token>* argument = argument_of(right.text);
+        const HeaderToken& right = body[++k];
+        const std::vector<HeaderToken>* argument = argument_of(right.text);
         std::string pasted = argument ? (argument->empty() ? "" : argument->front().text) : right.text;
         expansion.back().text += pasted;
         if (argument && argument->size() > 1) expansion.insert(expansion.end(), argument->begin() + 1, argument->end());
         continue;
       }
-      if (const std::vector<Token>* argument = token.kind == Token::identifier ? argument_of(token.text) : nullptr) {
+      if (const std::vector<HeaderToken>* argument = token.kind == HeaderToken::identifier ? argument_of(token.text) : nullptr) {
         expansion.insert(expansion.end(), argument->begin(), argument->end());
       } else {
         expansion.push_back(token);
@@ -406,7 +407,7 @@ class DeclarationScanner {
 
   std::set<std::string>& names_;
   size_t& expansion_budget_;
-  const std::vector<Token>* tokens_ = nullptr;
+  const std::vector<HeaderToken>* tokens_ = nullptr;
   std::unordered_map<std::string, size_t> known_macros_;
   std::vector<Brace> braces_;
   int parens_ = 0;
@@ -423,7 +424,7 @@ class DeclarationScanner {
 
 void scan_declared_names(std::string_view text, std::set<std::string>& names) {
   std::string code = code_only(text);
-  Tokens tokens = tokenize(code, names);
+  HeaderTokens tokens = tokenize(code, names);
   size_t budget = kExpansionBudgetPerToken * tokens.tokens.size() + 4096;
   DeclarationScanner scanner(names, budget);
   scanner.scan(tokens.tokens, &tokens.macros);

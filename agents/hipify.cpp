@@ -3,6 +3,7 @@
 #include "agents/hipify_names.h"
 #include "agents/preprocessor_branches.h"
 #include "text/cpp_lexer.h"
+#include "text/chars.h"
 
 #include <algorithm>
 #include <fstream>
@@ -246,7 +247,7 @@ int line_of(const std::string& text, size_t pos) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(pos, text.size()), '\n'));
 }
 
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+using text::is_identifier_char;
 
 std::string without_spaces(std::string_view text) {
   std::string out;

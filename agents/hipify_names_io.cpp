@@ -46,12 +46,12 @@ const json* array_at(const json& root, const std::string& key, std::string& erro
   return &*it;
 }
 
-std::string where(const std::string& section, size_t index) { return section + "[" + std::to_string(index) + "]"; }
+std::string indexed(const std::string& section, size_t index) { return section + "[" + std::to_string(index) + "]"; }
 
 void load_renames(const json& root, const std::string& section, std::vector<NameRename>& out, std::string& error) {
   const json* list = array_at(root, section, error);
   for (size_t i = 0; list && i < list->size(); ++i) {
-    std::string at = where(section, i);
+    std::string at = indexed(section, i);
     const json& entry = (*list)[i];
     if (!entry.is_object()) {
       if (error.empty()) error = at + ": expected an object";
@@ -67,7 +67,7 @@ void load_renames(const json& root, const std::string& section, std::vector<Name
 void load_unmapped(const json& root, const std::string& section, std::vector<NameUnmapped>& out, std::string& error) {
   const json* unmapped = array_at(root, section, error);
   for (size_t i = 0; unmapped && i < unmapped->size(); ++i) {
-    std::string at = where(section, i);
+    std::string at = indexed(section, i);
     const json& entry = (*unmapped)[i];
     if (!entry.is_object()) {
       if (error.empty()) error = at + ": expected an object";
@@ -97,7 +97,7 @@ Result<NameExceptions> load_name_exceptions(const std::string& path) {
   std::unordered_set<std::string> seen;
   for (size_t i = 0; i < exceptions.renames.size() && error.empty(); ++i)
     if (!seen.insert(exceptions.renames[i].from).second)
-      error = where("renames", i) + ".from: a second rename of '" + exceptions.renames[i].from + "'";
+      error = indexed("renames", i) + ".from: a second rename of '" + exceptions.renames[i].from + "'";
   if (!error.empty()) return make_error(path + ": " + error);
   return exceptions;
 }
@@ -150,7 +150,7 @@ Result<std::vector<IdentifierRule>> generated_identifiers(const json& root, cons
   std::unordered_set<std::string> seen;
   const json* list = array_at(root, "identifiers", error);
   for (size_t i = 0; list && i < list->size() && error.empty(); ++i) {
-    std::string at = where("identifiers", i);
+    std::string at = indexed("identifiers", i);
     const json& entry = (*list)[i];
     if (!entry.is_object()) {
       error = at + ": expected an object";
@@ -207,7 +207,7 @@ Status load_generated_guards(const json& root, const std::string& path, HipifyRu
   if (auto guards = root.find("guards"); guards != root.end()) {
     if (!guards->is_array()) return make_error(path + ": guards: expected an array");
     for (size_t i = 0; i < guards->size() && error.empty(); ++i) {
-      std::string at = where("guards", i);
+      std::string at = indexed("guards", i);
       const json& entry = (*guards)[i];
       if (!entry.is_object()) return make_error(path + ": " + at + ": expected an object");
       GuardRule rule{string_at(entry, "from", at, error), string_at(entry, "to", at, error, false),

@@ -6,6 +6,7 @@
 #include "agents/importer.h"
 #include "policies/config.h"
 #include "text/cpp_lexer.h"
+#include "text/chars.h"
 
 namespace tailforge {
 namespace {
@@ -44,7 +45,7 @@ Status check_string_list(const json& list, const std::string& file, const std::s
   return expect(strings, file, key, list, "an array of strings");
 }
 
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+using text::is_identifier_char;
 
 // The position of `word` in `code` from `from` as a whole identifier, or npos.
 size_t find_word(const std::string& code, const std::string& word, size_t from) {

@@ -11,10 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 ModelAnswer failed(std::string category, std::string message) {
   ModelAnswer answer;
   answer.category = std::move(category);

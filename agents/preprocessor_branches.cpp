@@ -1,4 +1,5 @@
 #include "agents/preprocessor_branches.h"
+#include "text/chars.h"
 
 #include <cctype>
 #include <charconv>
@@ -19,8 +20,8 @@ struct Value {
 Value unknown() { return {false, 0}; }
 Value known(long long number) { return {true, number}; }
 
-bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+using text::is_identifier_start;
+using text::is_identifier_char;
 
 enum class MacroLookup { kUndefined, kDefined, kMaybe };
 
@@ -60,15 +61,15 @@ class Macros {
   std::unordered_map<std::string, std::optional<MacroState>> local_;
 };
 
-struct Token {
+struct ConditionToken {
   enum Kind { kNumber, kIdentifier, kOperator, kEnd } kind = kEnd;
   std::string text;
   long long number = 0;
   bool bad = false;  // a number that does not parse
 };
 
-std::vector<Token> tokenize(std::string_view text) {
-  std::vector<Token> tokens;
+std::vector<ConditionToken> tokenize(std::string_view text) {
+  std::vector<ConditionToken> tokens;
   size_t i = 0;
   while (i < text.size()) {
     char c = text[i];
@@ -78,7 +79,7 @@ std::vector<Token> tokenize(std::string_view text) {
     } else if (is_identifier_start(c)) {
       size_t end = i;
       while (end < text.size() && is_identifier_char(text[end])) ++end;
-      tokens.push_back({Token::kIdentifier, std::string(text.substr(i, end - i))});
+      tokens.push_back({ConditionToken::kIdentifier, std::string(text.substr(i, end - i))});
       i = end;
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       size_t end = i;
@@ -95,7 +96,7 @@ std::vector<Token> tokenize(std::string_view text) {
         base = 8;
         digits.remove_prefix(1);
       }
-      Token token{Token::kNumber, std::string(text.substr(i, end - i))};
+      ConditionToken token{ConditionToken::kNumber, std::string(text.substr(i, end - i))};
       auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), token.number, base);
       token.bad = parsed.ec != std::errc() || parsed.ptr != digits.data() + digits.size();
       tokens.push_back(std::move(token));
@@ -105,11 +106,11 @@ std::vector<Token> tokenize(std::string_view text) {
       std::string op(1, c);
       for (const char* two : kTwo)
         if (text.substr(i, 2) == two) op = two;
-      tokens.push_back({Token::kOperator, op});
+      tokens.push_back({ConditionToken::kOperator, op});
       i += op.size();
     }
   }
-  tokens.push_back({Token::kEnd, ""});
+  tokens.push_back({ConditionToken::kEnd, ""});
   return tokens;
 }
 
@@ -120,16 +121,16 @@ class Condition {
 
   Value evaluate() {
     Value value = ternary();
-    if (failed_ || tokens_[at_].kind != Token::kEnd) return unknown();
+    if (failed_ || tokens_[at_].kind != ConditionToken::kEnd) return unknown();
     return value;
   }
 
  private:
   static constexpr int kMaxDepth = 256;
 
-  const Token& peek() const { return tokens_[at_]; }
+  const ConditionToken& peek() const { return tokens_[at_]; }
   bool take(const char* op) {
-    if (peek().kind == Token::kOperator && peek().text == op) {
+    if (peek().kind == ConditionToken::kOperator && peek().text == op) {
       ++at_;
       return true;
     }
@@ -164,7 +165,7 @@ class Condition {
   // Precedence climbing: one level of recursion per operator precedence, not per token.
   Value binary(int min_level) {
     Value left = unary();
-    while (!failed_ && peek().kind == Token::kOperator) {
+    while (!failed_ && peek().kind == ConditionToken::kOperator) {
       std::string op = peek().text;
       int level = precedence(op);
       if (level < 0 || level < min_level) break;
@@ -210,7 +211,7 @@ class Condition {
   // Prefix operators are collected in a loop and applied afterwards: `!!!!x` never recurses.
   Value unary() {
     std::vector<char> prefixes;
-    while (peek().kind == Token::kOperator &&
+    while (peek().kind == ConditionToken::kOperator &&
            (peek().text == "!" || peek().text == "-" || peek().text == "+" || peek().text == "~")) {
       prefixes.push_back(peek().text[0]);
       ++at_;
@@ -227,7 +228,7 @@ class Condition {
 
   Value defined_operand() {
     bool parenthesized = take("(");
-    if (peek().kind != Token::kIdentifier) {
+    if (peek().kind != ConditionToken::kIdentifier) {
       failed_ = true;
       return unknown();
     }
@@ -244,18 +245,18 @@ class Condition {
   }
 
   Value primary() {
-    const Token& token = peek();
-    if (token.kind == Token::kNumber) {
+    const ConditionToken& token = peek();
+    if (token.kind == ConditionToken::kNumber) {
       ++at_;
       return token.bad ? unknown() : known(token.number);
     }
-    if (token.kind == Token::kIdentifier) {
+    if (token.kind == ConditionToken::kIdentifier) {
       std::string name = token.text;
       ++at_;
       if (name == "defined") return defined_operand();
       if (name == "true") return known(1);
       if (name == "false") return known(0);
-      if (peek().kind == Token::kOperator && peek().text == "(") {  // a function-like macro: not evaluated
+      if (peek().kind == ConditionToken::kOperator && peek().text == "(") {  // a function-like macro: not evaluated
         failed_ = true;
         return unknown();
       }
@@ -276,7 +277,7 @@ class Condition {
     return unknown();
   }
 
-  std::vector<Token> tokens_;
+  std::vector<ConditionToken> tokens_;
   const Macros& macros_;
   size_t at_ = 0;
   int depth_ = 0;
@@ -318,14 +319,8 @@ Tri state_of(const std::vector<Group>& groups, size_t end) {
   return state;
 }
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
-
 std::string first_identifier(std::string_view text) {
-  text = trim(text);
+  text = text::trim_space(text);
   size_t end = 0;
   while (end < text.size() && is_identifier_char(text[end])) ++end;
   return std::string(text.substr(0, end));
@@ -335,14 +330,14 @@ std::string first_identifier(std::string_view text) {
 MacroState defined_state(std::string_view rest, MacroState::Kind kind) {
   MacroState state;
   state.kind = kind;
-  rest = trim(rest);
+  rest = text::trim_space(rest);
   size_t name_end = 0;
   while (name_end < rest.size() && is_identifier_char(rest[name_end])) ++name_end;
   if (name_end < rest.size() && rest[name_end] == '(') return state;  // function-like: no value
-  std::string_view value = trim(rest.substr(name_end));
+  std::string_view value = text::trim_space(rest.substr(name_end));
   if (value.empty()) return state;
-  std::vector<Token> tokens = tokenize(value);
-  if (tokens.size() == 2 && tokens[0].kind == Token::kNumber && !tokens[0].bad) state.value = tokens[0].number;
+  std::vector<ConditionToken> tokens = tokenize(value);
+  if (tokens.size() == 2 && tokens[0].kind == ConditionToken::kNumber && !tokens[0].bad) state.value = tokens[0].number;
   return state;
 }
 
@@ -389,13 +384,13 @@ std::vector<InactiveRegion> inactive_regions(const std::string& code, const Macr
     if (end == std::string::npos) end = code.size();
     position = end + 1;
     std::string_view text(code.data() + start, end - start);
-    std::string_view body = trim(text);
+    std::string_view body = text::trim_space(text);
 
     bool directive = !body.empty() && body.front() == '#';
     std::string name;
     std::string_view rest;
     if (directive) {
-      std::string_view after = trim(body.substr(1));
+      std::string_view after = text::trim_space(body.substr(1));
       size_t name_end = 0;
       while (name_end < after.size() && is_identifier_char(after[name_end])) ++name_end;
       name = std::string(after.substr(0, name_end));
@@ -412,7 +407,7 @@ std::vector<InactiveRegion> inactive_regions(const std::string& code, const Macr
       if (position > code.size()) break;
       continue;
     }
-    std::string directive_text = "#" + name + (trim(rest).empty() ? "" : " " + std::string(trim(rest).substr(0, 120)));
+    std::string directive_text = "#" + name + (text::trim_space(rest).empty() ? "" : " " + std::string(text::trim_space(rest).substr(0, 120)));
     if (name == "if" || name == "ifdef" || name == "ifndef") {
       Group group;
       if (state == Tri::kFalse) {

@@ -3,19 +3,13 @@
 namespace tailforge {
 namespace {
 
-Status finish(Statement& statement) {
-  Status status = statement.status();
-  statement.reset();
-  return status;
-}
-
 // (key, count) rows of a query on the track ?1 and the cycle bound ?2.
 Result<std::map<std::string, int64_t>> counts(Statement& select, const std::string& track,
                                               std::optional<int64_t> up_to_cycle) {
   select.bind(1, track).bind(2, up_to_cycle);
   std::map<std::string, int64_t> out;
   while (select.step()) out[select.text(0)] = select.int64(1);
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 
@@ -25,7 +19,7 @@ Result<std::optional<ApiIndexMark>> api_index_mark(Database& db) {
   Statement& select = db.cached("SELECT table_key, last_rowid FROM sample_api_progress WHERE id = 1");
   std::optional<ApiIndexMark> mark;
   if (select.step()) mark = ApiIndexMark{select.text(0), select.int64(1)};
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return mark;
 }
 
@@ -46,7 +40,7 @@ Result<std::vector<SampleToCount>> samples_to_count(Database& db, int64_t after_
   select.bind(1, after_rowid).bind(2, static_cast<int64_t>(limit));
   std::vector<SampleToCount> out;
   while (select.step()) out.push_back({select.int64(0), select.text(1)});
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 
@@ -66,7 +60,7 @@ Result<std::vector<SampleApiUse>> sample_api_uses(Database& db, const std::strin
   select.bind(1, sample_id);
   std::vector<SampleApiUse> out;
   while (select.step()) out.push_back({select.text(0), select.text(1), select.int64(2)});
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 
@@ -75,7 +69,7 @@ Result<std::set<std::string>> sample_api_families(Database& db, const std::strin
   select.bind(1, sample_id);
   std::set<std::string> out;
   while (select.step()) out.insert(select.text(0));
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 
@@ -86,7 +80,7 @@ Result<std::map<std::string, std::set<std::string>>> eval_item_api_families(Data
   select.bind(1, track);
   std::map<std::string, std::set<std::string>> out;
   while (select.step()) out[select.text(0)].insert(select.text(1));
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 
@@ -112,7 +106,7 @@ Result<int64_t> verified_samples_up_to(Database& db, const std::string& track, s
       " AND (?2 IS NULL OR coalesce(s.cycle_id, 0) <= ?2)");
   select.bind(1, track).bind(2, up_to_cycle);
   int64_t n = select.step() ? select.int64(0) : 0;
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return n;
 }
 
@@ -138,7 +132,7 @@ Result<std::vector<TreeApiScan>> tree_api_scans(Database& db) {
   Statement& select = db.cached("SELECT tree, files, api_files, scanned_ms FROM tree_api_scan ORDER BY tree");
   std::vector<TreeApiScan> out;
   while (select.step()) out.push_back({select.text(0), select.int64(1), select.int64(2), select.int64(3)});
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 
@@ -147,7 +141,7 @@ Result<std::vector<TreeApiUse>> tree_api_uses_all(Database& db) {
       db.cached("SELECT identifier, SUM(files), SUM(uses) FROM tree_api_use GROUP BY identifier ORDER BY identifier");
   std::vector<TreeApiUse> out;
   while (select.step()) out.push_back({select.text(0), select.int64(1), select.int64(2)});
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 

@@ -7,19 +7,13 @@ namespace {
 
 const char* kStageTop = "CASE WHEN instr(f.stage, '.') > 0 THEN substr(f.stage, 1, instr(f.stage, '.') - 1) ELSE f.stage END";
 
-Status finish(Statement& statement) {
-  Status status = statement.status();
-  statement.reset();
-  return status;
-}
-
 // Runs a (key, count) query with ?1 = text.
 Result<std::map<std::string, int64_t>> counts_by_key(Database& db, const char* sql, const std::string& parameter) {
   Statement& select = db.cached(sql);
   select.bind(1, parameter);
   std::map<std::string, int64_t> counts;
   while (select.step()) counts[select.text(0)] = select.int64(1);
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return counts;
 }
 
@@ -28,7 +22,7 @@ Result<std::vector<std::string>> texts(Database& db, const char* sql, const std:
   select.bind(1, parameter);
   std::vector<std::string> out;
   while (select.step()) out.push_back(select.text(0));
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 
@@ -90,14 +84,14 @@ Result<int64_t> verified_count(Database& db, const std::string& track) {
   Statement& select = db.cached("SELECT COUNT(*) FROM sample WHERE track = ?1 AND status = 'verified'");
   select.bind(1, track);
   int64_t count = select.step() ? select.int64(0) : 0;
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return count;
 }
 
 Result<int64_t> verified_count_all(Database& db) {
   Statement& select = db.cached("SELECT COUNT(*) FROM sample WHERE status = 'verified'");
   int64_t count = select.step() ? select.int64(0) : 0;
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return count;
 }
 
@@ -203,7 +197,7 @@ Result<std::optional<int64_t>> newest_evaluated_model(Database& db, const std::s
   select.bind(1, track);
   std::optional<int64_t> id;
   if (select.step()) id = select.int64(0);
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return id;
 }
 
@@ -221,7 +215,7 @@ Result<std::map<std::string, EvaluationCounts>> evaluation_counts(Database& db, 
   select.bind(1, model_id);
   std::map<std::string, EvaluationCounts> out;
   while (select.step()) out[select.text(0)] = {select.int64(1), select.int64(2)};
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 
@@ -253,7 +247,7 @@ Result<std::vector<std::string>> model_failure_seed_ids(Database& db, int64_t mo
   select.bind(1, model_id).bind(2, name).bind(3, static_cast<int64_t>(limit));
   std::vector<std::string> ids;
   while (select.step()) ids.push_back(select.text(0));
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return ids;
 }
 
@@ -266,7 +260,7 @@ Result<int64_t> verified_synthesized_for_tail(Database& db, const std::string& t
       "   AND json_extract(l.reason, '$.dimension') = ?2 AND json_extract(l.reason, '$.name') = ?3)");
   count.bind(1, track).bind(2, dimension).bind(3, name).bind(4, since_ms);
   int64_t n = count.step() ? count.int64(0) : 0;
-  if (Status s = finish(count); !s) return s.error();
+  if (Status s = count.finish(); !s) return s.error();
   return n;
 }
 
@@ -293,7 +287,7 @@ Result<std::vector<TailReportRow>> tail_report_rows(Database& db, int64_t cycle_
   while (select.step()) {
     rows.push_back({select.int64(0), select.text(1), select.text(2), select.text(3), select.real(4), select.text(5)});
   }
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return rows;
 }
 
@@ -301,7 +295,7 @@ Result<bool> tail_report_exists(Database& db, int64_t cycle_id) {
   Statement& select = db.cached("SELECT EXISTS (SELECT 1 FROM tail_report WHERE cycle_id = ?1)");
   select.bind(1, cycle_id);
   bool exists = select.step() && select.int64(0) != 0;
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return exists;
 }
 
@@ -309,7 +303,7 @@ Result<std::optional<int64_t>> latest_tail_report_cycle(Database& db) {
   Statement& select = db.cached("SELECT max(cycle_id) FROM tail_report");
   std::optional<int64_t> cycle;
   if (select.step()) cycle = select.optional_int64(0);
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return cycle;
 }
 
@@ -358,7 +352,7 @@ Result<std::vector<CycleVerifiedCounts>> verified_by_cycle(Database& db, const s
   select.bind(1, track).bind(2, name);
   std::vector<CycleVerifiedCounts> rows;
   while (select.step()) rows.push_back({select.int64(0), select.int64(1), select.int64(2)});
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return rows;
 }
 
@@ -406,7 +400,7 @@ Result<std::vector<std::string>> tail_seed_ids(Database& db, const std::string& 
   select.bind(1, track).bind(2, name).bind(3, exclude_cycle).bind(4, static_cast<int64_t>(limit));
   std::vector<std::string> ids;
   while (select.step()) ids.push_back(select.text(0));
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return ids;
 }
 
@@ -415,7 +409,7 @@ Status for_each_sample_text(Database& db, const std::string& track,
   Statement& select = db.cached("SELECT id, text FROM sample WHERE track = ?1 ORDER BY id");
   select.bind(1, track);
   while (select.step()) visit(select.text(0), select.text(1));
-  return finish(select);
+  return select.finish();
 }
 
 Result<bool> lineage_edge_exists(Database& db, const std::string& parent_id, const std::string& child_id,
@@ -424,7 +418,7 @@ Result<bool> lineage_edge_exists(Database& db, const std::string& parent_id, con
       "SELECT EXISTS (SELECT 1 FROM lineage WHERE parent_id = ?1 AND child_id = ?2 AND relation = ?3)");
   select.bind(1, parent_id).bind(2, child_id).bind(3, relation);
   bool exists = select.step() && select.int64(0) != 0;
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return exists;
 }
 
@@ -447,7 +441,7 @@ Result<std::vector<ExportRow>> verified_export_rows(Database& db, const std::vec
     if (target_kind == "text") row.target = samples.text(5);
     rows.push_back(std::move(row));
   }
-  if (Status s = finish(samples); !s) return s.error();
+  if (Status s = samples.finish(); !s) return s.error();
 
   // kind -> (sample -> (content named like the kind, all contents joined))
   std::map<std::string, std::map<std::string, std::pair<std::string, std::string>>> found;
@@ -464,7 +458,7 @@ Result<std::vector<ExportRow>> verified_export_rows(Database& db, const std::vec
     if (!joined.empty()) joined += "\n";
     joined += content;
   }
-  if (Status s = finish(artifacts); !s) return s.error();
+  if (Status s = artifacts.finish(); !s) return s.error();
 
   auto pick = [&found](const std::string& kind, const std::string& id) -> std::string {
     auto& by_sample = found[kind];
@@ -503,7 +497,7 @@ Result<bool> retrain_snapshot_recorded(Database& db, const std::string& snapshot
   Statement& select = db.cached("SELECT EXISTS (SELECT 1 FROM retrain_event WHERE snapshot_hash = ?1)");
   select.bind(1, snapshot_hash);
   bool exists = select.step() && select.int64(0) != 0;
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return exists;
 }
 

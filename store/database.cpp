@@ -96,6 +96,10 @@ bool Statement::step() {
 Status Statement::run() {
   while (step()) {
   }
+  return finish();
+}
+
+Status Statement::finish() {
   Status result = status_;
   reset();
   return result;

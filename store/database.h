@@ -45,6 +45,8 @@ class Statement {
   // Runs to completion, returning an error naming the SQL on failure.
   Status run();
   void reset();
+  // After stepping: the status of the steps taken, then reset() for the next binding.
+  Status finish();
 
   bool is_null(int column) const;
   int64_t int64(int column) const;

@@ -3,22 +3,16 @@
 namespace tailforge {
 namespace {
 
-Status finish(Statement& statement) {
-  Status status = statement.status();
-  statement.reset();
-  return status;
-}
-
 Result<int64_t> single_int(Statement& statement) {
   int64_t value = statement.step() && !statement.is_null(0) ? statement.int64(0) : 0;
-  if (Status s = finish(statement); !s) return s.error();
+  if (Status s = statement.finish(); !s) return s.error();
   return value;
 }
 
 Result<std::vector<std::string>> first_column(Statement& select) {
   std::vector<std::string> out;
   while (select.step()) out.push_back(select.text(0));
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 
@@ -54,7 +48,7 @@ Result<std::map<std::string, int64_t>> trained_samples_by_template(Database& db,
   select.bind(1, track);
   std::map<std::string, int64_t> counts;
   while (select.step()) counts[select.text(0)] = select.int64(1);
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return counts;
 }
 
@@ -80,7 +74,7 @@ Result<std::vector<EvalItem>> list_eval_items(Database& db, const std::string& t
     items.push_back({select.text(0), select.text(1), select.int64(2), select.optional_text(3),
                      select.optional_text(4), select.int64(5), select.optional_text(6)});
   }
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return items;
 }
 
@@ -105,7 +99,7 @@ Result<std::vector<RetiredItem>> retired_eval_items(Database& db, const std::str
   select.bind(1, track);
   std::vector<RetiredItem> items;
   while (select.step()) items.push_back({select.text(0), select.int64(1), select.int64(2), select.text(3)});
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return items;
 }
 
@@ -119,7 +113,7 @@ Result<std::optional<EvalItem>> find_eval_item(Database& db, const std::string& 
     item = EvalItem{select.text(0), select.text(1), select.int64(2), select.optional_text(3), select.optional_text(4),
                     select.int64(5), select.optional_text(6)};
   }
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return item;
 }
 
@@ -132,7 +126,7 @@ Result<std::optional<std::string>> sample_artifact_id(Database& db, const std::s
   select.bind(1, sample_id).bind(2, stage_prefix).bind(3, kind);
   std::optional<std::string> id;
   if (select.step()) id = select.text(0);
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return id;
 }
 
@@ -141,7 +135,7 @@ Result<std::optional<std::string>> artifact_text(Database& db, const std::string
   select.bind(1, artifact_id);
   std::optional<std::string> text;
   if (select.step()) text = select.text(0);
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return text;
 }
 
@@ -163,7 +157,7 @@ Status for_each_trained_sample_text(Database& db, const std::string& track,
       " ORDER BY s.id");
   select.bind(1, track);
   while (select.step()) visit(select.text(0), select.text(1));
-  return finish(select);
+  return select.finish();
 }
 
 Result<bool> insert_evaluation(Database& db, const EvaluationRecord& e) {
@@ -205,7 +199,7 @@ Result<std::optional<EvaluationRecord>> find_evaluation(Database& db, int64_t mo
       " created_ms FROM evaluation WHERE model_id = ?1 AND sample_id = ?2");
   select.bind(1, model_id).bind(2, sample_id);
   if (!select.step()) {
-    if (Status s = finish(select); !s) return s.error();
+    if (Status s = select.finish(); !s) return s.error();
     return std::optional<EvaluationRecord>();
   }
   EvaluationRecord e;
@@ -233,7 +227,7 @@ Result<std::optional<EvaluationRecord>> find_evaluation(Database& db, int64_t mo
     e.stages.push_back({stages.text(0), stages.text(1), stages.optional_text(2), stages.optional_text(3),
                         stages.real(4), stages.int64(5) != 0});
   }
-  if (Status s = finish(stages); !s) return s.error();
+  if (Status s = stages.finish(); !s) return s.error();
   return std::optional<EvaluationRecord>(std::move(e));
 }
 
@@ -258,7 +252,7 @@ Result<std::vector<EvaluationOutcome>> evaluation_outcomes(Database& db, int64_t
     out.push_back({select.text(0), select.int64(1), select.int64(2) != 0, select.optional_text(3), select.text(4),
                    select.optional_text(5)});
   }
-  if (Status s = finish(select); !s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return out;
 }
 

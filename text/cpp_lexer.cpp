@@ -1,14 +1,11 @@
 #include "text/cpp_lexer.h"
+#include "text/chars.h"
 
 namespace tailforge::text {
 namespace {
 
 constexpr size_t kMaxRawDelimiter = 16;
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_identifier_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_identifier_char(char c) { return is_identifier_start(c) || is_digit(c); }
 bool is_exponent(char c) { return c == 'e' || c == 'E' || c == 'p' || c == 'P'; }
 // A raw string's delimiter: printable ASCII but space, parentheses and backslash.
 bool is_delimiter_char(char c) { return c > ' ' && c < 0x7f && c != '(' && c != ')' && c != '\\'; }
@@ -125,7 +122,7 @@ CppToken next_cpp_token(std::string_view text, size_t begin) {
   } else if (c == '"' || c == '\'') {
     token.kind = c == '"' ? CppTokenKind::string_literal : CppTokenKind::char_literal;
     scan_quoted(text, begin, token);
-  } else if (is_digit(c) || (c == '.' && is_digit(next))) {
+  } else if (is_ascii_digit(c) || (c == '.' && is_ascii_digit(next))) {
     token.kind = CppTokenKind::number;
     token.end = end_of_number(text, begin);
   } else if (is_identifier_start(c)) {

@@ -29,10 +29,6 @@ std::function<void(const ProcessSpec&)> launch_observer;
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 std::vector<std::string> build_environment(const ProcessSpec& spec) {
   std::vector<std::string> env;
   for (const auto& name : spec.env_allowlist) {

@@ -2,6 +2,7 @@
 // It does not sandbox (see sandbox.h) and does not interpret what the child printed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -53,6 +54,11 @@ struct ProcessResult {
 
 // Runs the child to completion. Thread-safe; never throws.
 ProcessResult run_process(const ProcessSpec& spec);
+
+// Seconds from `start` to now on the steady clock, as processes and stages report their time.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // The path of the running executable (/proc/self/exe). When the file was replaced while this
 // process runs (a rebuild), the path of its replacement; "tailforge" when it cannot be read.

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "agents/kernelopt/builtin_family.h"
+#include "text/chars.h"
 
 namespace tailforge {
 namespace {
@@ -24,7 +25,7 @@ std::vector<KernelCatalogEntry> catalog() {
   return entries;
 }
 
-bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+using text::is_identifier_char;
 
 }  // namespace
 

@@ -56,9 +56,9 @@ bool is_nonzero_literal(const SourceLexemes& source, const ExpressionNode& node)
          lexeme.text.find_first_not_of("0xXuUlL") != std::string::npos;
 }
 
-class TermReader {
+class IndexTermReader {
  public:
-  TermReader(const SourceLexemes& source, const ExpressionTree& tree,
+  IndexTermReader(const SourceLexemes& source, const ExpressionTree& tree,
              const std::map<std::string, ArithmeticType>& parameters)
       : source_(source), tree_(tree), parameters_(parameters) {}
 
@@ -201,7 +201,7 @@ std::optional<ArithmeticType> arithmetic_type(const std::string& spelled) {
 
 std::optional<IndexTerm> index_term(const SourceLexemes& source, const ExpressionTree& tree, int index,
                                     const std::map<std::string, ArithmeticType>& parameters) {
-  return TermReader(source, tree, parameters).read(index);
+  return IndexTermReader(source, tree, parameters).read(index);
 }
 
 // The canonical text without its integer casts: (int)threadIdx.x reads as threadIdx.x.

@@ -29,7 +29,7 @@ std::string environment(const char* name) {
   return value ? value : "";
 }
 
-int usage(const std::string& message) {
+int baseline_usage(const std::string& message) {
   std::cerr << "tailforge: " << message << "\n";
   return 2;
 }
@@ -53,7 +53,7 @@ Result<std::string> version_name(Database& db, const std::optional<int64_t>& ret
 
 int train(const CommandLine& args, const CommandContext& context) {
   std::string snapshot = args.get("--snapshot", environment("TAILFORGE_SNAPSHOT_DIR"));
-  if (snapshot.empty()) return usage("baseline train needs --snapshot DIR (or $TAILFORGE_SNAPSHOT_DIR)");
+  if (snapshot.empty()) return baseline_usage("baseline train needs --snapshot DIR (or $TAILFORGE_SNAPSHOT_DIR)");
   LearnOptions options;
   options.min_support = static_cast<int>(args.get_int("--min-support", options.min_support));
   Result<std::vector<TrainingPair>> pairs = read_snapshot_pairs(snapshot);
@@ -95,8 +95,8 @@ int train(const CommandLine& args, const CommandContext& context) {
 }
 
 int translate(const CommandLine& args) {
-  if (args.get("--dictionary").empty()) return usage("baseline translate needs --dictionary FILE");
-  if (args.positionals.size() > 2) return usage("baseline translate takes at most one CUDA file");
+  if (args.get("--dictionary").empty()) return baseline_usage("baseline translate needs --dictionary FILE");
+  if (args.positionals.size() > 2) return baseline_usage("baseline translate takes at most one CUDA file");
   Result<BaselineDictionary> dictionary = load_dictionary(args.get("--dictionary"));
   if (!dictionary) return report_failure(dictionary.message());
   std::string source;
@@ -119,7 +119,7 @@ int command_baseline(const CommandLine& args) {
   std::string action = args.positionals.empty() ? "" : args.positionals[0];
   if (action == "train" && args.positionals.size() == 1) return train(args, *context);
   if (action == "translate") return translate(args);
-  return usage("baseline needs an action: train [--snapshot DIR] or translate --dictionary FILE [FILE.cu]");
+  return baseline_usage("baseline needs an action: train [--snapshot DIR] or translate --dictionary FILE [FILE.cu]");
 }
 
 }  // namespace tailforge

@@ -33,7 +33,7 @@ namespace {
 
 using nlohmann::json;
 
-int usage(const std::string& message) {
+int models_usage(const std::string& message) {
   std::cerr << "tailforge: " << message << "\n";
   return 2;
 }
@@ -146,7 +146,7 @@ int command_model(const CommandLine& args) {
   if (!context) return report_failure(context.message());
   std::string action = args.positionals.empty() ? "" : args.positionals[0];
   if (action == "retire" || action == "activate") {
-    if (args.positionals.size() != 2) return usage("model " + action + " needs a model name");
+    if (args.positionals.size() != 2) return models_usage("model " + action + " needs a model name");
     Result<Database> db = Database::open(context->db_path);
     if (!db) return report_failure(db.message());
     Result<bool> changed = set_model_active(*db, args.positionals[1], action == "activate");
@@ -158,7 +158,7 @@ int command_model(const CommandLine& args) {
     return 0;
   }
   if (action == "check") {
-    if (args.positionals.size() != 2) return usage("model check needs a model name");
+    if (args.positionals.size() != 2) return models_usage("model check needs a model name");
     Result<Database> db = Database::open(context->db_path);
     if (!db) return report_failure(db.message());
     Result<std::optional<ModelRecord>> model = find_model(*db, args.positionals[1]);
@@ -169,12 +169,12 @@ int command_model(const CommandLine& args) {
     return print_check(**model, *check) ? 0 : 1;
   }
   if (action != "add" || args.positionals.size() != 1) {
-    return usage("model needs an action: add (tailforge model add --name N --kind openai|command|builtin ...), "
+    return models_usage("model needs an action: add (tailforge model add --name N --kind openai|command|builtin ...), "
                  "check NAME, retire NAME or activate NAME");
   }
-  if (args.get("--name").empty()) return usage("model add needs --name");
+  if (args.get("--name").empty()) return models_usage("model add needs --name");
   Result<json> definition = definition_from_flags(args);
-  if (!definition) return usage(definition.message());
+  if (!definition) return models_usage(definition.message());
   // The model answers before it is registered, so that a wrong URL, key or model id is found now
   // rather than as a paused evaluation.
   if (!args.has("--no-check")) {
@@ -230,7 +230,7 @@ int command_rejudge(const CommandLine& args) {
   Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(context->config);
   if (!resources) return report_failure(resources.message());
   std::string track = args.get("--track", (*resources)->synth.track);
-  if (!find_track(track)) return usage("rejudge --track must be one of " + track_names() + ", got '" + track + "'");
+  if (!find_track(track)) return models_usage("rejudge --track must be one of " + track_names() + ", got '" + track + "'");
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
   Result<EvalSetRejudge> judged = rejudge_eval_set(*db, (*resources)->synth, track);
@@ -266,7 +266,7 @@ int command_rejudge(const CommandLine& args) {
 int command_eval(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
-  if (args.get("--model").empty()) return usage("eval needs --model NAME");
+  if (args.get("--model").empty()) return models_usage("eval needs --model NAME");
   int64_t limit = args.get_int("--limit", -1);
   Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(context->config);
   if (!resources) return report_failure(resources.message());

@@ -1,4 +1,5 @@
 #include "verifier/c2x86/float_constants.h"
+#include "text/chars.h"
 
 #include <algorithm>
 #include <array>
@@ -134,12 +135,6 @@ std::string join_lines(const std::vector<std::string_view>& lines) {
   return text;
 }
 
-std::string_view trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(kBlank);
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(kBlank) - begin + 1);
-}
-
 // A directive or instruction line cut into indentation, first token, the blanks after it and
 // the rest (trimmed).
 struct LineParts {
@@ -154,13 +149,13 @@ LineParts line_parts(std::string_view line) {
   parts.indent = line.substr(0, head);
   parts.head = line.substr(head, separator - head);
   parts.separator = line.substr(separator, rest - separator);
-  parts.rest = trim(line.substr(rest));
+  parts.rest = text::trim_blanks(line.substr(rest));
   return parts;
 }
 
 // A label definition `NAME:` alone on its line: the name.
 std::optional<std::string_view> label_definition(std::string_view line) {
-  std::string_view text = trim(line);
+  std::string_view text = text::trim_blanks(line);
   if (text.size() < 2 || text.back() != ':') return std::nullopt;
   text.remove_suffix(1);
   if (text.find_first_of(" \t,(") != std::string_view::npos) return std::nullopt;
@@ -186,7 +181,7 @@ std::optional<Result<std::string>> interpret_line(std::string_view line) {
       return Result<std::string>(make_error("`" + std::string(parts.head) + "` is not a symbolic directive"));
     return std::nullopt;
   }
-  std::string_view literal = trim(parts.rest.substr(0, parts.rest.find('#')));
+  std::string_view literal = text::trim_blanks(parts.rest.substr(0, parts.rest.find('#')));
   if (literal.empty()) return Result<std::string>(make_error("`" + std::string(parts.head) + "` has no literal"));
   if (is_float) {
     Result<uint32_t> bits = bits_of<float, uint32_t>(literal);
@@ -271,8 +266,6 @@ struct LabelUses {
   std::vector<std::string> float_loads, double_loads, other_uses;
 };
 
-bool is_symbol_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$'; }
-
 // Adds the uses of `labels` on one instruction or directive line.
 void record_uses(std::string_view line, const std::map<std::string_view, size_t>& labels,
                  std::vector<LabelUses>& uses) {
@@ -284,12 +277,12 @@ void record_uses(std::string_view line, const std::map<std::string_view, size_t>
   bool directive = parts.head.front() == '.';
   std::string_view operands = parts.rest.substr(0, directive ? std::string_view::npos : parts.rest.find('#'));
   for (size_t at = 0; at < operands.size();) {
-    if (!is_symbol_char(operands[at]) || (at > 0 && (is_symbol_char(operands[at - 1]) || operands[at - 1] == '%'))) {
+    if (!text::is_assembler_symbol_char(operands[at]) || (at > 0 && (text::is_assembler_symbol_char(operands[at - 1]) || operands[at - 1] == '%'))) {
       ++at;
       continue;
     }
     size_t end = at;
-    while (end < operands.size() && is_symbol_char(operands[end])) ++end;
+    while (end < operands.size() && text::is_assembler_symbol_char(operands[end])) ++end;
     auto label = labels.find(operands.substr(at, end - at));
     if (label != labels.end()) {
       LabelUses& use = uses[label->second];
@@ -386,7 +379,7 @@ Result<SymbolicAssembly> symbolize_float_constants(const std::string& gcc_assemb
   std::vector<std::string_view> lines = split_lines(gcc_assembly);
   for (size_t i = 0; i < lines.size(); ++i)
     if (interpret_line(lines[i]))
-      return make_error("line " + std::to_string(i + 1) + " is already symbolic: `" + std::string(trim(lines[i])) +
+      return make_error("line " + std::to_string(i + 1) + " is already symbolic: `" + std::string(text::trim_blanks(lines[i])) +
                         "`");
 
   std::vector<PoolEntry> entries = pool_entries(lines);

@@ -6,13 +6,10 @@
 #include "text/regex.h"
 #include "verifier/c2x86/io_tests.h"
 #include "verifier/stage_runner.h"
+#include "verifier/process.h"
 
 namespace tailforge {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 StageResult finished_stage(const std::string& name, const std::string& status, const std::string& reason,
                            const std::string& diagnostics, std::chrono::steady_clock::time_point start) {

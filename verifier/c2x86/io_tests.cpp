@@ -6,15 +6,12 @@
 
 #include "verifier/c2x86/jump_tables.h"
 #include "verifier/sandbox.h"
+#include "verifier/process.h"
 
 namespace tailforge {
 namespace {
 
 constexpr size_t kQuotedLimit = 200;  // characters of an input or output a message shows
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The text in double quotes on one line: newlines, tabs, quotes and backslashes escaped.
 std::string in_quotes(const std::string& text) {

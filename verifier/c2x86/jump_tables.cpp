@@ -1,4 +1,5 @@
 #include "verifier/c2x86/jump_tables.h"
+#include "text/chars.h"
 
 #include <cctype>
 #include <optional>
@@ -8,14 +9,6 @@
 
 namespace tailforge {
 namespace {
-
-bool is_symbol_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$'; }
-
-std::string_view trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1);
-}
 
 // The line without its `#` comment; a `#` inside a string literal is kept.
 std::string_view strip_comment(std::string_view line) {
@@ -36,7 +29,7 @@ std::string_view strip_comment(std::string_view line) {
 std::pair<std::string_view, std::string_view> split_word(std::string_view text) {
   size_t end = text.find_first_of(" \t");
   if (end == std::string_view::npos) return {text, {}};
-  return {text.substr(0, end), trim(text.substr(end))};
+  return {text.substr(0, end), text::trim_blanks(text.substr(end))};
 }
 
 struct Section {
@@ -55,8 +48,8 @@ bool ignored_section(const std::string& name) {
 Section parse_section(std::string_view operands) {
   Section section;
   size_t comma = operands.find(',');
-  section.name = std::string(trim(operands.substr(0, comma)));
-  std::string_view flags = comma == std::string_view::npos ? std::string_view{} : trim(operands.substr(comma + 1));
+  section.name = std::string(text::trim_blanks(operands.substr(0, comma)));
+  std::string_view flags = comma == std::string_view::npos ? std::string_view{} : text::trim_blanks(operands.substr(comma + 1));
   if (!flags.empty() && flags.front() == '"') {
     flags = flags.substr(1);
     flags = flags.substr(0, flags.find('"'));
@@ -86,13 +79,13 @@ std::vector<Line> parse_lines(const std::string& assembly) {
     if (end == std::string_view::npos) end = text.size();
     Line line;
     line.number = ++number;
-    std::string_view rest = trim(strip_comment(text.substr(start, end - start)));
+    std::string_view rest = text::trim_blanks(strip_comment(text.substr(start, end - start)));
     start = end + 1;
     size_t symbol_end = 0;
-    while (symbol_end < rest.size() && is_symbol_char(rest[symbol_end])) ++symbol_end;
+    while (symbol_end < rest.size() && text::is_assembler_symbol_char(rest[symbol_end])) ++symbol_end;
     if (symbol_end > 0 && symbol_end < rest.size() && rest[symbol_end] == ':') {
       line.label = std::string(rest.substr(0, symbol_end));
-      rest = trim(rest.substr(symbol_end + 1));
+      rest = text::trim_blanks(rest.substr(symbol_end + 1));
     }
     auto [word, operands] = split_word(rest);
     if (word == ".text" || word == ".data" || word == ".bss") {
@@ -127,11 +120,11 @@ bool is_alignment(std::string_view word) { return word == ".align" || word == ".
 
 // The label an entry's value starts from: ".L10" for ".L10-.L4" and ".L10"; nullopt for a number.
 std::optional<std::string> entry_target(std::string_view value) {
-  value = trim(value.substr(0, value.find('-')));
+  value = text::trim_blanks(value.substr(0, value.find('-')));
   if (value.empty() || std::isdigit(static_cast<unsigned char>(value.front())) || value.front() == '$')
     return std::nullopt;
   for (char c : value) {
-    if (!is_symbol_char(c)) return std::nullopt;
+    if (!text::is_assembler_symbol_char(c)) return std::nullopt;
   }
   return std::string(value);
 }
@@ -139,8 +132,8 @@ std::optional<std::string> entry_target(std::string_view value) {
 // Whether `text` names `label` as a whole symbol.
 bool mentions(std::string_view text, std::string_view label) {
   for (size_t at = text.find(label); at != std::string_view::npos; at = text.find(label, at + 1)) {
-    bool starts = at == 0 || !is_symbol_char(text[at - 1]);
-    bool ends = at + label.size() == text.size() || !is_symbol_char(text[at + label.size()]);
+    bool starts = at == 0 || !text::is_assembler_symbol_char(text[at - 1]);
+    bool ends = at + label.size() == text.size() || !text::is_assembler_symbol_char(text[at + label.size()]);
     if (starts && ends) return true;
   }
   return false;
@@ -162,7 +155,7 @@ std::vector<JumpTable> find_jump_tables(const std::string& assembly) {
     auto [word, operands] = split_word(line.statement);
     if (word == ".type" && (operands.find("@function") != std::string_view::npos ||
                             operands.find("%function") != std::string_view::npos)) {
-      functions.insert(std::string(trim(operands.substr(0, operands.find(',')))));
+      functions.insert(std::string(text::trim_blanks(operands.substr(0, operands.find(',')))));
     }
   }
   // The code labels of one entry line, or nothing when any of its values is not one.

@@ -1,4 +1,5 @@
 #include "verifier/ptx2cuda/ptx_statements.h"
+#include "text/chars.h"
 
 #include <cctype>
 
@@ -7,16 +8,13 @@ namespace tailforge {
 namespace {
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-bool is_identifier_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
-}
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 bool is_letter(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 
 bool is_label(const std::string& text) {
   if (text.size() < 2 || text.back() != ':') return false;
   for (size_t i = 0; i + 1 < text.size(); ++i) {
-    if (!is_identifier_char(text[i]) && text[i] != '%') return false;
+    if (!text::is_assembler_symbol_char(text[i]) && text[i] != '%') return false;
   }
   return true;
 }
@@ -53,7 +51,7 @@ bool parse_instruction(PtxStatement& statement) {
   }
   if (start >= text.size() || !is_letter(text[start])) return false;
   size_t end = start;
-  while (end < text.size() && (is_identifier_char(text[end]) || text[end] == ':')) ++end;
+  while (end < text.size() && (text::is_assembler_symbol_char(text[end]) || text[end] == ':')) ++end;
   statement.opcode = text.substr(start, end - start);
   if (text[end] != ' ' && text[end] != ';') return false;
   statement.operands = split_operands(text.substr(end, text.size() - 1 - end));
@@ -131,14 +129,14 @@ class TemplateScanner {
 
  private:
   size_t identifier_end(size_t from) const {
-    while (from < text_.size() && is_identifier_char(text_[from])) ++from;
+    while (from < text_.size() && text::is_assembler_symbol_char(text_[from])) ++from;
     return from;
   }
   size_t digits_end(size_t from) const {
     while (from < text_.size() && is_digit(text_[from])) ++from;
     return from;
   }
-  bool ends_token(size_t at) const { return at >= text_.size() || !is_identifier_char(text_[at]); }
+  bool ends_token(size_t at) const { return at >= text_.size() || !text::is_assembler_symbol_char(text_[at]); }
 
   void literal(size_t end) {
     result_.literals.back() += text_.substr(at_, end - at_);
