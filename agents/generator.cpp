@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-struct FeatureRule {
+struct KnobChance {
   const char* name;
   double probability;  // chance the knob is turned on when nothing steers it
 };
@@ -20,7 +20,7 @@ struct FeatureRule {
 // Every feature tag, and how often it is chosen unsteered. Untranslatable ones stay rare, and so
 // do the host-API variants (pinned staging buffers, managed memory, a device query): the long
 // tail of runtime calls that real programs make now and then.
-const FeatureRule kFeatures[] = {
+const KnobChance kFeatures[] = {
     {"static_shared", 0.5},       {"dynamic_shared", 0.35},    {"warp_shuffle", 0.45},
     {"atomics", 0.5},             {"syncthreads", 1.0},        {"switch", 0.4},
     {"float_literals", 0.0},      {"double_literals", 0.0},    {"unroll_pragma", 0.45},
@@ -34,7 +34,7 @@ const char* const kCrossCuttingKnobs[] = {"streams_events",     "templates",    
                                           "pinned_host_memory", "managed_memory", "device_query"};
 
 double base_probability(const std::string& feature) {
-  for (const FeatureRule& rule : kFeatures) {
+  for (const KnobChance& rule : kFeatures) {
     if (feature == rule.name) return rule.probability;
   }
   return 0.0;
@@ -359,7 +359,7 @@ std::vector<std::string> generator_api_domains() {
 
 std::vector<std::string> generator_features() {
   std::vector<std::string> names;
-  for (const FeatureRule& rule : kFeatures) names.push_back(rule.name);
+  for (const KnobChance& rule : kFeatures) names.push_back(rule.name);
   return names;
 }
 

@@ -62,7 +62,7 @@ time_demo() {
 }
 
 slowest() {
-  awk 'NR > 1 { printf "%8.1f s  %s\n", ($2 - $1) / 1000, $4 }' "$work/$1/build/.ninja_log" | sort -rn | head -10
+  awk 'NR > 1 { printf "%8.1f s  %s\n", ($2 - $1) / 1000, $4 }' "$work/$1/build/.ninja_log" | sort -rn | sed -n 1,10p
 }
 
 ratio() { echo "$1 / $2" | bc -l; }

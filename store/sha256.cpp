@@ -18,4 +18,13 @@ std::string sha256_hex(std::string_view data) {
   return hex;
 }
 
+uint64_t sha256_prefix64(std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value = value << 8 | digest[i];  // the first 16 hex digits, read as one number
+  return value;
+}
+
 }  // namespace tailforge

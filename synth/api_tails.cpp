@@ -10,11 +10,6 @@ namespace {
 
 constexpr size_t kUncoveredListed = 12;
 
-double weight_of(const std::map<std::string, double>& weights, const std::string& key) {
-  auto found = weights.find(key);
-  return found == weights.end() ? 1.0 : found->second;
-}
-
 // `weight`: the imported trees' or the floor's, on top of the signal's and the dimension's.
 TailEntry api_entry(const SynthPolicy& policy, const std::string& dimension, const std::string& name, double severity,
                     double weight, nlohmann::json numbers) {

@@ -9,8 +9,6 @@
 namespace tailforge {
 namespace {
 
-uint64_t derive_seed(const std::string& text) { return std::stoull(sha256_hex(text).substr(0, 16), nullptr, 16); }
-
 bool is_kind(const std::string& name) {
   const std::vector<std::string>& kinds = c_function_kinds();
   return std::find(kinds.begin(), kinds.end(), name) != kinds.end();
@@ -35,7 +33,7 @@ CandidateSource c2x86_candidate_source() {
     std::vector<std::string> kinds = kinds_for(entry, seed);
     std::vector<CandidateProgram> out;
     for (int i = 0; i < count; ++i) {
-      uint64_t value = derive_seed(std::to_string(seed_value) + ":" + std::to_string(i));
+      uint64_t value = sha256_prefix64(std::to_string(seed_value) + ":" + std::to_string(i));
       const std::string& kind = kinds[static_cast<size_t>(i) % kinds.size()];
       Result<CFunction> function = generate_c_function({.seed = value, .index = static_cast<uint64_t>(i), .kind = kind});
       if (!function) continue;

@@ -26,7 +26,7 @@ Result<std::vector<std::string>> names_at(const nlohmann::json& section, const s
   return names;
 }
 
-bool contains(const std::vector<std::string>& names, const std::string& name) {
+bool is_listed(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
@@ -73,13 +73,13 @@ std::optional<std::string> held_out_template(const std::string& group) {
 
 Result<std::optional<std::string>> held_out_group(Database& db, const HeldOutSplit& split, const std::string& sample_id,
                                                   const std::optional<std::string>& template_id) {
-  if (template_id && contains(split.templates, *template_id)) {
+  if (template_id && is_listed(split.templates, *template_id)) {
     return std::optional<std::string>(std::string(kTemplateGroup) + *template_id);
   }
   if (!split.trees.empty()) {
     Result<std::optional<std::string>> tree = sample_tree(db, sample_id);
     if (!tree) return make_error("held-out split: " + tree.message());
-    if (*tree && contains(split.trees, **tree)) return std::optional<std::string>("tree:" + **tree);
+    if (*tree && is_listed(split.trees, **tree)) return std::optional<std::string>("tree:" + **tree);
   }
   if (!split.families.empty()) {
     Result<std::set<std::string>> families = sample_api_families(db, sample_id);

@@ -20,8 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-uint64_t derive_seed(const std::string& text) { return std::stoull(sha256_hex(text).substr(0, 16), nullptr, 16); }
-
 bool contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
@@ -232,7 +230,7 @@ CandidateSource builtin_candidate_source(const GeneratorCatalog& catalog, const 
       if (names.empty()) return out;  // nothing the generator writes: the tail waits for another source
     }
     for (int i = 0; i < count; ++i) {
-      uint64_t value = derive_seed(std::to_string(seed_value) + ":" + std::to_string(i));
+      uint64_t value = sha256_prefix64(std::to_string(seed_value) + ":" + std::to_string(i));
       std::vector<GenerationRequest> ladder = api_tail ? api_requests(catalog, *reach, names, seed, i, value)
                                                        : candidate_requests(catalog, entry, seed, i, value);
       for (const GenerationRequest& request : ladder) {
@@ -290,7 +288,7 @@ Result<SynthesisSummary> synthesize_tails(Database& db, const SynthPolicy& polic
       int wanted = policy.synthesis.multiplier;
       int asked = wanted * std::max(1, policy.synthesis.proposal_factor);
       Result<std::vector<CandidateProgram>> candidates =
-          source(entry, seed_sample, *evidence, asked, derive_seed(salt + ":" + seed_sample.id));
+          source(entry, seed_sample, *evidence, asked, sha256_prefix64(salt + ":" + seed_sample.id));
       if (!candidates) return make_error("synthesis for " + entry.dimension + "/" + entry.name + ": " + candidates.message());
       if (candidates->empty() && tail.seed_ids.size() == 1) {  // the source cannot write this tail at all
         writes_nothing = true;

@@ -14,11 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-double weight_of(const std::map<std::string, double>& weights, const std::string& key) {
-  auto found = weights.find(key);
-  return found == weights.end() ? 1.0 : found->second;
-}
-
 double ratio(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
@@ -122,6 +117,11 @@ std::vector<std::string> tracked_or_seen(const ShareTarget& target, const std::v
 }
 
 }  // namespace
+
+double weight_of(const std::map<std::string, double>& weights, const std::string& key) {
+  auto found = weights.find(key);
+  return found == weights.end() ? 1.0 : found->second;
+}
 
 Result<std::vector<TailEntry>> detect_tails(Database& db, const SynthPolicy& policy) {
   const std::string& track = policy.track;

@@ -36,6 +36,9 @@ Result<std::vector<TailEntry>> detect_tails(Database& db, const SynthPolicy& pol
 // and stores it in tail_report.
 Result<TailReport> tail_report_for_cycle(Database& db, const SynthPolicy& policy, int64_t cycle_id);
 
+// The weight `weights` gives `key`: 1 where it names none.
+double weight_of(const std::map<std::string, double>& weights, const std::string& key);
+
 // feature, domain, category, api_family or api.
 bool is_tail_dimension(const std::string& dimension);
 

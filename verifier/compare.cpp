@@ -1,4 +1,5 @@
 #include "verifier/compare.h"
+#include "text/chars.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +12,6 @@
 namespace tailforge {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_word_char(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 
 bool starts_with_icase(std::string_view text, size_t at, std::string_view word) {
   if (text.size() - at < word.size()) return false;
@@ -29,28 +28,28 @@ size_t number_length_at(std::string_view text, size_t at) {
   size_t i = at;
   if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
   size_t mantissa = i;
-  while (i < text.size() && is_digit(text[i])) ++i;
+  while (i < text.size() && text::is_ascii_digit(text[i])) ++i;
   bool integer_digits = i > mantissa;
   if (integer_digits) {
     if (i < text.size() && text[i] == '.') ++i;
-    while (i < text.size() && is_digit(text[i])) ++i;
-  } else if (i + 1 < text.size() && text[i] == '.' && is_digit(text[i + 1])) {
+    while (i < text.size() && text::is_ascii_digit(text[i])) ++i;
+  } else if (i + 1 < text.size() && text[i] == '.' && text::is_ascii_digit(text[i + 1])) {
     ++i;
-    while (i < text.size() && is_digit(text[i])) ++i;
+    while (i < text.size() && text::is_ascii_digit(text[i])) ++i;
   }
   if (i > mantissa) {
     if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
       size_t exponent = i + 1;
       if (exponent < text.size() && (text[exponent] == '-' || text[exponent] == '+')) ++exponent;
       size_t digits = exponent;
-      while (exponent < text.size() && is_digit(text[exponent])) ++exponent;
+      while (exponent < text.size() && text::is_ascii_digit(text[exponent])) ++exponent;
       if (exponent > digits) i = exponent;
     }
     return i - at;
   }
   for (std::string_view word : {"infinity", "nan", "inf"}) {
     size_t end = mantissa + word.size();
-    if (starts_with_icase(text, mantissa, word) && (end == text.size() || !is_word_char(text[end]))) return end - at;
+    if (starts_with_icase(text, mantissa, word) && (end == text.size() || !text::is_identifier_char(text[end]))) return end - at;
   }
   return 0;
 }

@@ -177,16 +177,31 @@ std::vector<KernelText> split_sass_functions(const std::string& sass) {
 
 namespace {
 
-// The cubin nvcc --keep leaves for `sm`: "<stem>.compute_NN.cubin", or
-// "<stem>.compute_NN.sm_NN.cubin" when the -gencode flags ask that virtual architecture for more
-// than one code (its PTX is embedded as well).
+// The virtual architectures the -gencode flags name ("arch=compute_80,code=sm_80" -> compute_80),
+// each with the number of codes asked of it.
+std::map<std::string, int> gencode_virtual_arches(const std::vector<std::string>& gencode) {
+  std::map<std::string, int> codes;
+  for (const std::string& flag : gencode) {
+    if (flag.rfind("arch=", 0) != 0) continue;
+    ++codes[flag.substr(5, flag.find(',') - 5)];
+  }
+  return codes;
+}
+
+// The "<stem>" nvcc --keep gives the files of `virtual_arch`: "<stem>.compute_NN" when the flags
+// name more than one virtual architecture, plain "<stem>" when they name one.
+std::string kept_stem(const std::string& stem, const std::string& virtual_arch, const std::vector<std::string>& gencode) {
+  return gencode_virtual_arches(gencode).size() > 1 ? stem + "." + virtual_arch : stem;
+}
+
+// The cubin nvcc --keep leaves for `sm`: the kept stem, then ".sm_NN" when the flags ask its
+// virtual architecture for more than one code (another SASS, or its PTX embedded), then ".cubin".
+// With sm_80 and sm_90: "p.compute_80.sm_80.cubin" (PTX of compute_80 embedded) and
+// "p.compute_90.cubin"; with sm_80 alone: "p.sm_80.cubin".
 std::string kept_cubin_name(const std::string& stem, const std::string& sm, const std::vector<std::string>& gencode) {
   std::string virtual_arch = "compute_" + sm.substr(3);
-  int codes = 0;
-  for (const std::string& flag : gencode) {
-    if (flag.rfind("arch=" + virtual_arch + ",", 0) == 0) ++codes;
-  }
-  return stem + "." + virtual_arch + (codes > 1 ? "." + sm : "") + ".cubin";
+  int codes = gencode_virtual_arches(gencode)[virtual_arch];
+  return kept_stem(stem, virtual_arch, gencode) + (codes > 1 ? "." + sm : "") + ".cubin";
 }
 
 // nvidia.exe's link flags: the libraries the program uses, and the shared CUDA runtime where the
@@ -236,7 +251,7 @@ bool run_single_nvcc_pass(StageContext& context, const std::string& cuda_path, c
   args.insert(args.end(), {"--keep", "--keep-dir", keep, cuda_path, "-o", exe});
   for (const std::string& flag : executable_link_flags(context)) args.push_back(flag);
   ToolStep step{"nvidia.exe", "nvcc", args, {cuda_path}, {{"executable", exe, true}}, "", {}, ""};
-  step.outputs.push_back({"ptx", keep + "/" + stem + ".compute_" + sms.front().substr(3) + ".ptx", false});
+  step.outputs.push_back({"ptx", keep + "/" + kept_stem(stem, "compute_" + sms.front().substr(3), gencode) + ".ptx", false});
   for (const std::string& sm : sms) step.outputs.push_back({"cubin", keep + "/" + kept_cubin_name(stem, sm, gencode), true});
   if (host_asm) step.outputs.push_back({"host_asm", keep + "/" + stem + ".s", false});
   step.outputs_required = true;

@@ -35,7 +35,7 @@ int64_t between(GeneratorRandom& random, int64_t low, int64_t high) {
   return low + static_cast<int64_t>(random.below(static_cast<uint64_t>(high - low + 1)));
 }
 
-std::string number(int64_t value) { return std::to_string(value); }
+std::string int_text(int64_t value) { return std::to_string(value); }
 
 // A decimal with two fraction digits in [low, high], exact as text and close as a float.
 std::string decimal(GeneratorRandom& random, int64_t low, int64_t high) {
@@ -50,7 +50,7 @@ std::string decimal(GeneratorRandom& random, int64_t low, int64_t high) {
 std::string counted_list(GeneratorRandom& random, int64_t min_count, int64_t max_count,
                          const std::function<std::string(GeneratorRandom&)>& value) {
   int64_t count = between(random, min_count, max_count);
-  std::string text = number(count);
+  std::string text = int_text(count);
   for (int64_t i = 0; i < count; ++i) text += " " + value(random);
   return text;
 }
@@ -79,13 +79,13 @@ Written arithmetic_mix(GeneratorRandom& random) {
       "  if (t < 0) t = -t / ${D};\n"
       "  return t % ${M} + (x > y ? ${A} : -${B});\n"
       "}\n",
-      {{"A", number(between(random, 2, 40))}, {"B", number(between(random, 2, 40))}, {"OP", op},
-       {"C", number(between(random, 1, 99))}, {"D", number(between(random, 2, 9))}, {"M", number(between(random, 7, 1000))}});
+      {{"A", int_text(between(random, 2, 40))}, {"B", int_text(between(random, 2, 40))}, {"OP", op},
+       {"C", int_text(between(random, 1, 99))}, {"D", int_text(between(random, 2, 9))}, {"M", int_text(between(random, 7, 1000))}});
   w.main_body =
       "  int x, y;\n"
       "  if (scanf(\"%d %d\", &x, &y) != 2) return 2;\n"
       "  printf(\"%d\\n\", mix_terms(x, y));\n";
-  w.input = [](GeneratorRandom& r) { return number(between(r, -1000, 1000)) + " " + number(between(r, -1000, 1000)); };
+  w.input = [](GeneratorRandom& r) { return int_text(between(r, -1000, 1000)) + " " + int_text(between(r, -1000, 1000)); };
   return w;
 }
 
@@ -106,13 +106,13 @@ Written loop_accumulate(GeneratorRandom& random) {
         "  }\n"
         "  return total;\n"
         "}\n",
-        {{"START", number(between(random, 0, 3))}, {"STEP", number(between(random, 1, 4))},
-         {"K", number(between(random, 2, 7))}, {"R", number(between(random, 0, 1))}});
+        {{"START", int_text(between(random, 0, 3))}, {"STEP", int_text(between(random, 1, 4))},
+         {"K", int_text(between(random, 2, 7))}, {"R", int_text(between(random, 0, 1))}});
     w.main_body =
         "  int n;\n"
         "  if (scanf(\"%d\", &n) != 1) return 2;\n"
         "  printf(\"%ld\\n\", stepped_total(n));\n";
-    w.input = [](GeneratorRandom& r) { return number(between(r, -5, 300)); };
+    w.input = [](GeneratorRandom& r) { return int_text(between(r, -5, 300)); };
   } else {
     w.name = "grid_count";
     w.declarations = "int grid_count(int rows, int cols);\n";
@@ -129,13 +129,13 @@ Written loop_accumulate(GeneratorRandom& random) {
         "  }\n"
         "  return count;\n"
         "}\n",
-        {{"C", number(between(random, 2, 13))}, {"K", number(between(random, 2, 9))}});
+        {{"C", int_text(between(random, 2, 13))}, {"K", int_text(between(random, 2, 9))}});
     w.features.push_back("bit_operations");
     w.main_body =
         "  int rows, cols;\n"
         "  if (scanf(\"%d %d\", &rows, &cols) != 2) return 2;\n"
         "  printf(\"%d\\n\", grid_count(rows, cols));\n";
-    w.input = [](GeneratorRandom& r) { return number(between(r, 0, 60)) + " " + number(between(r, 0, 60)); };
+    w.input = [](GeneratorRandom& r) { return int_text(between(r, 0, 60)) + " " + int_text(between(r, 0, 60)); };
   }
   return w;
 }
@@ -177,16 +177,16 @@ Written array_scan(GeneratorRandom& random) {
         "    sum += (long)values[i] * (i % ${K} + 1) - values[n - 1 - i];\n"
         "  return sum;\n"
         "}\n",
-        {{"K", number(between(random, 2, 6))}});
+        {{"K", int_text(between(random, 2, 6))}});
   }
   std::string call = variant == 0 ? "printf(\"%d\\n\", extreme_index(values, n));\n"
                      : variant == 1 ? "printf(\"%d\\n\", count_in_range(values, n, ${LOW}, ${HIGH}));\n"
                                     : "printf(\"%ld\\n\", weighted_sum(values, n));\n";
   int64_t low = between(random, -50, 0);
   w.main_body = std::string(kReadIntArray) +
-                fill("  " + call, {{"LOW", number(low)}, {"HIGH", number(low + between(random, 10, 80))}});
+                fill("  " + call, {{"LOW", int_text(low)}, {"HIGH", int_text(low + between(random, 10, 80))}});
   w.input = [](GeneratorRandom& r) {
-    return counted_list(r, 0, 16, [](GeneratorRandom& v) { return number(between(v, -100, 100)); });
+    return counted_list(r, 0, 16, [](GeneratorRandom& v) { return int_text(between(v, -100, 100)); });
   };
   return w;
 }
@@ -214,11 +214,11 @@ Written pointer_walk(GeneratorRandom& random) {
         "  for (int *q = p + 1; q < p + n; ++q)\n"
         "    *q += *(q - 1) * ${K} - ${C};\n"
         "}\n",
-        {{"K", number(between(random, 1, 2))}, {"C", number(between(random, 0, 9))}});
+        {{"K", int_text(between(random, 1, 2))}, {"C", int_text(between(random, 0, 9))}});
     w.main_body = std::string(kReadIntArray) + "  running_blend(values, n);\n" + kPrintIntArray;
   }
   w.input = [](GeneratorRandom& r) {
-    return counted_list(r, 0, 12, [](GeneratorRandom& v) { return number(between(v, -99, 99)); });
+    return counted_list(r, 0, 12, [](GeneratorRandom& v) { return int_text(between(v, -99, 99)); });
   };
   return w;
 }
@@ -245,7 +245,7 @@ Written struct_records(GeneratorRandom& random) {
         "  }\n"
         "  return total + capacity;\n"
         "}\n",
-        {{"K", number(between(random, 1, 5))}});
+        {{"K", int_text(between(random, 1, 5))}});
     w.main_body =
         "  struct item items[16];\n"
         "  int n, capacity;\n"
@@ -254,8 +254,8 @@ Written struct_records(GeneratorRandom& random) {
         "    if (scanf(\"%d %d\", &items[i].weight, &items[i].value) != 2) return 2;\n"
         "  printf(\"%d\\n\", pack_items(items, n, capacity));\n";
     w.input = [](GeneratorRandom& r) {
-      return number(between(r, 0, 60)) + " " + counted_list(r, 0, 10, [](GeneratorRandom& v) {
-               return number(between(v, 1, 20)) + " " + number(between(v, 0, 50));
+      return int_text(between(r, 0, 60)) + " " + counted_list(r, 0, 10, [](GeneratorRandom& v) {
+               return int_text(between(v, 1, 20)) + " " + int_text(between(v, 0, 50));
              });
     };
   } else {
@@ -284,8 +284,8 @@ Written struct_records(GeneratorRandom& random) {
     w.input = [](GeneratorRandom& r) {
       std::string text;
       for (int i = 0; i < 2; ++i)
-        text += (i ? " " : "") + number(between(r, -20, 20)) + " " + number(between(r, -20, 20)) + " " +
-                number(between(r, 0, 30)) + " " + number(between(r, 0, 30));
+        text += (i ? " " : "") + int_text(between(r, -20, 20)) + " " + int_text(between(r, -20, 20)) + " " +
+                int_text(between(r, 0, 30)) + " " + int_text(between(r, 0, 30));
       return text;
     };
   }
@@ -318,7 +318,7 @@ Written string_scan(GeneratorRandom& random) {
         "    h = h * ${P}u + (unsigned char)*s++;\n"
         "  return h;\n"
         "}\n",
-        {{"SEED", number(between(random, 1, 5381))}, {"P", random.pick<std::string>({"31", "33", "131", "16777619"})}});
+        {{"SEED", int_text(between(random, 1, 5381))}, {"P", random.pick<std::string>({"31", "33", "131", "16777619"})}});
     w.main_body = "  printf(\"%u\\n\", text_hash(text));\n";
   } else if (variant == 1) {
     w.name = "is_mirrored";
@@ -343,7 +343,7 @@ Written string_scan(GeneratorRandom& random) {
         "      *s = (char)('a' + (*s - 'a' + shift) % 26);\n"
         "  }\n"
         "}\n";
-    w.main_body = fill("  shift_letters(text, ${SHIFT});\n  printf(\"%s\\n\", text);\n", {{"SHIFT", number(between(random, 1, 25))}});
+    w.main_body = fill("  shift_letters(text, ${SHIFT});\n  printf(\"%s\\n\", text);\n", {{"SHIFT", int_text(between(random, 1, 25))}});
   }
   w.main_body = "  char text[64];\n  if (scanf(\"%63s\", text) != 1) return 2;\n" + w.main_body;
   w.input = word;
@@ -363,7 +363,7 @@ Written recursive_math(GeneratorRandom& random) {
         "  return common_divisor(b, a % b);\n"
         "}\n";
     w.main_body = "  int a, b;\n  if (scanf(\"%d %d\", &a, &b) != 2) return 2;\n  printf(\"%d\\n\", common_divisor(a, b));\n";
-    w.input = [](GeneratorRandom& r) { return number(between(r, -5000, 5000)) + " " + number(between(r, 0, 5000)); };
+    w.input = [](GeneratorRandom& r) { return int_text(between(r, -5000, 5000)) + " " + int_text(between(r, 0, 5000)); };
   } else if (variant == 1) {
     w.name = "choose";
     w.declarations = "long choose(int n, int k);\n";
@@ -376,7 +376,7 @@ Written recursive_math(GeneratorRandom& random) {
     w.main_body = "  int n, k;\n  if (scanf(\"%d %d\", &n, &k) != 2) return 2;\n  printf(\"%ld\\n\", choose(n, k));\n";
     w.input = [](GeneratorRandom& r) {
       int64_t n = between(r, 0, 18);
-      return number(n) + " " + number(between(r, -1, n + 1));
+      return int_text(n) + " " + int_text(between(r, -1, n + 1));
     };
   } else {
     w.name = "power_mod";
@@ -388,10 +388,10 @@ Written recursive_math(GeneratorRandom& random) {
         "  long result = half * half % ${M};\n"
         "  return exponent % 2 ? result * (base % ${M}) % ${M} : result;\n"
         "}\n",
-        {{"M", number(between(random, 1000, 100003))}});
+        {{"M", int_text(between(random, 1000, 100003))}});
     w.main_body = "  long base;\n  int e;\n  if (scanf(\"%ld %d\", &base, &e) != 2) return 2;\n"
                   "  printf(\"%ld\\n\", power_mod(base, e));\n";
-    w.input = [](GeneratorRandom& r) { return number(between(r, 0, 1000000)) + " " + number(between(r, 0, 60)); };
+    w.input = [](GeneratorRandom& r) { return int_text(between(r, 0, 1000000)) + " " + int_text(between(r, 0, 60)); };
   }
   return w;
 }
@@ -406,17 +406,17 @@ Written switch_dispatch(GeneratorRandom& random) {
       "a * 2 + b", "(a + b) / 2", "a - 3 * b", "a * a - b", "-a"};
   std::string switch_body;
   for (int64_t c = 0; c < cases; ++c) {
-    switch_body += "  case " + number(c) + ":\n";
+    switch_body += "  case " + int_text(c) + ":\n";
     if (c > 0 && c + 1 < cases && random.chance(0.2)) continue;  // shares the next case's body
     switch_body += "    result = " + random.pick(bodies) + ";\n    break;\n";
   }
-  switch_body += fill("  default:\n    result = ${D};\n  }\n", {{"D", number(between(random, -9, 9))}});
+  switch_body += fill("  default:\n    result = ${D};\n  }\n", {{"D", int_text(between(random, -9, 9))}});
   w.declarations = "int apply_op(int op, int a, int b);\n";
   w.body = "int apply_op(int op, int a, int b) {\n  int result;\n  switch (op) {\n" + switch_body +
            "  return result;\n}\n";
   w.main_body = "  int op, a, b;\n  if (scanf(\"%d %d %d\", &op, &a, &b) != 3) return 2;\n  printf(\"%d\\n\", apply_op(op, a, b));\n";
   w.input = [cases](GeneratorRandom& r) {
-    return number(between(r, -1, cases)) + " " + number(between(r, -100, 100)) + " " + number(between(r, -100, 100));
+    return int_text(between(r, -1, cases)) + " " + int_text(between(r, -100, 100)) + " " + int_text(between(r, -100, 100));
   };
   return w;
 }
@@ -465,7 +465,7 @@ Written double_series(GeneratorRandom& random) {
          {"C", random.pick<std::string>({"0.25", "1.0", "3.0e-2", "2.718281828459045"})}});
     w.main_body = "  double x;\n  int n;\n  if (scanf(\"%lf %d\", &x, &n) != 2) return 2;\n"
                   "  printf(\"%.17g\\n\", root_series(x, n));\n";
-    w.input = [](GeneratorRandom& r) { return decimal(r, -100, 100) + " " + number(between(r, 0, 40)); };
+    w.input = [](GeneratorRandom& r) { return decimal(r, -100, 100) + " " + int_text(between(r, 0, 40)); };
   } else {
     w.name = "damped";
     w.declarations = "double damped(double t, double rate);\n";
@@ -509,7 +509,7 @@ Written bit_twiddle(GeneratorRandom& random) {
         "  unsigned rotated = (x << ${R}) | (x >> (32 - ${R}));\n"
         "  return (rotated ^ (x >> ${S})) & 0x${MASK}u;\n"
         "}\n",
-        {{"R", number(between(random, 1, 31))}, {"S", number(between(random, 1, 16))},
+        {{"R", int_text(between(random, 1, 31))}, {"S", int_text(between(random, 1, 16))},
          {"MASK", random.pick<std::string>({"ffffffff", "00ff00ff", "0f0f0f0f", "7fffffff"})}});
     w.main_body = "  unsigned x;\n  if (scanf(\"%u\", &x) != 1) return 2;\n  printf(\"%u\\n\", rotate_mix(x));\n";
   } else {
@@ -552,7 +552,7 @@ Written library_sort(GeneratorRandom& random) {
         {{"ORDER", random.pick<std::string>({"(x > y) - (x < y)", "(y > x) - (y < x)"})}});
     w.main_body = std::string(kReadIntArray) + "  printf(\"%d\\n\", sorted_median(values, n));\n" + kPrintIntArray;
     w.input = [](GeneratorRandom& r) {
-      return counted_list(r, 0, 15, [](GeneratorRandom& v) { return number(between(v, -500, 500)); });
+      return counted_list(r, 0, 15, [](GeneratorRandom& v) { return int_text(between(v, -500, 500)); });
     };
   } else {
     w.name = "join_length";

@@ -71,7 +71,7 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
 )";
 }
 
-const char* kWarpLaunch = R"(
+const char* kLayernormWarpLaunch = R"(
 void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
   layernorm_warp<<<(kRows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(
       inputs[0], inputs[1], inputs[2], output);
@@ -106,7 +106,7 @@ __global__ void layernorm_warp(const float* __restrict__ x, const float* __restr
   const float inverse_std = 1.0f / sqrtf(warp_sum(q) / float(kCols) + kEpsilon);
   for (int c = lane; c < kCols; c += 32) dst[c] = (in[c] - mean) * inverse_std * gamma[c] + beta[c];
 }
-)" + kWarpLaunch;
+)" + kLayernormWarpLaunch;
 }
 
 std::string welford_source(const LayernormShape& shape) {
@@ -158,7 +158,7 @@ __global__ void layernorm_warp(const float* __restrict__ x, const float* __restr
   const float inverse_std = 1.0f / sqrtf(m2 / float(kCols) + kEpsilon);
   for (int c = lane; c < kCols; c += 32) dst[c] = (in[c] - mean) * inverse_std * gamma[c] + beta[c];
 }
-)" + kWarpLaunch;
+)" + kLayernormWarpLaunch;
 }
 
 std::string block_source(const LayernormShape& shape) {

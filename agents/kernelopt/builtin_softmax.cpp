@@ -73,7 +73,7 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
 )";
 }
 
-const char* kWarpLaunch = R"(
+const char* kSoftmaxWarpLaunch = R"(
 void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
   softmax_warp<<<(kRows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(inputs[0], output);
 }
@@ -99,7 +99,7 @@ __global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ ou
   const float inverse = 1.0f / s;
   for (int c = lane; c < kCols; c += 32) dst[c] = expf(in[c] - m) * inverse;
 }
-)" + kWarpLaunch;
+)" + kSoftmaxWarpLaunch;
 }
 
 std::string online_source(const SoftmaxShape& shape) {
@@ -134,7 +134,7 @@ __global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ ou
   const float inverse = 1.0f / s;
   for (int c = lane; c < kCols; c += 32) dst[c] = expf(in[c] - m) * inverse;
 }
-)" + kWarpLaunch;
+)" + kSoftmaxWarpLaunch;
 }
 
 std::string block_source(const SoftmaxShape& shape) {

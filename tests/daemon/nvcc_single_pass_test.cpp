@@ -30,13 +30,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kOutputStages = {"nvidia.ptx", "nvidia.cubin.sm_80", "nvidia.cubin.sm_90", "nvidia.exe",
-                                                 "nvidia.host_asm"};
+const std::vector<std::string> kTwoTargets = {"sm_80", "sm_90"};
 
-ChainResult compile(const std::string& path, bool single_pass, const std::vector<std::string>& include_dirs = {}) {
+// The stages one nvcc run stands in for, with `sm_targets`.
+std::vector<std::string> output_stages(const std::vector<std::string>& sm_targets = kTwoTargets) {
+  std::vector<std::string> stages = {"nvidia.ptx", "nvidia.exe", "nvidia.host_asm"};
+  for (const std::string& sm : sm_targets) stages.push_back("nvidia.cubin." + sm);
+  return stages;
+}
+
+ChainResult compile(const std::string& path, bool single_pass, const std::vector<std::string>& include_dirs = {},
+                    const std::vector<std::string>& sm_targets = kTwoTargets) {
   ChainOptions options;
   options.verifier.nvcc_single_pass = single_pass;
-  options.verifier.sm_targets = {"sm_80", "sm_90"};
+  options.verifier.sm_targets = sm_targets;
   options.verifier.stages = {"nvidia.ptx", "nvidia.cubin", "nvidia.exe", "nvidia.host_asm"};
   options.include_dirs = include_dirs;
   return verify_file(path, options);
@@ -96,8 +103,8 @@ std::string host_code(const std::string& assembly) {
 // The same status for every output stage, and for each that succeeded the same artifacts.
 // Where `must_compile`, both ways must build every output: two failures never agree.
 void check_same_outputs(const ChainResult& one_run, const ChainResult& separate, const std::string& label,
-                        bool must_compile) {
-  for (const std::string& name : kOutputStages) {
+                        bool must_compile, const std::vector<std::string>& sm_targets = kTwoTargets) {
+  for (const std::string& name : output_stages(sm_targets)) {
     INFO(label << ": " << name);
     const StageResult* a = one_run.stage(name);
     const StageResult* b = separate.stage(name);
@@ -145,7 +152,7 @@ TEST_CASE("one nvcc run gives the PTX and cubins the separate runs give, byte fo
     write(file, varied_programs()[i]);
     ChainResult one_run = compile(file.string(), true);
     ChainResult separate = compile(file.string(), false);
-    for (const std::string& name : kOutputStages) REQUIRE(status_of(one_run, name) == "ok");
+    for (const std::string& name : output_stages()) REQUIRE(status_of(one_run, name) == "ok");
     check_same_outputs(one_run, separate, file.filename().string(), true);
     // One nvcc command made them all; the executable's stage carries its seconds.
     const StageResult* exe = one_run.stage("nvidia.exe");
@@ -167,7 +174,7 @@ TEST_CASE("one nvcc run gives the PTX and cubins the separate runs give, byte fo
   write(broken, "__global__ void k(float* x) { x[0] = undeclared_name; }\nint main() { return 0; }\n");
   ChainResult broken_one = compile(broken.string(), true);
   check_same_outputs(broken_one, compile(broken.string(), false), "broken.cu", false);
-  for (const std::string& name : kOutputStages) CHECK(status_of(broken_one, name) == "fail");
+  for (const std::string& name : output_stages()) CHECK(status_of(broken_one, name) == "fail");
 
   // A link error: the PTX and cubins are fine, only the executable fails.
   fs::path unlinked = fs::path(dir.path()) / "unlinked.cu";
@@ -180,6 +187,33 @@ TEST_CASE("one nvcc run gives the PTX and cubins the separate runs give, byte fo
   CHECK(status_of(unlinked_one, "nvidia.exe") == "fail");
   CHECK(status_of(unlinked_one, "nvidia.host_asm") == "ok");
   CHECK(unlinked_one.stage("nvidia.exe")->diagnostics.find("defined_nowhere") != std::string::npos);
+}
+
+TEST_CASE("one nvcc run stands in for the separate compiles with one, two or three sm targets") {
+  // nvcc --keep names its files by how many virtual architectures and codes the flags ask for
+  // (p.ptx and p.sm_80.cubin for one target; p.compute_80.ptx and p.compute_90.cubin for two):
+  // one run must find them in every case, not fall back to the separate compiles.
+  if (!testing::nvcc_here()) return;
+  TempDir dir;
+  fs::path file = fs::path(dir.path()) / "program.cu";
+  write(file, varied_programs()[0]);
+  for (const std::vector<std::string>& targets :
+       std::vector<std::vector<std::string>>{{"sm_80"}, {"sm_90"}, {"sm_75", "sm_80", "sm_90"}}) {
+    ChainResult one_run = compile(file.string(), true, {}, targets);
+    ChainResult separate = compile(file.string(), false, {}, targets);
+    check_same_outputs(one_run, separate, file.filename().string() + " for " + targets.front(), true, targets);
+    const StageResult* exe = one_run.stage("nvidia.exe");
+    REQUIRE(exe);
+    CHECK(exe->command.find("--keep") != std::string::npos);
+    for (const std::string& name : output_stages(targets)) {
+      if (name == "nvidia.exe") continue;
+      INFO(name << " with " << targets.size() << " target(s)");
+      const StageResult* stage = one_run.stage(name);
+      REQUIRE(stage);
+      CHECK(stage->command == exe->command);
+      CHECK(stage->reason.find("nvidia.exe's nvcc run") != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("one nvcc run and the separate runs agree on generated programs and the shared corpus" *
@@ -218,7 +252,8 @@ TEST_CASE("one nvcc run and the separate runs agree on generated programs and th
     // A program people wrote may need what is not here (cuDNN, NCCL, MPI, a generated header); the
     // separate runs say which build.
     ChainResult separate = compile(files[i].string(), false, includes);
-    bool builds = std::all_of(kOutputStages.begin(), kOutputStages.end(), [&](const std::string& name) {
+    std::vector<std::string> stages = output_stages();
+    bool builds = std::all_of(stages.begin(), stages.end(), [&](const std::string& name) {
       return status_of(separate, name) == "ok";
     });
     check_same_outputs(compile(files[i].string(), true, includes), separate, files[i].string(), false);

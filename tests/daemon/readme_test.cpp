@@ -114,17 +114,21 @@ namespace {
 
 // The paths `ninja -t inputs <target>` lists for the README's build folder, each made relative to
 // the source or build folder it lies in ("tests/daemon/cli_test.cpp", "bench/CMakeFiles/...").
-std::vector<std::string> build_inputs(const std::string& target) {
+std::vector<std::string> build_inputs(const std::string& target, const std::string& build_dir = TAILFORGE_BUILD_DIR) {
   ProcessSpec spec;
-  spec.argv = {"ninja", "-C", TAILFORGE_BUILD_DIR, "-t", "inputs", target};
+  spec.argv = {"ninja", "-C", build_dir, "-t", "inputs", target};
   spec.timeout_seconds = 60;
   ProcessResult listed = run_process(spec);
   REQUIRE_MESSAGE(listed.succeeded(), listed.stderr_text);
   std::vector<std::string> inputs;
   std::istringstream lines(listed.stdout_text);
   for (std::string line; std::getline(lines, line);) {
-    for (const std::string& root : {std::string(TAILFORGE_SOURCE_DIR) + "/", std::string(TAILFORGE_BUILD_DIR) + "/"}) {
-      if (line.rfind(root, 0) == 0) line = line.substr(root.size());
+    // The build folder first: the README's lies inside the source folder.
+    for (const std::string& root : {build_dir + "/", std::string(TAILFORGE_SOURCE_DIR) + "/"}) {
+      if (line.rfind(root, 0) == 0) {
+        line = line.substr(root.size());
+        break;
+      }
     }
     inputs.push_back(line);
   }
@@ -163,4 +167,26 @@ TEST_CASE("README command 1 builds the binary and no test or bench; command 2 bu
   CHECK(count_under(tests, "tests/daemon/") > 0);
   CHECK(count_under(tests, "tests/fuzz/") > 0);
   CHECK(count_under(tests, "bench/") == 0);
+}
+
+TEST_CASE("the libraries compile in unity batches by default, file by file with TAILFORGE_UNITY_BUILD=OFF") {
+  // The README's build folder: the daemon library's sources reach the binary through unity files.
+  std::vector<std::string> unity = build_inputs("tailforge");
+  auto listed = [](const std::vector<std::string>& inputs, const std::string& path) {
+    return std::find(inputs.begin(), inputs.end(), path) != inputs.end();
+  };
+  CHECK(listed(unity, "daemon/CMakeFiles/tf_daemon.dir/Unity/unity_0_cxx.cxx"));
+  CHECK_FALSE(listed(unity, "daemon/daemon.cpp"));
+
+  // The same sources configured with the option off: each file is its own input.
+  TempDir dir;
+  ProcessSpec configure;
+  configure.argv = {"cmake", "-S", TAILFORGE_SOURCE_DIR, "-B", dir.path(), "-G", "Ninja", "-DTAILFORGE_UNITY_BUILD=OFF"};
+  configure.timeout_seconds = 120;
+  ProcessResult configured = run_process(configure);
+  REQUIRE_MESSAGE(configured.succeeded(), configured.stdout_text << configured.stderr_text);
+  std::vector<std::string> by_file = build_inputs("tailforge", dir.path());
+  CHECK(listed(by_file, "daemon/daemon.cpp"));
+  CHECK(std::none_of(by_file.begin(), by_file.end(),
+                     [](const std::string& path) { return path.find("/Unity/") != std::string::npos; }));
 }

@@ -8,8 +8,6 @@ namespace tailforge {
 namespace {
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
-bool is_letter(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 
 bool is_label(const std::string& text) {
   if (text.size() < 2 || text.back() != ':') return false;
@@ -49,7 +47,7 @@ bool parse_instruction(PtxStatement& statement) {
     statement.guard = text.substr(0, start);
     ++start;
   }
-  if (start >= text.size() || !is_letter(text[start])) return false;
+  if (start >= text.size() || !text::is_ascii_letter(text[start])) return false;
   size_t end = start;
   while (end < text.size() && (text::is_assembler_symbol_char(text[end]) || text[end] == ':')) ++end;
   statement.opcode = text.substr(start, end - start);
@@ -101,7 +99,7 @@ bool is_canonical_integer(const std::string& digits) {
 }
 
 bool may_start_signed_number(const std::string& text, size_t at) {
-  if (text[at] != '-' || at + 1 >= text.size() || !is_digit(text[at + 1])) return false;
+  if (text[at] != '-' || at + 1 >= text.size() || !text::is_ascii_digit(text[at + 1])) return false;
   if (at == 0) return true;
   char before = text[at - 1];
   return before == ' ' || before == ',' || before == '[' || before == '{' || before == '+';
@@ -116,9 +114,9 @@ class TemplateScanner {
       char c = text_[at_];
       if (c == '%') {
         scan_register();
-      } else if (is_letter(c) || c == '_' || c == '$' || c == '.') {
+      } else if (text::is_ascii_letter(c) || c == '_' || c == '$' || c == '.') {
         literal(identifier_end(at_));
-      } else if (is_digit(c) || may_start_signed_number(text_, at_)) {
+      } else if (text::is_ascii_digit(c) || may_start_signed_number(text_, at_)) {
         scan_number();
       } else {
         literal(at_ + 1);
@@ -133,7 +131,7 @@ class TemplateScanner {
     return from;
   }
   size_t digits_end(size_t from) const {
-    while (from < text_.size() && is_digit(text_[from])) ++from;
+    while (from < text_.size() && text::is_ascii_digit(text_[from])) ++from;
     return from;
   }
   bool ends_token(size_t at) const { return at >= text_.size() || !text::is_assembler_symbol_char(text_[at]); }
@@ -151,7 +149,7 @@ class TemplateScanner {
   // "%rd38": "%rd" is literal, 38 a field; "%tid.x" and "%r1.x" are literal.
   void scan_register() {
     size_t name_end = at_ + 1;
-    while (name_end < text_.size() && (is_letter(text_[name_end]) || text_[name_end] == '_')) ++name_end;
+    while (name_end < text_.size() && (text::is_ascii_letter(text_[name_end]) || text_[name_end] == '_')) ++name_end;
     size_t number_end = digits_end(name_end);
     if (number_end == name_end || !ends_token(number_end) ||
         !is_canonical_integer(text_.substr(name_end, number_end - name_end))) {
