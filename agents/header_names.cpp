@@ -1,10 +1,11 @@
 #include "agents/header_names.h"
-#include "text/chars.h"
 
 #include <cctype>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include "text/chars.h"
 
 namespace tailforge {
 namespace {

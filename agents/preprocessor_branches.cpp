@@ -1,10 +1,11 @@
 #include "agents/preprocessor_branches.h"
-#include "text/chars.h"
 
 #include <cctype>
 #include <charconv>
 #include <limits>
 #include <string_view>
+
+#include "text/chars.h"
 
 namespace tailforge {
 

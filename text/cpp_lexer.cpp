@@ -1,4 +1,5 @@
 #include "text/cpp_lexer.h"
+
 #include "text/chars.h"
 
 namespace tailforge::text {

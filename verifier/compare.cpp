@@ -1,5 +1,4 @@
 #include "verifier/compare.h"
-#include "text/chars.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +7,8 @@
 #include <cstdlib>
 #include <sstream>
 #include <string_view>
+
+#include "text/chars.h"
 
 namespace tailforge {
 namespace {

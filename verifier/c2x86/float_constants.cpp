@@ -1,5 +1,4 @@
 #include "verifier/c2x86/float_constants.h"
-#include "text/chars.h"
 
 #include <algorithm>
 #include <array>
@@ -12,6 +11,8 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+
+#include "text/chars.h"
 
 namespace tailforge {
 namespace {

@@ -1,11 +1,12 @@
 #include "verifier/c2x86/jump_tables.h"
-#include "text/chars.h"
 
 #include <cctype>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
+
+#include "text/chars.h"
 
 namespace tailforge {
 namespace {

@@ -1,7 +1,8 @@
 #include "verifier/ptx2cuda/ptx_statements.h"
-#include "text/chars.h"
 
 #include <cctype>
+
+#include "text/chars.h"
 
 namespace tailforge {
 
