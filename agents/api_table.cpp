@@ -9,9 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agents/hipify.h"
-#include "policies/config.h"
-#include "store/sha256.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
+#include "base/files.h"
+#include "base/sha256.h"
 #include "text/cpp_lexer.h"
 
 namespace tailforge {

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "store/result.h"
+#include "base/result.h"
 
 namespace tailforge {
 

@@ -4,9 +4,10 @@
 #include <cctype>
 
 #include "agents/importer.h"
+#include "base/files.h"
 #include "policies/config.h"
-#include "text/cpp_lexer.h"
 #include "text/chars.h"
+#include "text/cpp_lexer.h"
 
 namespace tailforge {
 namespace {

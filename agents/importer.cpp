@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/process.h"
+#include "base/sha256.h"
 #include "store/corpus.h"
-#include "store/sha256.h"
-#include "verifier/process.h"
 
 namespace tailforge {
 namespace {

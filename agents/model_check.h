@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/model_under_test.h"
+#include "agents/model_runner.h"
 
 namespace tailforge {
 

@@ -15,6 +15,7 @@
 
 #include "agents/c2x86/c_generator.h"
 #include "agents/c2x86/c_samples.h"
+#include "base/clock.h"
 #include "store/corpus.h"
 #include "store/database.h"
 #include "store/samples.h"

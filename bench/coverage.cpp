@@ -18,7 +18,6 @@
 
 #include "agents/api_table.h"
 #include "bench/daemon_process.h"
-#include "policies/config.h"
 #include "store/api_uses.h"
 #include "store/cycles.h"
 #include "synth/api_coverage.h"

@@ -25,6 +25,7 @@
 
 #include <httplib.h>
 
+#include "base/clock.h"
 #include "bench/daemon_process.h"
 #include "dashboard/dashboard.h"
 #include "store/corpus.h"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "synth/minhash.h"
 
 using namespace tailforge;

@@ -25,11 +25,12 @@
 #include <string>
 #include <thread>
 
-#include "agents/hipify.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
+#include "base/files.h"
+#include "base/process.h"
 #include "bench/daemon_process.h"
-#include "policies/config.h"
 #include "store/database.h"
-#include "verifier/process.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;

@@ -34,10 +34,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/process.h"
 #include "store/cycles.h"
 #include "store/database.h"
 #include "store/status.h"
-#include "verifier/process.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;

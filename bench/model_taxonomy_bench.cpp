@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "store/evaluations.h"
 #include "store/failures.h"
 #include "store/models.h"

@@ -24,10 +24,11 @@
 #include <thread>
 #include <vector>
 
-#include "agents/generator.h"
-#include "agents/personas.h"
+#include "agents/generator/generator.h"
+#include "agents/generator/personas.h"
+#include "base/files.h"
+#include "base/process.h"
 #include "verifier/compare.h"
-#include "verifier/process.h"
 #include "verifier/stage_runner.h"
 
 using namespace tailforge;
@@ -271,7 +272,7 @@ Result<std::vector<std::pair<std::string, std::string>>> generate(const Options&
     auto program = generate_program(*catalog, request);
     if (!program.ok()) return make_error("program " + std::to_string(index) + ": " + program.message());
     std::string stem = folder + "/" + std::to_string(index) + "_" + program->domain;
-    if (!write_file_text(stem + ".cu", program->source)) return make_error(stem + ".cu: write failed");
+    if (!write_text_file(stem + ".cu", program->source).ok()) return make_error(stem + ".cu: write failed");
     stems.push_back({program->domain, stem});
   }
   return stems;
@@ -291,12 +292,12 @@ int main(int argc, char** argv) {
     size_t index = 0;
     Tally& tally = domains["corpus"];
     for (const fs::path& file : corpus_files(options.corpus)) {
-      std::string before = read_file_text(file.string());
+      std::string before = read_text_file_or_empty(file.string());
       RefactorResult result = refactor_cuda(before);
       count_text(tally, before, result);
       if (result.text == before || !nvcc) continue;
       std::string refactored = folder + "/" + std::to_string(index++) + "_" + file.filename().string();
-      write_file_text(refactored, result.text);
+      (void)write_text_file(refactored, result.text);
       check_corpus_file(tally, file, refactored);
     }
   } else {
@@ -306,11 +307,11 @@ int main(int argc, char** argv) {
                 options.domain.empty() ? "" : (", domain " + options.domain).c_str());
     std::vector<std::pair<std::string, std::string>> changed;
     for (const auto& [domain, stem] : *stems) {
-      std::string before = read_file_text(stem + ".cu");
+      std::string before = read_text_file_or_empty(stem + ".cu");
       RefactorResult result = refactor_cuda(before);
       count_text(domains[domain], before, result);
       if (result.text == before || !nvcc) continue;
-      write_file_text(stem + ".refactored.cu", result.text);
+      (void)write_text_file(stem + ".refactored.cu", result.text);
       changed.push_back({domain, stem});
     }
     check_programs(domains, changed, gpu, options.jobs);

@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "verifier/process.h"
+#include "base/files.h"
+#include "base/process.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
 
@@ -130,21 +131,21 @@ int main(int argc, char** argv) {
   Totals totals;
   for (const Kernel& kernel : kernels()) {
     std::string stem = folder + "/" + kernel.name;
-    write_file_text(stem + ".cu", kernel.source);
+    (void)write_text_file(stem + ".cu", kernel.source);
     ProcessResult compiled =
         run_tool(tools.tool("nvcc").path, {"-ptx", "-arch=sm_90", stem + ".cu", "-o", stem + ".ptx"});
     if (!compiled.succeeded()) {
       std::printf("%-24s nvcc failed: %s\n", kernel.name.c_str(), compiled.stderr_text.c_str());
       continue;
     }
-    std::string ptx = read_file_text(stem + ".ptx");
+    std::string ptx = read_text_file_or_empty(stem + ".ptx");
     auto start = std::chrono::steady_clock::now();
     RerolledPtx rolled = reroll_ptx(ptx);
     Result<std::string> unrolled = unroll_rolled_ptx(rolled.text);
     totals.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     bool lossless = unrolled && *unrolled == normalize_ptx(ptx) && !rolled.fell_back;
-    write_file_text(stem + ".rolled.ptx", rolled.text);
-    write_file_text(stem + ".unrolled.ptx", unrolled ? *unrolled : unrolled.message());
+    (void)write_text_file(stem + ".rolled.ptx", rolled.text);
+    (void)write_text_file(stem + ".unrolled.ptx", unrolled ? *unrolled : unrolled.message());
     std::string ptxas_verdict = "skipped";
     if (!ptxas.empty()) {
       bool accepted = run_tool(ptxas, {"-arch=sm_90", stem + ".unrolled.ptx", "-o", stem + ".cubin"}).succeeded();

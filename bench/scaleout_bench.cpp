@@ -37,9 +37,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/process.h"
+#include "base/result.h"
 #include "bench/daemon_process.h"
-#include "store/result.h"
-#include "verifier/process.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;

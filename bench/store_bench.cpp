@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "base/clock.h"
 #include "store/queue.h"
 #include "store/samples.h"
 

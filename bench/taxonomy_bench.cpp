@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "store/failures.h"
 #include "store/samples.h"
 

@@ -29,8 +29,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agents/hipify.h"
 #include "agents/ptx2cuda/ptx_pairs.h"
+#include "agents/sass2rdna3/kernel_pairs.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
+#include "base/files.h"
+#include "base/process.h"
 #include "policies/config.h"
 #include "store/cache.h"
 #include "store/cycles.h"
@@ -38,8 +42,6 @@
 #include "store/samples.h"
 #include "store/status.h"
 #include "verifier/chain.h"
-#include "verifier/process.h"
-#include "verifier/sass2rdna3/kernel_pairs.h"
 #include "verifier/stage_runner.h"
 
 using namespace tailforge;
@@ -205,7 +207,7 @@ Status record_commands(std::vector<Program>& programs, const nlohmann::json& con
       // As the daemon's verify job: a verified program's kernel pairs of both derived tracks.
       own.cache_db = nullptr;
       KernelPairing kernels = pair_kernels(result, own, roots[i] + "kernels");
-      PtxPairing ptx = pair_ptx_kernels(read_file_text(programs[i].file), result, own, roots[i] + "ptx2cuda");
+      PtxPairing ptx = pair_ptx_kernels(read_text_file_or_empty(programs[i].file), result, own, roots[i] + "ptx2cuda");
       for (const KernelPair& pair : kernels.pairs) programs[i].verified_pairs += pair.ok;
       for (const PtxPair& pair : ptx.pairs) programs[i].verified_pairs += pair.ok;
     }

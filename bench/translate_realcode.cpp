@@ -21,11 +21,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agents/hipify.h"
-#include "agents/tree_translate.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
+#include "agents/translate/tree_translate.h"
+#include "base/process.h"
 #include "policies/categorizer.h"
 #include "verifier/amd.h"
-#include "verifier/process.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "text/number.h"
+#include "base/number.h"
 #include "verifier/work_label.h"
 
 namespace tailforge {
@@ -93,7 +93,7 @@ Result<std::vector<CrashRecord>> take_crash_records(const std::string& db_path) 
     if (!(fields >> word >> job >> signal) || word != "crash") continue;
     fields >> stage;
     int64_t job_id = 0, signal_number = 0;
-    if (!text::parse_int64(job, job_id) || !text::parse_int64(signal, signal_number)) continue;
+    if (!parse_int64(job, job_id) || !parse_int64(signal, signal_number)) continue;
     records.push_back({job_id, static_cast<int>(signal_number), stage});
   }
   file.close();

@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/result.h"
 #include "daemon/scaleout.h"
 #include "store/queue.h"
-#include "store/result.h"
 
 namespace tailforge {
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "policies/config.h"
+#include "base/files.h"
 #include "store/evaluations.h"
 #include "store/models.h"
 #include "synth/model_versions.h"
@@ -15,44 +15,6 @@
 namespace tailforge {
 
 using nlohmann::json;
-
-ModelRuntime EvaluationResources::runtime(ResourceGate* gate) const {
-  return {.hipify_rules = &hipify,
-          .llm = llm,
-          .prompts = &prompts,
-          .command_timeout_seconds = eval.command_timeout_seconds,
-          .gate = gate};
-}
-
-EvaluationSetup EvaluationResources::setup(ResourceGate* gate, const std::string& work_dir) const {
-  return {.verifier = verifier, .taxonomy = &taxonomy, .gate = gate, .work_dir = work_dir};
-}
-
-Result<std::unique_ptr<EvaluationResources>> load_evaluation_resources(const json& config) {
-  auto resources = std::make_unique<EvaluationResources>();
-  Result<EvalPolicy> eval = eval_policy_from_json(config["eval"]);
-  if (!eval) return eval.error();
-  resources->eval = *eval;
-  Result<SynthPolicy> synth = synth_policy_from_config(config["synth"], data_dir());
-  if (!synth) return synth.error();
-  resources->synth = std::move(*synth);
-  Result<VerifierOptions> verifier = verifier_options_from_json(config);
-  if (!verifier) return verifier.error();
-  resources->verifier = std::move(*verifier);
-  Result<Taxonomy> taxonomy = load_taxonomy(data_path(config["taxonomy"]["file"].get<std::string>()));
-  if (!taxonomy) return taxonomy.error();
-  resources->taxonomy = std::move(*taxonomy);
-  Result<HipifyRules> rules = load_hipify_rules(data_path(config["translator"]["rules_file"].get<std::string>()));
-  if (!rules) return rules.error();
-  resources->hipify = std::move(*rules);
-  Result<LlmOptions> llm = llm_options_from_json(config["llm"]);
-  if (!llm) return llm.error();
-  resources->llm = *llm;
-  Result<LlmPrompts> prompts = load_llm_prompts(data_path(llm->prompts_path));
-  if (!prompts) return make_error("llm.prompts: " + prompts.message());
-  resources->prompts = std::move(*prompts);
-  return resources;
-}
 
 Status EvaluationJobs::plan(Database& db, JobQueue& queue, const Job& job, const std::string& owner) {
   json payload = json::parse(job.payload, nullptr, false);

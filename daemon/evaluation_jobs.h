@@ -14,31 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agents/model_under_test.h"
+#include "agents/model_runner.h"
 #include "daemon/planner.h"
 #include "store/queue.h"
 #include "synth/eval_set.h"
 #include "synth/evaluate.h"
 
 namespace tailforge {
-
-// What judging answers needs, loaded from the configuration: the eval and synth policies, the
-// verifier options, the failure taxonomy, the translation rules (builtin models) and the LLM
-// options and prompts (openai models). Errors name the file or key.
-struct EvaluationResources {
-  EvalPolicy eval;
-  SynthPolicy synth;
-  VerifierOptions verifier;
-  Taxonomy taxonomy;
-  HipifyRules hipify;
-  LlmOptions llm;
-  LlmPrompts prompts;
-
-  // Views for the model callers and the judge; they point into this object.
-  ModelRuntime runtime(ResourceGate* gate) const;
-  EvaluationSetup setup(ResourceGate* gate, const std::string& work_dir) const;
-};
-Result<std::unique_ptr<EvaluationResources>> load_evaluation_resources(const nlohmann::json& config);
 
 class EvaluationJobs {
  public:

@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "policies/config.h"
+#include "base/files.h"
 #include "store/llm_calls.h"
 
 namespace tailforge {

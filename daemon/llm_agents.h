@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agents/llm_roles.h"
+#include "agents/llm/roles.h"
 #include "daemon/resource_slots.h"
 #include "store/database.h"
 #include "verifier/chain.h"

@@ -4,12 +4,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/files.h"
 #include "daemon/evaluation_jobs.h"
 #include "daemon/llm_agents.h"
+#include "daemon/loaded_policies.h"
 #include "daemon/planner.h"
 #include "daemon/sample_sources.h"
-#include "daemon/verify_jobs.h"
-#include "policies/config.h"
+#include "daemon/verify/verify_jobs.h"
 #include "policies/feature_tags.h"
 #include "store/samples.h"
 #include "synth/evaluate.h"
@@ -33,7 +34,7 @@ class DefaultPipeline : public Pipeline {
         data_path(generator["personas_file"].get<std::string>()), data_path(generator["templates_file"].get<std::string>()));
     if (!catalog) return catalog.error();
     catalog_ = std::move(*catalog);
-    Result<std::unique_ptr<EvaluationResources>> shared = load_evaluation_resources(config);
+    Result<std::unique_ptr<LoadedPolicies>> shared = load_policies(config);
     if (!shared) return shared.error();
     shared_ = std::move(*shared);
     Result<FeatureRules> features = load_feature_rules(data_path(config["taxonomy"]["features_file"].get<std::string>()));
@@ -226,7 +227,7 @@ class DefaultPipeline : public Pipeline {
   }
 
   SlotGate gate_;
-  std::unique_ptr<EvaluationResources> shared_;  // rules, taxonomy, verifier and policies
+  std::unique_ptr<LoadedPolicies> shared_;  // rules, taxonomy, verifier and policies
   RetrainPolicy retrain_;
   int64_t seed_ = 1;
   GeneratorCatalog catalog_;

@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/result.h"
 #include "daemon/resource_slots.h"
-#include "daemon/sample_verification.h"
+#include "daemon/verify/sample_verification.h"
 #include "daemon/worker_pool.h"
-#include "store/result.h"
 
 namespace tailforge {
 

@@ -8,6 +8,7 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "base/clock.h"
 #include "store/corpus.h"
 #include "store/queue.h"
 
@@ -74,7 +75,7 @@ std::string ProgressLine::update(Database& db, std::optional<int64_t> cycle, int
   Result<int64_t> verified = verified_count_all(db);
   int64_t verified_now = verified ? *verified : 0;
   if (!verified_at_start_) verified_at_start_ = verified_now;
-  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  double elapsed = seconds_since(started_);
   double per_minute = elapsed > 0 ? (verified_now - *verified_at_start_) * 60.0 / elapsed : 0;
 
   JobQueue queue(db);

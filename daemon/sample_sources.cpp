@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "daemon/c2x86_jobs.h"
 #include "daemon/llm_synthesis.h"
+#include "daemon/verify/c2x86_jobs.h"
 #include "store/corpus.h"
 #include "synth/api_tails.h"
 #include "synth/c2x86_candidates.h"

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
 #include "daemon/llm_agents.h"
 #include "policies/feature_tags.h"
 #include "store/samples.h"

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "verifier/toolchains.h"
 
 namespace tailforge {

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "base/files.h"
 #include "dashboard/assets.h"
 
 namespace tailforge {
@@ -34,20 +35,12 @@ void send_asset(httplib::Response& res, const std::string& body, const char* con
   res.set_content(body, content_type);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 }  // namespace
 
 void add_dashboard_routes(httplib::Server& server, const std::string& javascript_dir) {
   // Read once: the package's file does not change under a running daemon, and a daemon started
   // before it was installed simply shows code without colours.
-  auto highlight = std::make_shared<const std::string>(read_file(javascript_dir + "/highlight.js/highlight.min.js"));
+  auto highlight = std::make_shared<const std::string>(read_text_file_or_empty(javascript_dir + "/highlight.js/highlight.min.js"));
   std::string index = find_asset("index.html")->body;
   const std::string marker = "<!-- highlight.js -->";
   if (size_t at = index.find(marker); at != std::string::npos && !highlight->empty()) {

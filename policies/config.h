@@ -11,21 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/result.h"
+#include "base/result.h"
 
 namespace tailforge {
-
-// The folder holding config/ and policies/: $TAILFORGE_HOME, else the source tree this binary
-// was built from, else the folder above the executable's.
-std::string data_dir();
-std::string data_path(const std::string& relative);
-
-// Parses one JSON file (comments allowed); the error names the file, line and column.
-Result<nlohmann::json> read_json_file(const std::string& path);
-// A whole file's bytes; the error names the file.
-Result<std::string> read_text_file(const std::string& path);
-// Parses JSON text that came from `file` (named in the error with the line and column).
-Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& file);
 
 // Checks `overrides` (from `file`) against `defaults` and returns the merged configuration.
 Result<nlohmann::json> merge_config(const nlohmann::json& defaults, const nlohmann::json& overrides,

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "text/regex.h"
 
 namespace tailforge {

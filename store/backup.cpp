@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "base/clock.h"
 #include "store/database.h"
 #include "store/maintenance.h"
 
@@ -72,7 +73,7 @@ Result<BackupSummary> backup_database(const std::string& source, const std::stri
   if (ignored) return fail("cannot rename " + partial + ": " + ignored.message());
   summary.path = target;
   summary.bytes = static_cast<int64_t>(fs::file_size(target, ignored));
-  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.seconds = seconds_since(start);
   return summary;
 }
 

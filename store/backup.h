@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "store/result.h"
+#include "base/result.h"
 
 namespace tailforge {
 

@@ -5,8 +5,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/files.h"
+#include "base/sha256.h"
 #include "store/evaluations.h"
-#include "store/sha256.h"
 
 namespace tailforge {
 namespace {
@@ -30,17 +31,6 @@ std::string program_file_name(const std::string& language) {
                                                                 {"ptx", ".ptx"}, {"sass", ".s"},  {"rdna3", ".s"}};
   auto found = extensions.find(language);
   return "program" + (found == extensions.end() ? std::string(".txt") : found->second);
-}
-
-Status write_file(const fs::path& path, const std::string& content) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) return make_error("cannot create " + path.parent_path().string() + ": " + ec.message());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  if (!out) return make_error("cannot write " + path.string());
-  return {};
 }
 
 std::optional<BundleLicense> license_from_manifest(const json& manifest) {
@@ -181,7 +171,7 @@ Result<MaterializedBundle> materialize_bundle(Database& db, const std::string& s
   if (!sample) return sample.error();
   if (!*sample) return make_error("no sample " + sample_id);
   fs::path program = fs::absolute(dir) / program_file_name((*sample)->language);
-  if (Status s = write_file(program, (*sample)->text); !s) return s.error();
+  if (Status s = write_text_file(program.string(), (*sample)->text); !s) return s.error();
   MaterializedBundle out;
   out.program_path = program.string();
   out.files.push_back(out.program_path);
@@ -196,7 +186,7 @@ Result<MaterializedBundle> write_bundle(const Bundle& bundle, const std::string&
   for (const auto& [relative, content] : files) {
     if (!is_safe_relative_path(relative)) return make_error("bundle names an unsafe path '" + relative + "'");
     fs::path path = (root / relative).lexically_normal();
-    if (Status s = write_file(path, *content); !s) return s.error();
+    if (Status s = write_text_file(path.string(), *content); !s) return s.error();
     out.files.push_back(path.string());
   }
   out.program_path = out.files.front();

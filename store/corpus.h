@@ -55,7 +55,7 @@ struct EvaluationCounts {
   int64_t failed = 0;
 };
 // The track's newest active model that has evaluations (whose model is under test is decided
-// in synth/tested_model.h).
+// in synth/model_selection.h).
 Result<std::optional<int64_t>> newest_evaluated_model(Database& db, const std::string& track);
 // The model's evaluations of the track's items, by "feature:<tag>", "domain:<name>",
 // "api_family:<family>" (the families of the item's counted API names, store/api_uses.h) and

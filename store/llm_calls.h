@@ -1,5 +1,5 @@
 // LLM requests as the store keeps them (the llm_call table): one row per HTTP request an agent
-// sent, or per answer served from the response cache. Sending requests is agents/llm_client.h's;
+// sent, or per answer served from the response cache. Sending requests is agents/llm/client.h's;
 // the /metrics totals over these rows are store/metrics.h's.
 #pragma once
 

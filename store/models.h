@@ -1,7 +1,7 @@
 // The registry of models under test: versions of a translation model, each with how it is
 // called (an OpenAI-compatible endpoint, a command, or the built-in translator), the track it
 // translates, its parent version and the retrain event that produced it. SQL only; what a
-// model kind means and how it is called is agents/model_under_test.h.
+// model kind means and how it is called is agents/model_runner.h.
 #pragma once
 
 #include <cstdint>

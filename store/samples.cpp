@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/sha256.h"
+#include "base/sha256.h"
 
 namespace tailforge {
 

@@ -517,7 +517,7 @@ constexpr const char* kVersion13 = R"sql(
 ALTER TABLE job ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-// Version 14: endpoint faults are never model failures (agents/llm_client.h's endpoint_fault).
+// Version 14: endpoint faults are never model failures (agents/llm/client.h's endpoint_fault).
 // A model whose endpoint fails has its evaluation paused, with the reason. Earlier versions
 // stored a 4xx answer (agent.llm.http_error) or an unreadable body (malformed_response) as the
 // model's failure: those items are judged again.

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "store/sha256.h"
+#include "base/sha256.h"
 
 namespace tailforge {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agents/api_table.h"
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
 
 namespace tailforge {
 

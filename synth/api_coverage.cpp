@@ -4,7 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "policies/config.h"
+#include "base/files.h"
 #include "store/api_uses.h"
 #include "store/bundles.h"
 #include "store/cycles.h"

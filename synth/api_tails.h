@@ -7,7 +7,7 @@
 
 #include "store/database.h"
 #include "synth/policy.h"
-#include "synth/tails.h"
+#include "synth/tail_entry.h"
 
 namespace tailforge {
 

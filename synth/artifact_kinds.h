@@ -13,11 +13,11 @@ inline constexpr const char* kPtxKind = "ptx";
 inline constexpr const char* kSassKind = "sass";        // stage nvidia.sass
 inline constexpr const char* kRdna3AsmKind = "rdna3_asm";  // stage amd.asm.gfx1100
 inline constexpr const char* kX86AsmKind = "x86_asm";
-// c2x86: the oracle assembly with float and double constants as literals (daemon/c2x86_jobs.h)
+// c2x86: the oracle assembly with float and double constants as literals (daemon/verify/c2x86_jobs.h)
 inline constexpr const char* kX86AsmSymbolicKind = "x86_asm_symbolic";
 inline constexpr const char* kHostAsmKind = "host_asm";
 inline constexpr const char* kRolledPtxKind = "rolled_ptx";
-// sass2rdna3: one kernel's normalized RDNA3, assembling alone (daemon/kernel_pairs_store.h)
+// sass2rdna3: one kernel's normalized RDNA3, assembling alone (daemon/verify/kernel_pairs_store.h)
 inline constexpr const char* kRdna3KernelKind = "rdna3_kernel";
 
 // Every kind an export pair may name.

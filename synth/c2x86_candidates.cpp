@@ -4,7 +4,7 @@
 
 #include "agents/c2x86/c_generator.h"
 #include "agents/c2x86/c_samples.h"
-#include "store/sha256.h"
+#include "base/sha256.h"
 
 namespace tailforge {
 namespace {

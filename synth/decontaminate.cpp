@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/files.h"
+
 namespace tailforge {
 namespace {
 

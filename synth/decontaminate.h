@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "store/corpus.h"
-#include "store/result.h"
 #include "synth/minhash.h"
 
 namespace tailforge {

@@ -5,10 +5,10 @@
 #include <set>
 #include <tuple>
 
+#include "base/sha256.h"
 #include "store/api_uses.h"
 #include "store/evaluations.h"
 #include "store/samples.h"
-#include "store/sha256.h"
 #include "synth/api_coverage.h"
 #include "synth/dataset_card.h"
 #include "synth/minhash.h"

@@ -9,6 +9,7 @@
 #include "store/samples.h"
 #include "synth/tracks.h"
 #include "synth/training_text.h"
+#include "verifier/stage_category.h"
 
 namespace tailforge {
 namespace {
@@ -37,22 +38,6 @@ std::string deepest_check(const std::vector<StageResult>& stages) {
 }
 
 }  // namespace
-
-Categorization categorize_stage(const Taxonomy& taxonomy, const StageResult& stage,
-                                const std::vector<std::string>& features) {
-  FailureEvidence evidence{.stage = stage.name,
-                           .diagnostics = stage.diagnostics,
-                           .exit_code = stage.exit_code,
-                           .signal = stage.signal ? std::optional<int>(stage.signal) : std::nullopt,
-                           .timed_out = stage.status == "timeout",
-                           .features = features,
-                           .reason = stage.reason};
-  Categorization category = categorize(taxonomy, evidence);
-  if (stage.category && category.category.find("uncategorized") != std::string::npos) {
-    category.category = *stage.category;
-  }
-  return category;
-}
 
 Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const ModelRecord& record,
                                    const EvalItem& item, const EvaluationSetup& setup) {

@@ -13,20 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "agents/model_under_test.h"
+#include "agents/model_runner.h"
 #include "policies/categorizer.h"
 #include "store/evaluations.h"
+#include "synth/evaluation_setup.h"
 #include "verifier/chain.h"
 
 namespace tailforge {
-
-struct EvaluationSetup {
-  VerifierOptions verifier;
-  const Taxonomy* taxonomy = nullptr;
-  ResourceGate* gate = nullptr;     // compile and run slots
-  std::string work_dir;             // a folder per evaluation is made and removed under it
-  const Toolchains* toolchains = nullptr;  // nullptr: detected_toolchains()
-};
 
 // Why the model's endpoint could not answer (llm_client.h's endpoint_fault): nothing is judged.
 struct EndpointFault {
@@ -54,10 +47,5 @@ Result<int64_t> pause_after_fault(Database& db, int64_t model_id, const Endpoint
 // Stores the answer (artifact "answer:<model>" of the item) and the evaluation; false when the
 // model already had an evaluation of the item. Use inside the caller's transaction.
 Result<bool> store_evaluation(Database& db, const ModelRecord& model, const JudgedAnswer& judged);
-
-// The category of one failed stage: the taxonomy's rules over its evidence, or the category the
-// stage itself named (a translator's refusal) when no rule matched.
-Categorization categorize_stage(const Taxonomy& taxonomy, const StageResult& stage,
-                                const std::vector<std::string>& features);
 
 }  // namespace tailforge

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "store/samples.h"
-#include "synth/evaluate.h"
+#include "synth/evaluation_setup.h"
 
 namespace tailforge {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "store/samples.h"
-#include "synth/evaluate.h"
+#include "synth/evaluation_setup.h"
 #include "verifier/ptx2cuda/launch_harness.h"
 
 namespace tailforge {

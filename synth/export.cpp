@@ -12,19 +12,19 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/c2x86/c_samples.h"
+#include "base/process.h"
+#include "base/sha256.h"
 #include "store/corpus.h"
 #include "store/evaluations.h"
 #include "store/samples.h"
-#include "store/sha256.h"
 #include "synth/dataset_card.h"
-#include "synth/export_files.h"
 #include "synth/decontaminate.h"
 #include "synth/evaluate_ptx2cuda.h"
+#include "synth/export_files.h"
 #include "synth/minhash.h"
 #include "synth/split_leakage.h"
 #include "synth/training_text.h"
 #include "verifier/c2x86/io_tests.h"
-#include "verifier/process.h"
 
 namespace tailforge {
 namespace {

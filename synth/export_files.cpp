@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "store/sha256.h"
+#include "base/sha256.h"
 #include "synth/similarity_join.h"
 
 namespace tailforge {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "synth/minhash.h"
 
 namespace tailforge {

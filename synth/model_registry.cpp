@@ -1,6 +1,6 @@
 #include "synth/model_registry.h"
 
-#include "agents/model_under_test.h"
+#include "agents/model_runner.h"
 #include "store/corpus.h"
 #include "synth/tracks.h"
 

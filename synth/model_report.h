@@ -14,8 +14,8 @@
 
 #include "store/evaluations.h"
 #include "store/models.h"
+#include "synth/model_selection.h"
 #include "synth/policy.h"
-#include "synth/tested_model.h"
 
 namespace tailforge {
 
@@ -94,7 +94,7 @@ struct ModelsReport {
   double near_duplicate_threshold = 0.8;
   std::vector<ModelSummary> models;
   int64_t keep_versions = 0;  // what mark_superseded used
-  // The track's model under test and why (synth/tested_model.h). Unset until
+  // The track's model under test and why (synth/model_selection.h). Unset until
   // mark_model_under_test ran; the JSON leaves it out then.
   std::optional<UnderTest> under_test;
   std::map<std::string, int64_t> held_out_groups;  // "template:<id>" / "tree:<name>" -> active items

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "synth/decontaminate.h"
 #include "synth/minhash.h"
 
@@ -123,7 +123,7 @@ struct SynthPolicy {
   double eval_fraction = 0.1;
   std::map<std::string, ExportPair> export_pairs;  // by track
   ApiPolicy api;
-  std::optional<std::string> model_under_test;     // model name; unset: synth/tested_model.h decides
+  std::optional<std::string> model_under_test;     // model name; unset: synth/model_selection.h decides
 };
 
 // Reads the policy object; unknown keys and wrong types are errors naming "<source>: <key>".

@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "base/process.h"
 #include "store/corpus.h"
 #include "store/models.h"
+#include "synth/dataset_card.h"
 #include "synth/export.h"
 #include "synth/model_report.h"
-#include "synth/dataset_card.h"
 #include "synth/snapshot_retention.h"
-#include "verifier/process.h"
 
 namespace tailforge {
 namespace {

@@ -18,8 +18,8 @@
 #include "store/database.h"
 #include "synth/eval_set.h"
 #include "synth/export.h"
+#include "synth/model_selection.h"
 #include "synth/policy.h"
-#include "synth/tested_model.h"
 
 namespace tailforge {
 
@@ -36,7 +36,7 @@ struct RetrainPolicy {
   // (null or absent in the config): chosen at each trigger by retrain_command_for.
   std::optional<std::vector<std::string>> command;
   // The offline baseline learner's trainer: what an unset command runs while the version to
-  // retrain is not the user's own model (synth/tested_model.h).
+  // retrain is not the user's own model (synth/model_selection.h).
   std::vector<std::string> baseline_command = {"{tailforge}", "baseline", "train", "--min-support", "8"};
   std::string webhook;               // http://127.0.0.1:PORT/path; empty: none
   double timeout_seconds = 3600;

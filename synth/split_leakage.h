@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "synth/minhash.h"
 
 namespace tailforge {

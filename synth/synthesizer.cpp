@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
+#include "base/sha256.h"
 #include "store/api_uses.h"
 #include "store/corpus.h"
 #include "store/evaluations.h"
 #include "store/queue.h"
 #include "store/sample_failures.h"
-#include "store/sha256.h"
 #include "synth/api_candidates.h"
 #include "synth/api_coverage.h"
 #include "synth/api_tails.h"

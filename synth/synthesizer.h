@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agents/api_table.h"
-#include "agents/personas.h"
+#include "agents/generator/personas.h"
 #include "store/database.h"
 #include "store/samples.h"
 #include "synth/policy.h"

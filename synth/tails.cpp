@@ -7,7 +7,7 @@
 
 #include "store/corpus.h"
 #include "synth/api_tails.h"
-#include "synth/tested_model.h"
+#include "synth/model_selection.h"
 
 namespace tailforge {
 namespace {
@@ -117,11 +117,6 @@ std::vector<std::string> tracked_or_seen(const ShareTarget& target, const std::v
 }
 
 }  // namespace
-
-double weight_of(const std::map<std::string, double>& weights, const std::string& key) {
-  auto found = weights.find(key);
-  return found == weights.end() ? 1.0 : found->second;
-}
 
 Result<std::vector<TailEntry>> detect_tails(Database& db, const SynthPolicy& policy) {
   const std::string& track = policy.track;

@@ -13,16 +13,9 @@
 
 #include "store/database.h"
 #include "synth/policy.h"
+#include "synth/tail_entry.h"
 
 namespace tailforge {
-
-struct TailEntry {
-  std::string dimension;  // feature, domain, category, api_family (synth/api_tails.h), api
-  std::string name;
-  std::string signal;     // corpus_share, pipeline_yield, model_failure
-  double score = 0;       // signal weight x severity in [0, 1]; higher is a longer tail
-  nlohmann::json numbers = nlohmann::json::object();  // the figures behind the score
-};
 
 struct TailReport {
   int64_t cycle_id = 0;
@@ -35,9 +28,6 @@ Result<std::vector<TailEntry>> detect_tails(Database& db, const SynthPolicy& pol
 // The cycle's stored report when one exists (so a re-run sees the same tails); otherwise detects
 // and stores it in tail_report.
 Result<TailReport> tail_report_for_cycle(Database& db, const SynthPolicy& policy, int64_t cycle_id);
-
-// The weight `weights` gives `key`: 1 where it names none.
-double weight_of(const std::map<std::string, double>& weights, const std::string& key);
 
 // feature, domain, category, api_family or api.
 bool is_tail_dimension(const std::string& dimension);

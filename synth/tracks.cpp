@@ -4,8 +4,9 @@
 #include <fstream>
 
 #include "synth/evaluate_c2x86.h"
-#include "verifier/toolchains.h"
 #include "synth/evaluate_ptx2cuda.h"
+#include "verifier/chain.h"
+#include "verifier/toolchains.h"
 
 namespace tailforge {
 

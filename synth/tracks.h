@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "store/models.h"
-#include "store/result.h"
 #include "store/samples.h"
-#include "synth/evaluate.h"
+#include "synth/evaluation_setup.h"
 
 namespace tailforge {
 

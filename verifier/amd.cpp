@@ -5,9 +5,10 @@
 #include <filesystem>
 #include <mutex>
 
-#include "store/sha256.h"
+#include "base/files.h"
+#include "base/process.h"
+#include "base/sha256.h"
 #include "text/regex.h"
-#include "verifier/process.h"
 
 namespace tailforge {
 namespace {
@@ -38,10 +39,10 @@ Status generate_isa_bitcode(const StageContext& context, const std::string& dir,
                      std::to_string(reinterpret_cast<uintptr_t>(&context));
   Status disassembled = run_helper({context.toolchains.tool("llvm_dis").path, model, "-o", temp + ".ll"});
   if (!disassembled) return disassembled;
-  std::string text = read_file_text(temp + ".ll");
+  std::string text = read_text_file_or_empty(temp + ".ll");
   text::Regex value(R"(constant i32 \d+)");
   text = text::regex_replace(text, value, "constant i32 " + std::to_string(isa_version_number(target)));
-  write_file_text(temp + ".ll", text);
+  if (Status written = write_text_file(temp + ".ll", text); !written) return written;
   Status assembled = run_helper({context.toolchains.tool("llvm_as").path, temp + ".ll", "-o", temp + ".bc"});
   std::error_code ignored;
   fs::remove(temp + ".ll", ignored);

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "verifier/stage_runner.h"
 
 namespace tailforge {

@@ -7,7 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "policies/config.h"
+#include "base/clock.h"
+#include "base/files.h"
 #include "text/regex.h"
 #include "verifier/amd.h"
 #include "verifier/compare.h"
@@ -38,14 +39,15 @@ void run_translate_stage(StageContext& context, const ChainOptions& options, con
   stage.name = "translate.hip";
   TranslateOutcome outcome;
   try {
-    outcome = options.translate(read_file_text(cuda_path));
+    outcome = options.translate(read_text_file_or_empty(cuda_path));
   } catch (const std::exception& error) {
     outcome = {false, "", "translate.exception", error.what()};
   }
-  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stage.seconds = seconds_since(start);
   if (outcome.ok) {
     stage.status = "ok";
-    write_file_text(hip_path, outcome.hip_source);
+    // A failed write shows as the HIP compile's missing input, with the path.
+    (void)write_text_file(hip_path, outcome.hip_source);
     stage.artifacts.push_back({"hip", "source.hip", outcome.hip_source, "translator", "", false});
   } else {
     stage.status = "fail";
@@ -132,12 +134,12 @@ std::vector<std::string> cuda_link_libraries(const std::string& source_path, con
       {text::Regex(R"(#\s*include\s*[<"]cusparse\.h[>"])"), "cusparse"},
       {text::Regex(R"(#\s*include\s*[<"]nvrtc\.h[>"])"), "nvrtc"},
       {text::Regex(R"(#\s*include\s*[<"]cuda\.h[>"])"), "cuda"}};
-  std::vector<std::string> texts = {read_file_text(source_path)};
+  std::vector<std::string> texts = {read_text_file_or_empty(source_path)};
   for (const std::string& dir : include_dirs) {
     std::error_code error;
     for (const auto& entry : fs::directory_iterator(dir, error)) {
       std::error_code size_error;
-      if (entry.is_regular_file(size_error) && entry.file_size(size_error) < (1u << 20)) texts.push_back(read_file_text(entry.path().string()));
+      if (entry.is_regular_file(size_error) && entry.file_size(size_error) < (1u << 20)) texts.push_back(read_text_file_or_empty(entry.path().string()));
     }
   }
   std::vector<std::string> found;
@@ -184,7 +186,7 @@ void run_track(StageContext& context, const ChainOptions& options, const std::st
     if (options.expected_stdout) run_expected_compare_stage(context, *options.expected_stdout);
   } else if (extension == ".c") {
     std::optional<std::string> expected = options.expected_stdout;
-    if (!expected && fs::exists(source + ".expected")) expected = read_file_text(source + ".expected");
+    if (!expected && fs::exists(source + ".expected")) expected = read_text_file_or_empty(source + ".expected");
     run_x86_stages(context, source, options.x86_driver, expected);
   } else if (extension == ".s") {
     run_amd_assembly_stages(context, source, options.asm_target);
@@ -227,7 +229,7 @@ ChainResult verify_file(const std::string& path, const ChainOptions& options) {
                                                                         : options.hip_compat_include);
   if (extension == ".cu" || extension == ".hip") {
     static const text::Regex main_function(R"((^|[^\w.>:])main\s*\()");
-    context.compile_only = !text::regex_search(read_file_text(path), main_function);
+    context.compile_only = !text::regex_search(read_text_file_or_empty(path), main_function);
   }
   if (extension == ".cu") context.cuda_libraries = cuda_link_libraries(path, options.include_dirs);
   context.shared_cuda_runtime = options.shared_cuda_runtime;

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/sha256.h"
 #include "store/cache.h"
-#include "store/sha256.h"
 
 namespace tailforge {
 namespace {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "verifier/stage_runner.h"
+#include "base/files.h"
 
 namespace tailforge {
 namespace {
@@ -29,7 +29,7 @@ bool write_value(const std::string& path, const std::string& value) {
 // the `controller` super option), or "" when there is none.
 std::string own_cgroup_dir(const std::string& fstype, const std::string& controller) {
   std::string mount_point, mount_root;
-  std::istringstream mounts(read_file_text("/proc/self/mountinfo"));
+  std::istringstream mounts(read_text_file_or_empty("/proc/self/mountinfo"));
   for (std::string line; std::getline(mounts, line);) {
     std::istringstream fields(line);
     std::vector<std::string> parts;
@@ -43,7 +43,7 @@ std::string own_cgroup_dir(const std::string& fstype, const std::string& control
     break;
   }
   if (mount_point.empty()) return "";
-  std::istringstream groups(read_file_text("/proc/self/cgroup"));
+  std::istringstream groups(read_text_file_or_empty("/proc/self/cgroup"));
   for (std::string line; std::getline(groups, line);) {
     size_t first = line.find(':'), second = line.find(':', first + 1);
     if (first == std::string::npos || second == std::string::npos) continue;
@@ -68,13 +68,13 @@ struct Hierarchy {
 Hierarchy prepare_v2(const std::string& own) {
   Hierarchy h;
   h.version = 2;
-  if (read_file_text(own + "/cgroup.controllers").find("memory") == std::string::npos) {
+  if (read_text_file_or_empty(own + "/cgroup.controllers").find("memory") == std::string::npos) {
     h.unavailable = "the memory controller is not available in " + own;
     return h;
   }
-  bool enabled = read_file_text(own + "/cgroup.subtree_control").find("memory") != std::string::npos;
+  bool enabled = read_text_file_or_empty(own + "/cgroup.subtree_control").find("memory") != std::string::npos;
   if (!enabled) {
-    std::istringstream procs(read_file_text(own + "/cgroup.procs"));
+    std::istringstream procs(read_text_file_or_empty(own + "/cgroup.procs"));
     std::vector<std::string> members;
     for (std::string pid; procs >> pid;) members.push_back(pid);
     if (members != std::vector<std::string>{std::to_string(getpid())}) {
@@ -152,7 +152,7 @@ Result<RunCgroup> create_run_cgroup(int64_t max_bytes) {
 }
 
 bool run_cgroup_oom_killed(const RunCgroup& cgroup) {
-  std::istringstream events(read_file_text(cgroup.dir + (cgroup.version == 2 ? "/memory.events" : "/memory.oom_control")));
+  std::istringstream events(read_text_file_or_empty(cgroup.dir + (cgroup.version == 2 ? "/memory.events" : "/memory.oom_control")));
   for (std::string key; events >> key;) {
     int64_t value = 0;
     events >> value;

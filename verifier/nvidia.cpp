@@ -5,70 +5,12 @@
 #include <filesystem>
 #include <sstream>
 
-#include "policies/config.h"
+#include "base/files.h"
 #include "text/regex.h"
 #include "verifier/ptx2cuda/launch_harness.h"
 #include "verifier/sass2rdna3/kernel_split.h"
 
 namespace tailforge {
-
-std::vector<std::string> gencode_flags(const std::vector<std::string>& sm_targets) {
-  std::vector<std::string> flags;
-  for (const auto& sm : sm_targets) {
-    std::string number = sm.substr(3);
-    flags.push_back("-gencode");
-    flags.push_back("arch=compute_" + number + ",code=" + sm);
-  }
-  return flags;
-}
-
-std::vector<std::string> executable_sm_targets(const std::vector<std::string>& configured,
-                                               const Toolchains& toolchains) {
-  std::vector<std::string> targets = configured;
-  for (const GpuInfo& gpu : toolchains.gpus) {
-    if (gpu.vendor != "nvidia" || !nvcc_builds_cubin_for(gpu, toolchains)) continue;
-    if (std::find(targets.begin(), targets.end(), gpu.arch) == targets.end()) targets.push_back(gpu.arch);
-  }
-  return targets;
-}
-
-std::vector<std::string> executable_gencode_flags(const std::vector<std::string>& configured,
-                                                  const Toolchains& toolchains) {
-  std::vector<std::string> targets = executable_sm_targets(configured, toolchains);
-  std::vector<std::string> flags = gencode_flags(targets);
-  // PTX of an arch-specific target (sm_90a) runs on that GPU only: the lowest plain one is embedded.
-  std::string lowest;
-  for (const std::string& target : targets) {
-    if (std::isalpha(static_cast<unsigned char>(target.back()))) continue;
-    if (lowest.empty() || sm_number(target) < sm_number(lowest)) lowest = target;
-  }
-  if (!lowest.empty()) {
-    std::string virtual_arch = "compute_" + lowest.substr(3);
-    flags.push_back("-gencode");
-    flags.push_back("arch=" + virtual_arch + ",code=" + virtual_arch);
-  }
-  return flags;
-}
-
-std::vector<std::string> hip_on_nvidia_gencode_flags(const std::vector<std::string>& configured,
-                                                     const Toolchains& toolchains) {
-  std::vector<std::string> gpu_targets;
-  for (const GpuInfo& gpu : toolchains.gpus) {
-    if (gpu.vendor != "nvidia") continue;
-    if (!nvcc_builds_cubin_for(gpu, toolchains)) {
-      return executable_gencode_flags(configured, toolchains);  // the embedded PTX may be what runs
-    }
-    if (std::find(gpu_targets.begin(), gpu_targets.end(), gpu.arch) == gpu_targets.end()) gpu_targets.push_back(gpu.arch);
-  }
-  if (gpu_targets.empty() && !configured.empty()) gpu_targets.push_back(configured.front());
-  return gencode_flags(gpu_targets);
-}
-
-std::vector<std::string> shared_cuda_runtime_flags(const Toolchains& toolchains) {
-  std::filesystem::path nvcc = std::filesystem::weakly_canonical(toolchains.tool("nvcc").path);
-  std::string runtime_dir = (nvcc.parent_path().parent_path() / "lib64").string();
-  return {"-cudart", "shared", "-Xlinker", "-rpath=" + runtime_dir};
-}
 
 std::string availability_reason(const StageContext& context, const std::string& family) {
   for (const auto& stage : stage_availability(context.toolchains, context.options.sandbox.mode)) {
@@ -263,7 +205,7 @@ bool run_single_nvcc_pass(StageContext& context, const std::string& cuda_path, c
   for (const std::string& sm : sms) paths.push_back(dir + "/nvidia." + sm + ".cubin");
   if (host_asm) paths.push_back(dir + "/nvidia.host.s");
   for (size_t i = 1; i < paths.size(); ++i) {
-    if (!write_file_text(paths[i], pass.artifacts[i].content)) return false;
+    if (!write_text_file(paths[i], pass.artifacts[i].content).ok()) return false;
   }
   auto output_stage = [&](const std::string& name, size_t artifact) {
     StageResult stage = pass;
@@ -384,7 +326,7 @@ static std::vector<std::string> hip_on_nvidia_libraries(const StageContext& cont
       {text::Regex(R"(#\s*include\s*[<"]hip/hiprtc\.h[>"])"), "nvrtc"},
       {text::Regex(R"(\bhip(Module|Ctx|DevicePrimaryCtx)\w*\s*\(|\bhipMemcpy[HD]to[HD]|\bhipInit\s*\()"), "cuda"}};
   std::vector<std::string> libraries = context.cuda_libraries;
-  std::string text = read_file_text(hip_path);
+  std::string text = read_text_file_or_empty(hip_path);
   for (const auto& [pattern, library] : counterparts) {
     if (std::find(libraries.begin(), libraries.end(), library) == libraries.end() && text::regex_search(text, pattern)) {
       libraries.push_back(library);

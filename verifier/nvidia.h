@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "verifier/nvcc_flags.h"
 #include "verifier/stage_runner.h"
 
 namespace tailforge {
@@ -14,24 +15,6 @@ struct KernelText {
   std::string text;
 };
 
-// "-gencode arch=compute_NN,code=sm_NN" for each target.
-std::vector<std::string> gencode_flags(const std::vector<std::string>& sm_targets);
-// The targets a program that runs here is built for: the configured ones, then the architecture
-// of each NVIDIA GPU found here that nvcc builds and the list lacks.
-std::vector<std::string> executable_sm_targets(const std::vector<std::string>& configured, const Toolchains& toolchains);
-// The -gencode flags of a program that runs: a cubin per executable target, and the PTX of the
-// lowest one, which the driver compiles for a GPU no cubin fits (a newer one, or an unlisted one).
-std::vector<std::string> executable_gencode_flags(const std::vector<std::string>& configured,
-                                                  const Toolchains& toolchains);
-// The -gencode flags of HIP-on-NVIDIA's executable, which only its run reads: a cubin for each
-// NVIDIA GPU found here when nvcc builds for all of them; with no GPU, the first configured
-// target's alone (the compile is then the whole check); else those of a program that runs.
-std::vector<std::string> hip_on_nvidia_gencode_flags(const std::vector<std::string>& configured,
-                                                     const Toolchains& toolchains);
-// The nvcc link flags of an executable that loads the CUDA runtime as a shared library, found at
-// run time through its rpath (a sandboxed program sees no LD_LIBRARY_PATH): a preloaded library,
-// such as the ptx2cuda capture's, then sees its launches.
-std::vector<std::string> shared_cuda_runtime_flags(const Toolchains& toolchains);
 // Why a stage family ("nvidia.run", "nvidia.sass") cannot run here; empty when it can.
 std::string availability_reason(const StageContext& context, const std::string& family);
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "verifier/sandbox.h"
 
 namespace tailforge {

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/result.h"
-#include "verifier/process.h"
+#include "base/process.h"
+#include "base/result.h"
 
 namespace tailforge {
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
+
 namespace tailforge {
 
 struct Artifact {
@@ -65,7 +67,7 @@ class ResourceSlot {
     if (!gate_) return;
     auto start = std::chrono::steady_clock::now();
     gate_->acquire(kind_);
-    waited_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    waited_seconds_ = seconds_since(start);
   }
   ~ResourceSlot() { if (gate_) gate_->release(kind_); }
   ResourceSlot(const ResourceSlot&) = delete;

@@ -14,9 +14,11 @@
 #include <sstream>
 #include <thread>
 
-#include "store/sha256.h"
+#include "base/clock.h"
+#include "base/files.h"
+#include "base/process.h"
+#include "base/sha256.h"
 #include "verifier/compile_cache.h"
-#include "verifier/process.h"
 #include "verifier/sandbox.h"
 #include "verifier/thread_stack.h"
 #include "verifier/work_label.h"
@@ -102,19 +104,6 @@ std::vector<std::string> include_flags(const std::vector<std::string>& dirs) {
     flags.push_back(dir);
   }
   return flags;
-}
-
-std::string read_file_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream content;
-  content << file.rdbuf();
-  return content.str();
-}
-
-bool write_file_text(const std::string& path, const std::string& content) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << content;
-  return static_cast<bool>(file);
 }
 
 Result<std::string> make_scratch_directory(const VerifierOptions& options, const std::string& prefix) {
@@ -233,19 +222,20 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
   std::string key;
   if (context.cache_db) {
     std::string inputs_hash;
-    for (const auto& input : step.inputs) inputs_hash += sha256_hex(read_file_text(input));
+    for (const auto& input : step.inputs) inputs_hash += sha256_hex(read_text_file_or_empty(input));
     for (const auto& header : included_header_files(step.args))
-      inputs_hash += replace_all(header, context.scratch_dir, "<scratch>") + sha256_hex(read_file_text(header));
+      inputs_hash += replace_all(header, context.scratch_dir, "<scratch>") + sha256_hex(read_text_file_or_empty(header));
     CompileKey compile_key{sha256_hex(inputs_hash), tool.path, tool.version_line, {}, step.target};
     for (const auto& arg : step.args) compile_key.flags.push_back(replace_all(arg, context.scratch_dir, "<scratch>"));
     compile_key.flags.insert(compile_key.flags.end(), step.key_extra.begin(), step.key_extra.end());
     key = compile_cache_key(compile_key);
     if (auto hit = compile_cache_get(*context.cache_db, key)) {
       for (size_t i = 0; i < step.outputs.size() && i < hit->artifacts.size(); ++i) {
-        write_file_text(step.outputs[i].path, hit->artifacts[i].content);
+        // A failed write shows as the next stage's missing input.
+        (void)write_text_file(step.outputs[i].path, hit->artifacts[i].content);
       }
       hit->name = step.stage_name;
-      hit->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      hit->seconds = seconds_since(start);
       hit->child_seconds = 0;
       hit->cpu_seconds = 0;
       return std::move(*hit);
@@ -279,7 +269,7 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
   if (stage.ok()) {
     for (const auto& output : step.outputs) {
       std::string name = std::filesystem::path(output.path).filename();
-      stage.artifacts.push_back({output.kind, name, read_file_text(output.path), stage.command,
+      stage.artifacts.push_back({output.kind, name, read_text_file_or_empty(output.path), stage.command,
                                  stage.toolchain_version, output.binary});
     }
     if (!step.stdout_kind.empty()) {
@@ -287,7 +277,7 @@ StageResult run_tool_stage(StageContext& context, const ToolStep& step) {
                                  stage.toolchain_version, false});
     }
   }
-  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;
+  stage.seconds = seconds_since(start) - waited;
   if (context.cache_db && (stage.status == "ok" || stage.status == "fail")) {
     (void)compile_cache_put(*context.cache_db, key, stage);  // a failed store only costs a rerun
   }
@@ -303,7 +293,7 @@ StageResult run_program_copy(StageContext& context, const std::string& name, con
   auto start = std::chrono::steady_clock::now();
   Result<std::string> program = place_program(context, folder, executable);
   if (!program) return skipped_stage(name, program.message());
-  double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double preparing = seconds_since(start);
   std::string private_dir = std::filesystem::path(*program).parent_path();
   StageResult stage = run_untrusted_stage(context, name, with_environment(settings, {*program}), private_dir, gpu);
   stage.seconds += preparing;
@@ -380,7 +370,7 @@ StageResult run_untrusted_stage(StageContext& context, const std::string& name, 
     stage.diagnostics = stage.reason + "\n" + stage.diagnostics;
   }
   stage.artifacts.push_back({"stdout", name + ".stdout", outcome.process.stdout_text, stage.command, "", false});
-  stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;
+  stage.seconds = seconds_since(start) - waited;
   return stage;
 }
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/result.h"
 #include "store/database.h"
-#include "store/result.h"
 #include "verifier/options.h"
 #include "verifier/stage.h"
 #include "verifier/toolchains.h"
@@ -139,8 +139,6 @@ std::string make_subdirectory(const StageContext& context, const std::string& na
 // "program", which the sandbox user may run; the copy's path.
 Result<std::string> place_program(const StageContext& context, const std::string& name, const std::string& executable);
 
-std::string read_file_text(const std::string& path);
-
 // "-I dir" for each directory, in order.
 std::vector<std::string> include_flags(const std::vector<std::string>& dirs);
 
@@ -152,6 +150,4 @@ std::vector<std::string> included_header_files(const std::vector<std::string>& a
 
 // The reason a link or run stage is skipped for a program without main().
 inline constexpr const char* kCompileOnlyReason = "compile stages only: the file has no main()";
-bool write_file_text(const std::string& path, const std::string& content);
-
 }  // namespace tailforge

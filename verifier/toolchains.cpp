@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "base/process.h"
 #include "text/regex.h"
-#include "verifier/process.h"
 
 namespace tailforge {
 namespace {

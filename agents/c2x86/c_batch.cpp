@@ -8,8 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/c2x86/c_generator.h"
+#include "base/files.h"
+#include "base/parallel.h"
 #include "verifier/c2x86/function_check.h"
-#include "verifier/parallel.h"
 #include "verifier/stage_runner.h"
 
 namespace tailforge {
@@ -103,13 +104,13 @@ Result<CBatch> write_c_batch(const CBatchOptions& options, const VerifierOptions
   if (!manifest) return make_error(manifest_path + ": cannot open for writing");
   for (const CBatchEntry& entry : batch.entries) {
     std::string stem = entry.file.substr(0, entry.file.size() - 2);
-    bool written = write_file_text(options.out_dir + "/" + entry.file, entry.function.function) &&
-                   write_file_text(options.out_dir + "/" + stem + "_driver.c", entry.function.driver);
+    bool written = write_text_file(options.out_dir + "/" + entry.file, entry.function.function).ok() &&
+                   write_text_file(options.out_dir + "/" + stem + "_driver.c", entry.function.driver).ok();
     const StageResult* oracle = find_check(entry, "c2x86.oracle");
     const Artifact* assembly = oracle ? oracle->artifact("x86_asm") : nullptr;
     if (assembly) {
-      written = written && write_file_text(options.out_dir + "/" + stem + ".s", assembly->content) &&
-                write_file_text(options.out_dir + "/" + stem + ".symbolic.s", entry.symbolic_assembly);
+      written = written && write_text_file(options.out_dir + "/" + stem + ".s", assembly->content).ok() &&
+                write_text_file(options.out_dir + "/" + stem + ".symbolic.s", entry.symbolic_assembly).ok();
     }
     if (!written) return make_error(options.out_dir + ": cannot write " + entry.file + " (disk full?)");
     manifest << manifest_line(entry, stem, assembly != nullptr).dump() << "\n";

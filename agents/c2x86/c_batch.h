@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "verifier/c2x86/c_function.h"
 #include "verifier/options.h"
 #include "verifier/stage.h"

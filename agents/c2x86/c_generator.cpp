@@ -5,7 +5,7 @@
 #include <map>
 #include <utility>
 
-#include "agents/generator_domain.h"
+#include "agents/generator/domain.h"
 
 namespace tailforge {
 namespace {

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/result.h"
 #include "store/database.h"
-#include "store/result.h"
 #include "store/samples.h"
 #include "verifier/c2x86/c_function.h"
 

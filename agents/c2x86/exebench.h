@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "verifier/c2x86/c_function.h"
 
 namespace tailforge {

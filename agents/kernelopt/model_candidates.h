@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/llm_client.h"
-#include "agents/llm_roles.h"
+#include "agents/llm/client.h"
+#include "agents/llm/roles.h"
 #include "store/models.h"
 #include "verifier/kernelopt/kernel_task.h"
 

@@ -8,7 +8,8 @@
 
 #include "agents/ptx2cuda/top_level_declarations.h"
 #include "agents/token_diff.h"
-#include "verifier/process.h"
+#include "base/process.h"
+#include "text/lines.h"
 
 namespace tailforge {
 namespace {
@@ -84,14 +85,6 @@ KernelUnit assemble_unit(const std::string& source, const Declarations& declarat
   return unit;
 }
 
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream stream(text);
-  std::string line;
-  while (std::getline(stream, line)) lines.push_back(line);
-  return lines;
-}
-
 // The demangled form of each name, one to one, from the first demangler that starts.
 Result<std::vector<std::string>> demangle(const std::vector<std::string>& mangled_names) {
   std::string input;
@@ -104,7 +97,7 @@ Result<std::vector<std::string>> demangle(const std::vector<std::string>& mangle
     ProcessResult result = run_process(spec);
     if (!result.spawned) continue;
     if (!result.succeeded()) return make_error(std::string(tool) + " failed: " + result.stderr_text);
-    std::vector<std::string> lines = split_lines(result.stdout_text);
+    std::vector<std::string> lines = text::getline_lines(result.stdout_text);
     if (lines.size() != mangled_names.size()) {
       return make_error(std::string(tool) + " gave " + std::to_string(lines.size()) + " lines for " +
                         std::to_string(mangled_names.size()) + " names");

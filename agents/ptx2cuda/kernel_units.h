@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "store/result.h"
+#include "base/result.h"
 
 namespace tailforge {
 

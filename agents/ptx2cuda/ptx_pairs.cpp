@@ -12,6 +12,7 @@
 #include "agents/ptx2cuda/refactor.h"
 #include "agents/ptx2cuda/top_level_declarations.h"
 #include "agents/token_diff.h"
+#include "base/files.h"
 #include "verifier/nvidia.h"
 #include "verifier/ptx2cuda/reroll.h"
 
@@ -40,11 +41,13 @@ StageResult run_program_for_launches(StageContext& context, const std::string& c
   const StageResult* linked = program.stage("nvidia.exe");
   const Artifact* executable = linked && linked->ok() ? linked->artifact("executable") : nullptr;
   if (options.shared_cuda_runtime && executable) {
-    if (!write_file_text(exe, executable->content)) {
+    if (!write_text_file(exe, executable->content).ok()) {
       return skipped_stage("ptx2cuda.capture", "cannot write the program's executable to " + exe);
     }
   } else {
-    write_file_text(source, cuda_source);
+    if (!write_text_file(source, cuda_source)) {
+      return skipped_stage("ptx2cuda.capture", "cannot write the program's source to " + source);
+    }
     // Built as the nvidia.exe that ran: for the configured targets and this GPU, with PTX.
     std::vector<std::string> args = executable_gencode_flags(context.options.sm_targets, context.toolchains);
     std::string sm = context.options.sm_targets.empty() ? "" : context.options.sm_targets.back();

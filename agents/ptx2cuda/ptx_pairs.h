@@ -4,7 +4,7 @@
 // refactoring (refactor.h). Checks: the Rolled-PTX unrolls back to the PTX, the refactored unit
 // compiles alone, and where an NVIDIA GPU exists the program's launches are captured and the
 // refactored kernel, replayed on each recorded launch, gives the recorded outputs. Storing the
-// pairs is the daemon's (daemon/ptx_pairs_store.h).
+// pairs is the daemon's (daemon/verify/ptx_pairs_store.h).
 #pragma once
 
 #include <string>

@@ -12,12 +12,12 @@
 
 #include <fmt/format.h>
 
+#include "base/number.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
 #include "daemon/http/http_api.h"
 #include "store/failures.h"
 #include "synth/tracks.h"
-#include "text/number.h"
 
 namespace tailforge {
 
@@ -111,33 +111,6 @@ std::string form_placeholder(const ValueForm& form) {
       break;
   }
   return "VALUE";
-}
-
-// The whole text as a whole number or a finite number; nothing when it is not one.
-std::optional<int64_t> whole_number_of(std::string_view text) {
-  int64_t value = 0;
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty() || !text::parse_int64(text, value)) return std::nullopt;
-  return value;
-}
-
-std::optional<double> number_of(std::string_view text) {
-  double value = 0;
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::optional<std::pair<double, double>> number_pair_of(const std::string& text) {
-  size_t comma = text.find(',');
-  if (comma == std::string::npos) return std::nullopt;
-  std::optional<double> first = number_of(std::string_view(text).substr(0, comma));
-  std::optional<double> second = number_of(std::string_view(text).substr(comma + 1));
-  if (!first || !second) return std::nullopt;
-  return std::make_pair(*first, *second);
 }
 
 bool in_range(double value, const ValueForm& form) { return value >= form.min && value <= form.max; }
@@ -571,66 +544,6 @@ int run_cli(int argc, char** argv) {
   }
   if (int missing = check_store_exists(line); missing != 0) return missing;
   return spec->run(line);
-}
-
-int64_t CommandLine::get_int(const std::string& flag, int64_t fallback) const {
-  auto it = options.find(flag);
-  if (it == options.end()) return fallback;
-  return whole_number_of(it->second).value_or(fallback);
-}
-
-double CommandLine::get_number(const std::string& flag, double fallback) const {
-  auto it = options.find(flag);
-  if (it == options.end()) return fallback;
-  return number_of(it->second).value_or(fallback);
-}
-
-std::optional<std::pair<double, double>> CommandLine::get_number_pair(const std::string& flag) const {
-  auto it = options.find(flag);
-  if (it == options.end()) return std::nullopt;
-  return number_pair_of(it->second);
-}
-
-Result<std::vector<std::string>> split_command_words(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  char quote = 0;  // ' or " while inside one
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quote == '\'') {
-      if (c == '\'') {
-        quote = 0;
-      } else {
-        word += c;
-      }
-    } else if (quote == '"') {
-      if (c == '"') {
-        quote = 0;
-      } else if (c == '\\' && i + 1 < text.size() && std::string_view("\"\\$`").find(text[i + 1]) != std::string_view::npos) {
-        word += text[++i];
-      } else {
-        word += c;
-      }
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-      in_word = true;
-    } else if (c == '\\') {
-      if (i + 1 == text.size()) return make_error("command '" + text + "': a backslash at the end");
-      word += text[++i];
-      in_word = true;
-    } else if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) words.push_back(std::move(word));
-      word.clear();
-      in_word = false;
-    } else {
-      word += c;
-      in_word = true;
-    }
-  }
-  if (quote) return make_error(std::string("command '") + text + "': an unterminated " + (quote == '"' ? "double" : "single") + " quote");
-  if (in_word) words.push_back(std::move(word));
-  return words;
 }
 
 }  // namespace tailforge

@@ -4,15 +4,16 @@
 
 #include "agents/c2x86/c_batch.h"
 #include "agents/c2x86/c_generator.h"
-#include "agents/generator.h"
-#include "agents/hipify.h"
-#include "agents/tree_translate.h"
+#include "agents/generator/generator.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
+#include "agents/translate/tree_translate.h"
+#include "base/files.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
-#include "policies/config.h"
+#include "synth/tracks.h"
 #include "verifier/options.h"
 #include "verifier/toolchains.h"
-#include "synth/tracks.h"
 
 namespace tailforge {
 

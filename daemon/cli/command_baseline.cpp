@@ -9,13 +9,14 @@
 #include <iostream>
 #include <iterator>
 
-#include "agents/baseline_dictionary.h"
+#include "agents/baseline/dictionary.h"
+#include "base/clock.h"
+#include "base/number.h"
+#include "base/process.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
 #include "store/models.h"
 #include "synth/model_registry.h"
-#include "text/number.h"
-#include "verifier/process.h"
 
 namespace tailforge {
 
@@ -60,7 +61,7 @@ int train(const CommandLine& args, const CommandContext& context) {
   if (!pairs) return report_failure(pairs.message());
   auto started = std::chrono::steady_clock::now();
   BaselineDictionary dictionary = learn_dictionary(*pairs, options);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  double seconds = seconds_since(started);
   std::string out = fs::absolute(args.get("--out", (fs::path(snapshot) / "baseline-dictionary.json").string())).string();
   if (Status s = save_dictionary(dictionary, out); !s) return report_failure(s.message());
   std::cout << "learned " << dictionary.rules.size() << " rules from " << dictionary.training_rows
@@ -74,7 +75,7 @@ int train(const CommandLine& args, const CommandContext& context) {
   std::optional<int64_t> retrain_event;
   if (std::string event = environment("TAILFORGE_RETRAIN_EVENT"); !event.empty()) {
     int64_t id = 0;
-    if (event.find_first_not_of("0123456789") != std::string::npos || !text::parse_int64(event, id)) {
+    if (event.find_first_not_of("0123456789") != std::string::npos || !parse_int64(event, id)) {
       return report_failure("TAILFORGE_RETRAIN_EVENT is not an event id: '" + event + "'");
     }
     retrain_event = id;

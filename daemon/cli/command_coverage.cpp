@@ -5,10 +5,10 @@
 #include <fstream>
 #include <iostream>
 
+#include "agents/translate/hipify_names.h"
+#include "base/files.h"
 #include "daemon/cli/commands.h"
-#include "agents/hipify_names.h"
 #include "daemon/cli/context.h"
-#include "policies/config.h"
 #include "synth/api_coverage.h"
 
 namespace tailforge {

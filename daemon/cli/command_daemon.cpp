@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/files.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
 #include "daemon/daemon.h"

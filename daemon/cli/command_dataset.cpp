@@ -6,10 +6,10 @@
 #include <iomanip>
 #include <iostream>
 
+#include "base/files.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
 #include "daemon/disk_rules.h"
-#include "policies/config.h"
 #include "store/backup.h"
 #include "store/retention.h"
 #include "synth/export.h"

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/files.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
-#include "policies/config.h"
 #include "store/corpus.h"
 #include "store/database.h"
 #include "store/growth.h"

@@ -3,9 +3,10 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "agents/hipify_names.h"
+#include "agents/translate/hipify_names.h"
+#include "agents/translate/hipify_rules.h"
+#include "base/files.h"
 #include "daemon/cli/commands.h"
-#include "policies/config.h"
 
 namespace tailforge {
 
@@ -17,7 +18,12 @@ int command_hipify_table(const CommandLine& args) {
   sources.hip_includes = args.get_all("--hip-include");
   if (sources.hip_includes.empty()) sources.hip_includes = {"/usr/include"};
   sources.exceptions_path = args.get("--exceptions", data_path("policies/hipify_name_exceptions.json"));
-  sources.rules_path = args.get("--rules", data_path("policies/hipify_rules.json"));
+  Result<HipifyRules> rules = load_hipify_rules(args.get("--rules", data_path("policies/hipify_rules.json")));
+  if (!rules) {
+    std::cerr << "tailforge hipify-table: " << rules.message() << "\n";
+    return 1;
+  }
+  sources.rules = &*rules;
   sources.compat_dir = data_path("verifier/hip_compat");
   return run_hipify_table_command(sources, args.get("--out", data_path("policies/hipify_names.json")), std::cout,
                                   std::cerr);

@@ -2,12 +2,12 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/files.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
 #include "daemon/http/views.h"
-#include "policies/config.h"
-#include "store/failures.h"
 #include "store/corpus.h"
+#include "store/failures.h"
 #include "synth/lineage.h"
 #include "synth/policy.h"
 #include "synth/tails.h"

@@ -20,18 +20,18 @@
 
 #include "agents/kernelopt/builtin_tasks.h"
 #include "agents/kernelopt/model_candidates.h"
+#include "base/files.h"
+#include "base/parallel.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
 #include "daemon/kernelopt_store.h"
 #include "daemon/scaleout.h"
-#include "policies/config.h"
 #include "store/models.h"
 #include "synth/kernelopt/curation.h"
 #include "synth/kernelopt/export.h"
 #include "synth/kernelopt/report.h"
 #include "synth/policy.h"
 #include "verifier/options.h"
-#include "verifier/parallel.h"
 
 namespace tailforge {
 namespace {

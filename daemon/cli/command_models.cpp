@@ -10,22 +10,24 @@
 #include <optional>
 #include <thread>
 
+#include "agents/model_check.h"
+#include "base/clock.h"
+#include "base/files.h"
+#include "base/parallel.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
 #include "daemon/evaluation_jobs.h"
-#include "agents/model_check.h"
+#include "daemon/loaded_policies.h"
 #include "daemon/progress.h"
-#include "policies/config.h"
 #include "daemon/resource_slots.h"
 #include "store/evaluations.h"
 #include "store/models.h"
-#include "verifier/parallel.h"
-#include "verifier/toolchains.h"
 #include "synth/eval_set.h"
 #include "synth/model_registry.h"
-#include "synth/tested_model.h"
-#include "synth/tracks.h"
 #include "synth/model_report.h"
+#include "synth/model_selection.h"
+#include "synth/tracks.h"
+#include "verifier/toolchains.h"
 
 namespace tailforge {
 
@@ -133,7 +135,7 @@ bool print_check(const ModelRecord& model, const ModelCheck& check) {
 }
 
 Result<ModelCheck> check_with_config(const CommandContext& context, const ModelRecord& model) {
-  Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(context.config);
+  Result<std::unique_ptr<LoadedPolicies>> resources = load_policies(context.config);
   if (!resources) return resources.error();
   if (Status taken = check_model_track(model); !taken) return ModelCheck{false, {"failed: " + taken.message()}};
   return check_model(model, (*resources)->runtime(nullptr), std::string(find_track(model.track)->check_input));
@@ -227,7 +229,7 @@ int command_models(const CommandLine& args) {
 int command_rejudge(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
   if (!context) return report_failure(context.message());
-  Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(context->config);
+  Result<std::unique_ptr<LoadedPolicies>> resources = load_policies(context->config);
   if (!resources) return report_failure(resources.message());
   std::string track = args.get("--track", (*resources)->synth.track);
   if (!find_track(track)) return models_usage("rejudge --track must be one of " + track_names() + ", got '" + track + "'");
@@ -268,7 +270,7 @@ int command_eval(const CommandLine& args) {
   if (!context) return report_failure(context.message());
   if (args.get("--model").empty()) return models_usage("eval needs --model NAME");
   int64_t limit = args.get_int("--limit", -1);
-  Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(context->config);
+  Result<std::unique_ptr<LoadedPolicies>> resources = load_policies(context->config);
   if (!resources) return report_failure(resources.message());
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
@@ -317,7 +319,7 @@ int command_eval(const CommandLine& args) {
     finished = true;
   });
   while (show && !finished) {
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    double elapsed = seconds_since(started);
     int64_t done = counts.done;
     std::string eta = done > 0 ? format_duration(elapsed / static_cast<double>(done) *
                                                  static_cast<double>(static_cast<int64_t>(items.size()) - done))

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/files.h"
 #include "daemon/cli/commands.h"
 #include "verifier/ptx2cuda/reroll.h"
 #include "verifier/stage_runner.h"
@@ -35,7 +36,7 @@ int command_reroll(const CommandLine& args) {
     std::cerr << "tailforge: " << path << ": no such file\n";
     return 1;
   }
-  std::string input = read_file_text(path);
+  std::string input = read_text_file_or_empty(path);
 
   if (!args.has("--unroll")) {
     RerolledPtx rolled = reroll_ptx(input);

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <iostream>
 
+#include "base/files.h"
+#include "base/process.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
-#include "policies/config.h"
-#include "verifier/process.h"
 
 namespace tailforge {
 namespace {

@@ -4,9 +4,9 @@
 #include <iostream>
 #include <thread>
 
+#include "base/files.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
-#include "policies/config.h"
 #include "store/status.h"
 #include "synth/api_coverage.h"
 

@@ -1,13 +1,14 @@
 // `tailforge verify FILE`: the whole verifier chain for one file, with categorized failures.
 #include <iostream>
 
-#include "agents/hipify.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
+#include "base/files.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
 #include "policies/categorizer.h"
-#include "policies/config.h"
-#include "verifier/chain.h"
 #include "synth/tracks.h"
+#include "verifier/chain.h"
 
 namespace tailforge {
 

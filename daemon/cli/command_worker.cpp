@@ -1,4 +1,4 @@
-// `tailforge worker`: verify for a daemon over HTTP (daemon/remote_worker.h).
+// `tailforge worker`: verify for a daemon over HTTP (daemon/cluster/remote_worker.h).
 #include <signal.h>
 #include <unistd.h>
 

@@ -1,12 +1,12 @@
 // The subcommands of `tailforge`, one function each. Each takes the parsed command line and
-// returns the exit code. Shared set-up (config, store) lives in daemon/context.h.
+// returns the exit code. Shared set-up (config, store) lives in daemon/cli/context.h.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "daemon/cli/cli.h"
+#include "daemon/cli/command_line.h"
 
 namespace tailforge {
 

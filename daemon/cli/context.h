@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/cli/cli.h"
+#include "daemon/cli/command_line.h"
 #include "daemon/logging.h"
 #include "store/database.h"
 

@@ -25,16 +25,16 @@ httplib::Headers bearer(const std::string& token) { return {{"Authorization", "B
 }  // namespace
 
 Reply DaemonClient::get(const std::string& path) {
-  return call([&](httplib::Client& c) { return c.Get(path, bearer(options_.token)); });
+  return call([&](httplib::Client& c) { return c.Get(path, bearer(address_.token)); });
 }
 
 Reply DaemonClient::post(const std::string& path, const nlohmann::json& body) {
   std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return call([&](httplib::Client& c) { return c.Post(path, bearer(options_.token), text, "application/json"); });
+  return call([&](httplib::Client& c) { return c.Post(path, bearer(address_.token), text, "application/json"); });
 }
 
 Reply DaemonClient::put(const std::string& path, const std::string& bytes) {
-  return call([&](httplib::Client& c) { return c.Put(path, bearer(options_.token), bytes, "application/octet-stream"); });
+  return call([&](httplib::Client& c) { return c.Put(path, bearer(address_.token), bytes, "application/octet-stream"); });
 }
 
 template <typename Send>
@@ -52,11 +52,11 @@ Reply DaemonClient::call(Send send) {
 
 template <typename Send>
 Reply DaemonClient::call_once(Send send) {
-  httplib::Client client(options_.server);
+  httplib::Client client(address_.server);
   client.set_connection_timeout(10, 0);
   client.set_read_timeout(120, 0);
   client.set_write_timeout(120, 0);
-  if (!options_.ca_file.empty()) client.set_ca_cert_path(options_.ca_file.c_str());
+  if (!address_.ca_file.empty()) client.set_ca_cert_path(address_.ca_file.c_str());
   httplib::Result result = send(client);
   Reply reply;
   if (!result) {

@@ -5,10 +5,10 @@
 
 #include <atomic>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/cluster/remote_worker.h"
 
 namespace httplib {
 class Client;
@@ -28,9 +28,16 @@ struct Reply {
 // "HTTP 409: <the body's error>", or "no answer (<why>)": for logs and errors.
 std::string reply_text(const Reply& reply);
 
+// Where the daemon is and how to reach it.
+struct DaemonAddress {
+  std::string server;   // http://host:port or https://host:port
+  std::string token;
+  std::string ca_file;  // https: a CA bundle for the daemon's certificate ("" = the system's)
+};
+
 class DaemonClient {
  public:
-  DaemonClient(const RemoteWorkerOptions& options, const std::atomic<bool>& stop) : options_(options), stop_(stop) {}
+  DaemonClient(DaemonAddress address, const std::atomic<bool>& stop) : address_(std::move(address)), stop_(stop) {}
 
   Reply get(const std::string& path);
   Reply post(const std::string& path, const nlohmann::json& body);
@@ -42,7 +49,7 @@ class DaemonClient {
   template <typename Send>
   Reply call_once(Send send);
 
-  const RemoteWorkerOptions& options_;
+  DaemonAddress address_;
   const std::atomic<bool>& stop_;
 };
 

@@ -10,14 +10,15 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/evaluation_jobs.h"
-#include "daemon/resource_slots.h"
-#include "daemon/sample_verification.h"
+#include "base/parallel.h"
+#include "base/sha256.h"
 #include "daemon/cluster/daemon_client.h"
 #include "daemon/cluster/verify_wire.h"
+#include "daemon/evaluation_jobs.h"
+#include "daemon/loaded_policies.h"
+#include "daemon/resource_slots.h"
 #include "daemon/scaleout.h"
-#include "store/sha256.h"
-#include "verifier/parallel.h"
+#include "daemon/verify/sample_verification.h"
 
 namespace tailforge {
 
@@ -129,13 +130,13 @@ class LeaseHeartbeat {
 
 class Worker {
  public:
-  Worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop) : options_(options), stop_(stop), client_(options, stop) {}
+  Worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop) : options_(options), stop_(stop), client_({options.server, options.token, options.ca_file}, stop) {}
 
   Status start() {
     Result<nlohmann::json> config = fetch_config();
     if (!config) return config.error();
     config_ = *config;
-    Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(config_);
+    Result<std::unique_ptr<LoadedPolicies>> resources = load_policies(config_);
     if (!resources) return make_error("the daemon's configuration: " + resources.message());
     resources_ = std::move(*resources);
     Result<Toolchains> toolchains = toolchains_without(detect_toolchains(), options_.without);
@@ -309,7 +310,7 @@ class Worker {
   DaemonClient client_;
   ArtifactExchange artifacts_{client_, (fs::path(options_.work_dir) / "blobs").string()};
   nlohmann::json config_;
-  std::unique_ptr<EvaluationResources> resources_;
+  std::unique_ptr<LoadedPolicies> resources_;
   Toolchains toolchains_;
   nlohmann::json capabilities_;
   ResourceSlots slots_;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "store/result.h"
+#include "base/result.h"
 
 namespace tailforge {
 

@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "policies/config.h"
-#include "verifier/process.h"
+#include "base/files.h"
+#include "base/process.h"
 
 extern char** environ;
 

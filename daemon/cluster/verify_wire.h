@@ -1,5 +1,5 @@
 // The JSON a remote worker and the daemon exchange for a verify job: its input (the sample and
-// bundle) and its output (daemon/sample_verification.h). Long or non-UTF-8 strings (artifacts,
+// bundle) and its output (daemon/verify/verify_io.h). Long or non-UTF-8 strings (artifacts,
 // tool output, launch buffers, headers) travel content-addressed: in the JSON as
 // {"sha256": HEX}, their bytes separately, so a receiver that holds them already is not sent them
 // again. Binary artifacts travel without their bytes (the store keeps text artifacts only).
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/sample_verification.h"
+#include "daemon/verify/sample_verification.h"
 
 namespace tailforge {
 

@@ -7,11 +7,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/files.h"
 #include "daemon/http/http_replies.h"
 #include "daemon/http/metrics.h"
 #include "daemon/http/views.h"
 #include "dashboard/dashboard.h"
-#include "policies/config.h"
 #include "store/failures.h"
 #include "store/models.h"
 #include "store/queue.h"

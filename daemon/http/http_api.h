@@ -1,6 +1,6 @@
 // The daemon's HTTP API (cpp-httplib): health, status, taxonomy, tails, samples with artifacts
 // and lineage, jobs, models, Prometheus metrics, token-protected control (pause, resume, drain)
-// and model registration, the worker endpoints of scale-out (daemon/worker_api.h), and the dashboard (dashboard/dashboard.h) at GET /, which reads these
+// and model registration, the worker endpoints of scale-out (daemon/http/worker_api.h), and the dashboard (dashboard/dashboard.h) at GET /, which reads these
 // same endpoints.
 // Loopback by default; a non-loopback address without a token is refused. Every answer to a
 // malformed request is a 4xx with a JSON error body.
@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/result.h"
 #include "daemon/daemon.h"
 #include "daemon/http/worker_api.h"
-#include "store/result.h"
 
 namespace httplib {
 class Server;
@@ -37,7 +37,7 @@ class HttpApi : public DaemonServer {
  public:
   // Binds and starts serving on a thread of its own. `wake` is called after control changes.
   // `read_only` (tailforge serve, with no loop behind it) answers every POST 405. With `workers`
-  // (its token is filled in here), the worker endpoints (daemon/worker_api.h) are served too.
+  // (its token is filled in here), the worker endpoints (daemon/http/worker_api.h) are served too.
   static Result<std::unique_ptr<HttpApi>> start(const std::string& listen, const nlohmann::json& config,
                                                 const std::string& db_path, DaemonControl& control,
                                                 std::function<void()> wake, bool read_only = false,

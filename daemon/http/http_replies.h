@@ -1,4 +1,4 @@
-// Replies shared by the daemon's HTTP endpoints (daemon/http_api.h, daemon/worker_api.h): JSON
+// Replies shared by the daemon's HTTP endpoints (daemon/http/http_api.h, daemon/http/worker_api.h): JSON
 // bodies, JSON errors, the per-request store, and the bearer-token check.
 #pragma once
 

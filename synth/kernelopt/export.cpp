@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/sha256.h"
 #include "store/database.h"
-#include "store/sha256.h"
 #include "synth/dataset_card.h"
 #include "synth/export_files.h"
 #include "synth/split_leakage.h"

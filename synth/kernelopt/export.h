@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "synth/decontaminate.h"
 #include "synth/minhash.h"
 #include "verifier/kernelopt/kernel_task.h"

@@ -1,4 +1,4 @@
-#include "agents/baseline_dictionary.h"
+#include "agents/baseline/dictionary.h"
 
 #include <doctest/doctest.h>
 
@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "agents/generator.h"
-#include "agents/hipify.h"
+#include "agents/generator/generator.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
 #include "test_support/temp_dir.h"
 
 using namespace tailforge;

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <set>
 
+#include "base/process.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
 #include "test_support/tools_here.h"
 
 namespace tailforge {

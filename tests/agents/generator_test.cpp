@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "agents/generator.h"
-#include "store/sha256.h"
+#include "agents/generator/generator.h"
+#include "base/sha256.h"
 #include "test_support/tools_here.h"
 
 using namespace tailforge;

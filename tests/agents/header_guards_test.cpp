@@ -1,5 +1,5 @@
 // The guard table: which macro of which CUDA header a test may be rewritten to which HIP guard.
-#include "agents/header_guards.h"
+#include "agents/translate/header_guards.h"
 
 #include <doctest/doctest.h>
 
@@ -8,7 +8,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "agents/hipify_names.h"
+#include "agents/translate/hipify_names.h"
+#include "agents/translate/hipify_rules.h"
+#include "base/files.h"
 #include "test_support/temp_dir.h"
 #include "verifier/stage_runner.h"
 
@@ -137,15 +139,17 @@ TEST_CASE("a CUDA macro maps to a HIP guard only where that guard tells whether 
                       "guard_renames": [{"from": "__DRIVER_TYPES_H__", "to": "HIP_DT_H", "reason": "r"}],
                       "guards_unmapped": [{"from": "CUDART_CB", "reason": "r"}]})");
   // The shipped rules with these three header rules and no generated table.
-  nlohmann::json shipped = nlohmann::json::parse(read_file_text(TAILFORGE_SOURCE_DIR "/policies/hipify_rules.json"));
+  nlohmann::json shipped = nlohmann::json::parse(read_text_file_or_empty(TAILFORGE_SOURCE_DIR "/policies/hipify_rules.json"));
   shipped.erase("generated_identifiers");
   shipped["headers"] = nlohmann::json::parse(R"([{"from": "cuda_runtime.h", "to": "hip/hip_runtime.h"},
                                                 {"from": "cuda.h", "to": "hip/hip_runtime.h"},
                                                 {"from": "driver_types.h", "to": "hip/driver_types.h"}])");
   write_tree_file(dir.file("rules.json"), shipped.dump());
   write_tree_file(dir.file("cuda/cuda_runtime_api.h"), "#define CUDART_VERSION 13000\n");
-  HipifyTableSources table_sources{dir.file("cuda"), {dir.file("rocm")}, dir.file("exceptions.json"),
-                                   dir.file("rules.json"), dir.file("compat")};
+  Result<HipifyRules> table_rules = load_hipify_rules(dir.file("rules.json"));
+  REQUIRE_MESSAGE(table_rules.ok(), table_rules.message());
+  HipifyTableSources table_sources{dir.file("cuda"), {dir.file("rocm")}, dir.file("exceptions.json"), &*table_rules,
+                                   dir.file("compat")};
   Result<HipifyTable> table = derive_hipify_table(table_sources);
   REQUIRE_MESSAGE(table.ok(), table.message());
   to.clear();

@@ -1,4 +1,5 @@
-#include "agents/hip_on_cuda_names.h"
+#include "agents/translate/hip_on_cuda_names.h"
+#include "agents/translate/hipify_rules.h"
 
 #include <doctest/doctest.h>
 

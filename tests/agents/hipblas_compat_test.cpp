@@ -7,11 +7,11 @@
 #include <regex>
 #include <string>
 
-#include "agents/hipify.h"
+#include "agents/translate/hipify.h"
+#include "base/process.h"
 #include "test_support/read_whole_file.h"
 #include "test_support/shipped_hipify_rules.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
 #include "test_support/tools_here.h"
 
 using namespace tailforge;

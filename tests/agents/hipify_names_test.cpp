@@ -1,4 +1,4 @@
-#include "agents/hipify_names.h"
+#include "agents/translate/hipify_names.h"
 
 #include <doctest/doctest.h>
 
@@ -8,11 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "agents/header_names.h"
+#include "agents/translate/header_names.h"
+#include "agents/translate/hipify_rules.h"
+#include "base/files.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"
-#include "verifier/stage_runner.h"
 #include "test_support/tools_here.h"
+#include "verifier/stage_runner.h"
 
 using namespace tailforge;
 
@@ -28,7 +30,7 @@ std::set<std::string> declared(const std::string& text) {
   return names;
 }
 
-std::string read_text(const std::string& path) { return read_file_text(path); }
+std::string read_text(const std::string& path) { return read_text_file_or_empty(path); }
 
 const char* kCudaInclude = "/usr/local/cuda/include";
 
@@ -374,7 +376,9 @@ TEST_CASE("tailforge hipify-table reproduces the checked-in policies/hipify_name
   TempDir dir;
   std::string exceptions = TAILFORGE_SOURCE_DIR "/policies/hipify_name_exceptions.json";
   std::ostringstream out, err;
-  HipifyTableSources sources{cuda_include, hip_includes, exceptions, TAILFORGE_SOURCE_DIR "/policies/hipify_rules.json",
+  Result<HipifyRules> shipped_rules = load_hipify_rules(TAILFORGE_SOURCE_DIR "/policies/hipify_rules.json");
+  REQUIRE_MESSAGE(shipped_rules.ok(), shipped_rules.message());
+  HipifyTableSources sources{cuda_include, hip_includes, exceptions, &*shipped_rules,
                              TAILFORGE_SOURCE_DIR "/verifier/hip_compat"};
   REQUIRE_MESSAGE(run_hipify_table_command(sources, dir.file("in_process.json"), out, err) == 0, err.str());
   CHECK_MESSAGE(read_text(dir.file("in_process.json")) == shipped,

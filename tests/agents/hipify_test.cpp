@@ -1,4 +1,4 @@
-#include "agents/hipify.h"
+#include "agents/translate/hipify.h"
 
 #include <doctest/doctest.h>
 #include <sys/wait.h>
@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "agents/translate/hipify_rules.h"
 #include "test_support/tools_here.h"
 
 using namespace tailforge;

@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "policies/config.h"
-#include "store/sha256.h"
+#include "base/files.h"
+#include "base/sha256.h"
 #include "test_support/temp_dir.h"
 #include "test_support/tools_here.h"
 

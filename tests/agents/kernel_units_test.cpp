@@ -15,11 +15,11 @@
 #include <thread>
 #include <vector>
 
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
+#include "base/process.h"
 #include "test_support/temp_dir.h"
-#include "verifier/nvidia.h"
-#include "verifier/process.h"
 #include "test_support/tools_here.h"
+#include "verifier/nvidia.h"
 
 using namespace tailforge;
 

@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "agents/kernelopt/builtin_tasks.h"
+#include "base/process.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
 #include "test_support/tools_here.h"
 
 namespace tailforge {

@@ -1,4 +1,4 @@
-#include "agents/llm_client.h"
+#include "agents/llm/client.h"
 
 #include <doctest/doctest.h>
 
@@ -9,10 +9,10 @@
 #include <optional>
 #include <thread>
 
+#include "base/process.h"
+#include "store/cache.h"
 #include "test_support/fake_openai_server.h"
 #include "test_support/temp_dir.h"
-#include "store/cache.h"
-#include "verifier/process.h"
 #include "test_support/tools_here.h"
 
 using namespace tailforge;

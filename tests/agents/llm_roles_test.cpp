@@ -1,4 +1,4 @@
-#include "agents/llm_roles.h"
+#include "agents/llm/roles.h"
 
 #include <doctest/doctest.h>
 

@@ -7,14 +7,15 @@
 #include <fstream>
 #include <sstream>
 
-#include "agents/hipify.h"
-#include "agents/tree_translate.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/tree_translate.h"
+#include "base/files.h"
+#include "base/process.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/shipped_hipify_rules.h"
 #include "test_support/temp_dir.h"
-#include "verifier/stage_runner.h"
-#include "verifier/process.h"
 #include "test_support/tools_here.h"
+#include "verifier/stage_runner.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;
@@ -23,7 +24,7 @@ namespace {
 
 const HipifyRules& rules() { return shipped_hipify_rules(); }
 
-std::string read(const fs::path& path) { return read_file_text(path.string()); }
+std::string read(const fs::path& path) { return read_text_file_or_empty(path.string()); }
 
 // A helper header the way sample collections write one: an error check for every library, each
 // behind the guard macro that library's header defines, plus dead code and a version check.

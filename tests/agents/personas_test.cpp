@@ -3,8 +3,8 @@
 #include <set>
 #include <string>
 
-#include "agents/generator.h"
-#include "agents/personas.h"
+#include "agents/generator/generator.h"
+#include "agents/generator/personas.h"
 
 using namespace tailforge;
 

@@ -1,4 +1,4 @@
-#include "agents/preprocessor_branches.h"
+#include "agents/translate/preprocessor_branches.h"
 
 #include <doctest/doctest.h>
 

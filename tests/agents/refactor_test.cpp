@@ -7,10 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "agents/generator.h"
-#include "verifier/compare.h"
-#include "verifier/process.h"
+#include "agents/generator/generator.h"
+#include "base/process.h"
 #include "test_support/tools_here.h"
+#include "verifier/compare.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;

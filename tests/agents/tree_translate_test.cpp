@@ -1,4 +1,4 @@
-#include "agents/tree_translate.h"
+#include "agents/translate/tree_translate.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -7,10 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/files.h"
+#include "test_support/run_tailforge.h"
 #include "test_support/shipped_hipify_rules.h"
 #include "test_support/temp_dir.h"
 #include "verifier/stage_runner.h"
-#include "test_support/run_tailforge.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;
@@ -19,7 +20,7 @@ namespace {
 
 const HipifyRules& rules() { return shipped_hipify_rules(); }
 
-std::string read(const fs::path& path) { return read_file_text(path.string()); }
+std::string read(const fs::path& path) { return read_text_file_or_empty(path.string()); }
 
 // A small tree as people write them: a shared helper header with an error-check macro and its own
 // cudaError_t-named helper, programs that include it, a library the ROCm lacks, and non-source files.

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
 #include "test_support/temp_dir.h"
 #include "verifier/chain.h"
 

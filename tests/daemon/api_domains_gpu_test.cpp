@@ -7,11 +7,11 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 #include "verifier/chain.h"
 #include "verifier/toolchains.h"
-#include "test_support/tools_here.h"
 
 using namespace tailforge;
 using nlohmann::json;

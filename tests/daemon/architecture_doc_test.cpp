@@ -9,22 +9,17 @@
 
 #include <cctype>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "test_support/read_whole_file.h"
+#include "test_support/source_tree.h"
 
 namespace tailforge {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The source tree: tests/data's grandparent, without the "..", so that messages name real paths.
-std::string source_root() {
-  std::string root = fs::path(std::string(TAILFORGE_TEST_DATA) + "/../..").lexically_normal().string();
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
-  return root;
-}
 
 struct DocPair {
   int line = 0;
@@ -168,6 +163,48 @@ std::string link_problem(const fs::path& dir, const DocLink& link) {
          ", which does not exist";
 }
 
+
+// The file of each numbered step ("12. `file`: `function` — ...") under the page's "## The path
+// of one sample", by its "### " part, in order.
+std::vector<std::vector<std::string>> sample_path_parts(const std::string& page) {
+  std::vector<std::vector<std::string>> parts;
+  bool inside = false;
+  size_t at = 0;
+  while (at < page.size()) {
+    size_t end = page.find('\n', at);
+    if (end == std::string::npos) end = page.size();
+    std::string line = page.substr(at, end - at);
+    at = end + 1;
+    if (line.rfind("## ", 0) == 0) inside = line == "## The path of one sample";
+    if (!inside) continue;
+    if (line.rfind("### ", 0) == 0) parts.emplace_back();
+    size_t digits = 0;
+    while (digits < line.size() && std::isdigit(static_cast<unsigned char>(line[digits]))) ++digits;
+    if (digits == 0 || line.compare(digits, 3, ". `") != 0 || parts.empty()) continue;
+    size_t close = line.find('`', digits + 3);
+    if (close != std::string::npos && line.compare(close, 3, "`: ") == 0) {
+      parts.back().push_back(line.substr(digits + 3, close - digits - 3));
+    }
+  }
+  return parts;
+}
+
+// What breaks the rules of the path: a file named by two steps, or a step in a higher layer than
+// the one before it within a part.
+std::vector<std::string> sample_path_problems(const std::vector<std::vector<std::string>>& parts) {
+  std::vector<std::string> problems;
+  std::set<std::string> seen;
+  for (const std::vector<std::string>& part : parts) {
+    for (size_t i = 0; i < part.size(); ++i) {
+      if (!seen.insert(part[i]).second) problems.push_back(part[i] + " is visited twice");
+      if (i > 0 && layer_of(part[i]) > layer_of(part[i - 1])) {
+        problems.push_back(part[i] + " goes up the layers from " + part[i - 1]);
+      }
+    }
+  }
+  return problems;
+}
+
 }  // namespace
 
 TEST_CASE("docs/ARCHITECTURE.md's checker catches a missing file, a missing function and a dead link") {
@@ -216,6 +253,31 @@ TEST_CASE("docs/ARCHITECTURE.md's relative links point to files that exist") {
     std::string problem = link_problem(docs, link);
     CHECK_MESSAGE(problem.empty(), problem);
   }
+}
+
+TEST_CASE("the path checker sees a file visited twice and a step up the layers") {
+  const std::string page =
+      "## The path of one sample\n### One\n"
+      "1. `daemon/a.cpp`: `f` — x\n2. `synth/b.cpp`: `g` — y\n3. `store/c.cpp`: `h` — z\n"
+      "### Two\n4. `daemon/d.cpp`: `f` — starts high again: allowed\n5. `verifier/e.cpp`: `g`\n"
+      "6. `agents/f.cpp`: `h` — up from verifier/\n7. `store/c.cpp`: `h` — twice\n"
+      "## Elsewhere\n8. `daemon/a.cpp`: `f` — not on the path\n";
+  std::vector<std::vector<std::string>> parts = sample_path_parts(page);
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0] == std::vector<std::string>{"daemon/a.cpp", "synth/b.cpp", "store/c.cpp"});
+  CHECK(parts[1].size() == 4);
+  CHECK(sample_path_problems(parts) ==
+        std::vector<std::string>{"agents/f.cpp goes up the layers from verifier/e.cpp", "store/c.cpp is visited twice"});
+}
+
+TEST_CASE("docs/ARCHITECTURE.md's path of one sample visits each file once, each part down the layers") {
+  const std::string page = read_whole_file(source_root() + "/docs/ARCHITECTURE.md");
+  std::vector<std::vector<std::string>> parts = sample_path_parts(page);
+  REQUIRE_MESSAGE(parts.size() >= 3, "the path has " << parts.size() << " parts (### headings), want 3 or more");
+  size_t steps = 0;
+  for (const std::vector<std::string>& part : parts) steps += part.size();
+  CHECK(steps >= 20);
+  for (const std::string& problem : sample_path_problems(parts)) FAIL_CHECK(problem);
 }
 
 }  // namespace tailforge

@@ -19,20 +19,21 @@
 
 #include "agents/c2x86/c_generator.h"
 #include "agents/c2x86/c_samples.h"
-#include "daemon/c2x86_jobs.h"
-#include "daemon/stage_records.h"
-#include "policies/config.h"
+#include "base/files.h"
+#include "base/process.h"
+#include "daemon/verify/c2x86_jobs.h"
+#include "daemon/verify/stage_records.h"
 #include "store/evaluations.h"
 #include "synth/evaluate.h"
 #include "test_support/exebench_fixture.h"
 #include "test_support/query.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 #include "verifier/c2x86/float_constants.h"
 #include "verifier/c2x86/io_tests.h"
-#include "verifier/process.h"
 #include "verifier/sandbox.h"
-#include "test_support/tools_here.h"
+#include "verifier/stage_category.h"
 
 namespace tailforge {
 namespace {

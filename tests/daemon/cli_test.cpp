@@ -7,16 +7,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/process.h"
 #include "store/corpus.h"
 #include "store/cycles.h"
 #include "store/database.h"
 #include "store/samples.h"
 #include "test_support/query.h"
-#include "test_support/temp_dir.h"
 #include "test_support/run_tailforge.h"
-#include "verifier/process.h"
-#include "verifier/toolchains.h"
+#include "test_support/temp_dir.h"
 #include "test_support/tools_here.h"
+#include "verifier/toolchains.h"
 
 using namespace tailforge;
 

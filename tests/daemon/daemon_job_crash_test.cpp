@@ -17,11 +17,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/process.h"
 #include "store/database.h"
 #include "test_support/query.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
 
 using namespace tailforge;
 

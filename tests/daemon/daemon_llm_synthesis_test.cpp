@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "agents/generator.h"
-#include "policies/config.h"
+#include "agents/generator/generator.h"
+#include "base/files.h"
+#include "base/process.h"
 #include "store/database.h"
 #include "test_support/fake_openai_server.h"
 #include "test_support/query.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
 
 using namespace tailforge;
 using nlohmann::json;

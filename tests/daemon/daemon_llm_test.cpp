@@ -10,17 +10,17 @@
 #include <set>
 #include <string>
 
-#include "agents/generator.h"
-#include "agents/llm_roles.h"
+#include "agents/generator/generator.h"
+#include "agents/llm/roles.h"
+#include "base/files.h"
+#include "base/process.h"
 #include "daemon/planner.h"
 #include "daemon/scaleout.h"
-#include "policies/config.h"
 #include "store/database.h"
 #include "store/metrics.h"
 #include "test_support/fake_openai_server.h"
 #include "test_support/query.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
 
 using namespace tailforge;
 using nlohmann::json;

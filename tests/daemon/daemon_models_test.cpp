@@ -19,21 +19,22 @@
 #include <string>
 #include <thread>
 
-#include "agents/hipify.h"
-#include "policies/config.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
+#include "base/files.h"
+#include "base/process.h"
 #include "store/database.h"
 #include "store/samples.h"
 #include "synth/minhash.h"
 #include "synth/training_text.h"
 #include "test_support/fake_openai_server.h"
 #include "test_support/query.h"
+#include "test_support/run_tailforge.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
-#include "test_support/translatable_personas.h"
-#include "test_support/run_tailforge.h"
-#include "verifier/process.h"
-#include "verifier/toolchains.h"
 #include "test_support/tools_here.h"
+#include "test_support/translatable_personas.h"
+#include "verifier/toolchains.h"
 
 using namespace tailforge;
 using nlohmann::json;

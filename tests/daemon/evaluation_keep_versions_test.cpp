@@ -8,6 +8,7 @@
 #include <string>
 
 #include "daemon/evaluation_jobs.h"
+#include "daemon/loaded_policies.h"
 #include "policies/config.h"
 #include "store/evaluations.h"
 #include "store/samples.h"
@@ -42,7 +43,7 @@ std::string models_with_jobs(Database& db, const std::string& work_dir, int64_t 
   Result<json> config = load_config("");
   REQUIRE(config.ok());
   (*config)["eval"]["keep_versions"] = keep_versions;
-  Result<std::unique_ptr<EvaluationResources>> resources = load_evaluation_resources(*config);
+  Result<std::unique_ptr<LoadedPolicies>> resources = load_policies(*config);
   REQUIRE(resources.ok());
   EvaluationJobs jobs((*resources)->eval, (*resources)->synth, (*resources)->setup(nullptr, work_dir),
                       (*resources)->runtime(nullptr));

@@ -9,13 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/c2x86/c_generator.h"
+#include "base/files.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 #include "verifier/c2x86/float_constants.h"
 #include "verifier/c2x86/jump_tables.h"
 #include "verifier/sandbox.h"
 #include "verifier/stage_runner.h"
-#include "test_support/tools_here.h"
 
 namespace tailforge {
 
@@ -48,16 +49,16 @@ TEST_CASE("generate --track c2x86 writes checked C functions with IO tests and o
     CHECK(entry["checks"]["c2x86.io"] == "ok");
     REQUIRE(entry["cases"].size() == 8);
     for (const nlohmann::json& io : entry["cases"]) CHECK_FALSE(io["expected"].get<std::string>().empty());
-    std::string function = read_file_text(out + "/" + entry["file"].get<std::string>());
-    std::string driver = read_file_text(out + "/" + entry["driver"].get<std::string>());
-    std::string assembly = read_file_text(out + "/" + entry["assembly"].get<std::string>());
+    std::string function = read_text_file_or_empty(out + "/" + entry["file"].get<std::string>());
+    std::string driver = read_text_file_or_empty(out + "/" + entry["driver"].get<std::string>());
+    std::string assembly = read_text_file_or_empty(out + "/" + entry["assembly"].get<std::string>());
     CHECK(function.find(entry["name"].get<std::string>() + "(") != std::string::npos);
     CHECK(driver.find("int main(void)") != std::string::npos);
     CHECK(assembly.find(".globl\t" + entry["name"].get<std::string>()) != std::string::npos);
     CHECK(find_jump_tables(assembly).empty());
     // The symbolic form: float constants as literals, which the interpreter turns back into the
     // oracle's words.
-    std::string symbolic = read_file_text(out + "/" + entry["symbolic_assembly"].get<std::string>());
+    std::string symbolic = read_text_file_or_empty(out + "/" + entry["symbolic_assembly"].get<std::string>());
     CHECK(entry["float_round_trip"] == true);
     CHECK(interpret_float_constants(symbolic).value() == assembly);
     if (entry["float_constants"].get<int64_t>() > 0) {

@@ -6,8 +6,9 @@
 #include <fstream>
 #include <set>
 
-#include "agents/generator.h"
-#include "agents/hipify.h"
+#include "agents/generator/generator.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
 #include "store/bundles.h"
 #include "store/evaluations.h"
 #include "store/samples.h"

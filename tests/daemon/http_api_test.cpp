@@ -8,13 +8,13 @@
 #include <chrono>
 #include <random>
 
+#include "base/process.h"
 #include "daemon/http/http_api.h"
 #include "policies/config.h"
 #include "store/failures.h"
 #include "store/samples.h"
 #include "store/status.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
 #include "test_support/tools_here.h"
 
 using namespace tailforge;

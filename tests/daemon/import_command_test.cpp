@@ -5,14 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/process.h"
 #include "store/bundles.h"
-#include "test_support/temp_dir.h"
-#include "test_support/query.h"
 #include "store/database.h"
+#include "test_support/query.h"
+#include "test_support/run_tailforge.h"
+#include "test_support/temp_dir.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
-#include "test_support/run_tailforge.h"
-#include "verifier/process.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;

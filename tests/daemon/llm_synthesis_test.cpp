@@ -9,10 +9,10 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 
-#include "agents/generator.h"
-#include "agents/llm_roles.h"
+#include "agents/generator/generator.h"
+#include "agents/llm/roles.h"
+#include "base/files.h"
 #include "daemon/sample_sources.h"
-#include "policies/config.h"
 #include "store/corpus.h"
 #include "store/cycles.h"
 #include "store/evaluations.h"

@@ -13,14 +13,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/process.h"
 #include "store/database.h"
 #include "test_support/fake_openai_server.h"
 #include "test_support/query.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"
-#include "test_support/translatable_personas.h"
-#include "verifier/process.h"
 #include "test_support/tools_here.h"
+#include "test_support/translatable_personas.h"
 
 using namespace tailforge;
 using nlohmann::json;

@@ -10,16 +10,17 @@
 #include <sstream>
 #include <string>
 
-#include "agents/hipify.h"
-#include "policies/config.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
+#include "base/files.h"
+#include "base/process.h"
 #include "store/database.h"
 #include "test_support/query.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
-#include "test_support/translatable_personas.h"
-#include "verifier/process.h"
-#include "verifier/toolchains.h"
 #include "test_support/tools_here.h"
+#include "test_support/translatable_personas.h"
+#include "verifier/toolchains.h"
 
 using namespace tailforge;
 using nlohmann::json;

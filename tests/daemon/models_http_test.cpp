@@ -8,15 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/process.h"
 #include "daemon/http/http_api.h"
 #include "policies/config.h"
 #include "store/evaluations.h"
 #include "store/samples.h"
 #include "synth/model_registry.h"
 #include "test_support/query.h"
-#include "test_support/temp_dir.h"
 #include "test_support/run_tailforge.h"
-#include "verifier/process.h"
+#include "test_support/temp_dir.h"
 
 using namespace tailforge;
 using nlohmann::json;

@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "agents/generator.h"
-#include "agents/personas.h"
-#include "policies/config.h"
+#include "agents/generator/generator.h"
+#include "agents/generator/personas.h"
+#include "base/files.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 #include "test_support/varied_programs.h"
 #include "verifier/chain.h"
 #include "verifier/toolchains.h"
-#include "test_support/tools_here.h"
 
 using namespace tailforge;
 namespace fs = std::filesystem;

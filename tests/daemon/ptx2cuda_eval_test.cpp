@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/ptx2cuda/ptx_pairs.h"
-#include "daemon/ptx_pairs_store.h"
-#include "policies/config.h"
+#include "base/files.h"
+#include "daemon/verify/ptx_pairs_store.h"
+#include "test_support/ptx_pairs_fixture.h"
 #include "test_support/query.h"
 #include "test_support/run_tailforge.h"
-#include "test_support/ptx_pairs_fixture.h"
 #include "test_support/temp_dir.h"
 #include "test_support/tools_here.h"
 

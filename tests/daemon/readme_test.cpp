@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/process.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
 
 using namespace tailforge;
 

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/kernel_pairs_store.h"
-#include "policies/config.h"
-#include "store/sha256.h"
+#include "base/files.h"
+#include "base/sha256.h"
+#include "daemon/verify/kernel_pairs_store.h"
 #include "test_support/kernel_pairs_fixture.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/temp_dir.h"

@@ -20,16 +20,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/sha256.h"
 #include "store/database.h"
-#include "store/sha256.h"
 #include "test_support/free_port.h"
 #include "test_support/query.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 #include "test_support/translatable_personas.h"
 #include "verifier/toolchains.h"
-#include "test_support/tools_here.h"
 
 using namespace tailforge;
 

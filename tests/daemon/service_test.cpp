@@ -21,13 +21,14 @@
 #include <thread>
 #include <vector>
 
+#include "base/files.h"
+#include "base/process.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
+#include "test_support/tools_here.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
-#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
@@ -123,7 +124,7 @@ TEST_CASE("install-service writes a Type=notify unit for this binary and databas
   REQUIRE_MESSAGE(written.exit_code == 0, written.stderr_text);
   CHECK(written.stdout_text.find("systemctl daemon-reload && systemctl enable --now tailforge.service") !=
         std::string::npos);
-  std::string text = read_file_text(unit);
+  std::string text = read_text_file_or_empty(unit);
   CAPTURE(text);
   CHECK(text.find("\nType=notify\n") != std::string::npos);
   CHECK(text.find("\nExecStart=" + std::string(TAILFORGE_BINARY) + " daemon --db " + dir.file("grow.db") + " --config \"" +
@@ -171,7 +172,7 @@ TEST_CASE("under a service manager the daemon reports ready, status and watchdog
 
   std::string ready = notify.wait_for("READY=1", 60);
   if (ready.empty()) stop();
-  REQUIRE_MESSAGE(!ready.empty(), notify.log() << read_file_text(log));
+  REQUIRE_MESSAGE(!ready.empty(), notify.log() << read_text_file_or_empty(log));
   CHECK(ready.find("STATUS=started on " + dir.file("service.db")) != std::string::npos);
   // Pings every 200 ms (half of WATCHDOG_USEC) and the progress line once a second, both from the
   // event loop. A busy machine slows that loop, so the pings are counted against the daemon's own
@@ -230,7 +231,7 @@ TEST_CASE("under a service manager the daemon reports ready, status and watchdog
   CHECK(seconds < 5 + 10);  // the drain grace and a little: within TimeoutStopSec (grace + 30)
 
   // The journal gets priorities from "<N>" and stamps lines itself.
-  std::string lines = read_file_text(log);
+  std::string lines = read_text_file_or_empty(log);
   CAPTURE(lines);
   CHECK(lines.find("<6>daemon started on " + dir.file("service.db")) != std::string::npos);
   CHECK(lines.find("<6>SIGHUP: configuration reloaded") != std::string::npos);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "agents/translate/hipify_rules.h"
 #include "daemon/http/http_replies.h"
 #include "store/samples.h"
 #include "synth/evaluate_ptx2cuda.h"

@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "base/files.h"
 #include "policies/config.h"
 #include "test_support/temp_dir.h"
 

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "base/sha256.h"
 #include "store/samples.h"
-#include "store/sha256.h"
 #include "test_support/temp_dir.h"
 
 using namespace tailforge;

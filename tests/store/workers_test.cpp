@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "base/sha256.h"
 #include "store/queue.h"
-#include "store/sha256.h"
 #include "store/workers.h"
 #include "test_support/query.h"
 #include "test_support/temp_dir.h"

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <fstream>
 
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
 #include "store/api_uses.h"
 #include "store/bundles.h"
 #include "store/corpus.h"
@@ -16,8 +16,8 @@
 #include "synth/api_tails.h"
 #include "synth/eval_set.h"
 #include "synth/held_out.h"
-#include "synth/model_report.h"
 #include "synth/lineage.h"
+#include "synth/model_report.h"
 #include "synth/synthesizer.h"
 #include "test_support/temp_dir.h"
 

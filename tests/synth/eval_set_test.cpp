@@ -2,8 +2,9 @@
 
 #include <fstream>
 
-#include "agents/generator.h"
-#include "agents/hipify.h"
+#include "agents/generator/generator.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
 #include "store/evaluations.h"
 #include "store/samples.h"
 #include "synth/eval_set.h"

@@ -9,7 +9,8 @@
 
 #include <filesystem>
 
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
+#include "agents/translate/hipify_rules.h"
 #include "store/evaluations.h"
 #include "store/models.h"
 #include "store/samples.h"

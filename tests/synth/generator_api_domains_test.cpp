@@ -1,4 +1,4 @@
-// The generator's CUDA API domains (agents/generator_domains_api.cpp): each writes the names of
+// The generator's CUDA API domains (agents/generator/domains_api.cpp): each writes the names of
 // its family, varies its programs from seed to seed, and is reachable by name for synthesis.
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 
 #include "agents/api_table.h"
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
 #include "synth/minhash.h"
 
 using namespace tailforge;

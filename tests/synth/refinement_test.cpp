@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "base/process.h"
 #include "store/corpus.h"
 #include "store/cycles.h"
 #include "store/evaluations.h"
@@ -15,7 +16,6 @@
 #include "synth/retrain.h"
 #include "test_support/distinct_kernels.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
 
 using namespace tailforge;
 using nlohmann::json;

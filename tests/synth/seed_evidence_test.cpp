@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
 #include "store/cycles.h"
 #include "store/evaluations.h"
 #include "store/failures.h"

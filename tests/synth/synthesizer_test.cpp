@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
 #include "store/corpus.h"
 #include "store/cycles.h"
 #include "store/failures.h"

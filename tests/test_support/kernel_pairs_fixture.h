@@ -10,8 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "agents/sass2rdna3/kernel_pairs.h"
 #include "test_support/tools_here.h"
-#include "verifier/sass2rdna3/kernel_pairs.h"
 
 namespace tailforge {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "verifier/process.h"
+#include "base/process.h"
 
 namespace tailforge {
 

@@ -5,7 +5,8 @@
 
 #include <string>
 
-#include "agents/hipify.h"
+#include "agents/translate/hipify.h"
+#include "agents/translate/hipify_rules.h"
 
 namespace tailforge {
 

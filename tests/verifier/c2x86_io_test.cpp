@@ -9,13 +9,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/files.h"
+#include "base/process.h"
 #include "policies/categorizer.h"
-#include "policies/config.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 #include "verifier/c2x86/io_tests.h"
 #include "verifier/c2x86/jump_tables.h"
-#include "verifier/process.h"
-#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {
@@ -54,7 +54,7 @@ std::string gcc_assembly(const std::string& source, const std::vector<std::strin
   spec.argv.insert(spec.argv.end(), {"-S", dir.file("source.c"), "-o", dir.file("source.s")});
   ProcessResult result = run_process(spec);
   REQUIRE_MESSAGE(result.succeeded(), result.stderr_text);
-  return read_file_text(dir.file("source.s"));
+  return read_text_file_or_empty(dir.file("source.s"));
 }
 
 // A function, its driver (stdio, the declarations and `main_body`) and its cases.

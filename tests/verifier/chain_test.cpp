@@ -9,11 +9,11 @@
 #include <sstream>
 #include <thread>
 
+#include "base/process.h"
 #include "test_support/pretended_gpu.h"
 #include "test_support/tools_here.h"
 #include "verifier/amd.h"
 #include "verifier/nvidia.h"
-#include "verifier/process.h"
 #include "verifier/stage_runner.h"
 
 using namespace tailforge;

@@ -6,11 +6,12 @@
 #include <map>
 #include <random>
 
+#include "base/files.h"
+#include "base/process.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
+#include "test_support/tools_here.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
-#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
@@ -26,7 +27,7 @@ std::string gcc_assembly(const std::string& c_source, const std::string& optimiz
   spec.argv = {gcc.path, optimization, "-fno-jump-tables", "-S", dir.file("function.c"), "-o", dir.file("function.s")};
   ProcessResult compiled = run_process(spec);
   REQUIRE_MESSAGE(compiled.succeeded(), compiled.stderr_text);
-  return read_file_text(dir.file("function.s"));
+  return read_text_file_or_empty(dir.file("function.s"));
 }
 
 size_t occurrences(const std::string& text, const std::string& needle) {

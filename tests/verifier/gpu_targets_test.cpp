@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/process.h"
+#include "test_support/tools_here.h"
 #include "verifier/chain.h"
 #include "verifier/nvidia.h"
-#include "verifier/process.h"
 #include "verifier/toolchains.h"
-#include "test_support/tools_here.h"
 
 using namespace tailforge;
 

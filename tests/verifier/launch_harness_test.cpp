@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/files.h"
 #include "policies/categorizer.h"
-#include "policies/config.h"
 #include "test_support/temp_dir.h"
+#include "test_support/tools_here.h"
 #include "verifier/nvidia.h"
 #include "verifier/ptx2cuda/launch_harness.h"
-#include "test_support/tools_here.h"
 
 namespace tailforge {
 namespace {

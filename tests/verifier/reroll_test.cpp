@@ -2,18 +2,19 @@
 
 #include <doctest/doctest.h>
 
+#include "base/files.h"
+#include "base/process.h"
 #include "test_support/temp_dir.h"
-#include "verifier/process.h"
+#include "test_support/tools_here.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
-#include "test_support/tools_here.h"
 
 using namespace tailforge;
 
 namespace {
 
 // nvcc -ptx -arch=sm_90 of the .cu files beside them (see their first lines).
-const std::string data_dir = std::string(TAILFORGE_TEST_DATA) + "/ptx2cuda";
+const std::string ptx_data_dir = std::string(TAILFORGE_TEST_DATA) + "/ptx2cuda";
 
 size_t occurrences(const std::string& text, const std::string& needle) {
   size_t count = 0;
@@ -86,7 +87,7 @@ TEST_CASE("reroll: copies that step registers, offsets and immediates become one
 TEST_CASE("reroll: nvcc's unrolled loops fold and unroll back to the same text") {
   for (const char* name : {"unrolled_loops.ptx", "nested_loops.ptx"}) {
     CAPTURE(name);
-    std::string ptx = read_file_text(data_dir + "/" + name);
+    std::string ptx = read_text_file_or_empty(ptx_data_dir + "/" + name);
     REQUIRE(!ptx.empty());
     RerolledPtx rolled = reroll_ptx(ptx);
     CHECK(rolled.text.find("for.size.") != std::string::npos);
@@ -99,13 +100,13 @@ TEST_CASE("reroll: nvcc's unrolled loops fold and unroll back to the same text")
 }
 
 TEST_CASE("reroll: the half-precision inline assembly blocks fold with their braces and comments") {
-  RerolledPtx rolled = reroll_ptx(read_file_text(data_dir + "/unrolled_loops.ptx"));
+  RerolledPtx rolled = reroll_ptx(read_text_file_or_empty(ptx_data_dir + "/unrolled_loops.ptx"));
   CHECK(rolled.text.find("  {add.f16 %rs(") != std::string::npos);
   CHECK(rolled.text.find("  // end inline asm\n") != std::string::npos);
 }
 
 TEST_CASE("reroll: nested unrolled loops fold into nested loops with their own variables") {
-  std::string ptx = read_file_text(data_dir + "/nested_loops.ptx");
+  std::string ptx = read_text_file_or_empty(ptx_data_dir + "/nested_loops.ptx");
   RerolledPtx rolled = reroll_ptx(ptx);
   CHECK(rolled.text.find("\n  for.size.") != std::string::npos);
   CHECK(rolled.text.find(" j in range(0, ") != std::string::npos);
@@ -120,7 +121,7 @@ TEST_CASE("reroll: ptxas accepts the unrolled text") {
   TempDir dir;
   for (const char* name : {"unrolled_loops", "nested_loops"}) {
     CAPTURE(name);
-    Result<std::string> unrolled = unroll_rolled_ptx(reroll_ptx(read_file_text(data_dir + "/" + name + ".ptx")).text);
+    Result<std::string> unrolled = unroll_rolled_ptx(reroll_ptx(read_text_file_or_empty(ptx_data_dir + "/" + name + ".ptx")).text);
     REQUIRE(unrolled.ok());
     write_tree_file(dir.file(std::string(name) + ".ptx"), *unrolled);
     ProcessResult assembled =
@@ -139,7 +140,7 @@ TEST_CASE("reroll: PTX the installed nvcc writes for a 64-copy int16 loop folds 
                   "  for (int k = 0; k < 64; ++k) out[base + k] = (short)(in[base + k] * s + k);\n}\n");
   ProcessResult compiled = run_tool(nvcc, {"-ptx", "-arch=sm_90", dir.file("k.cu"), "-o", dir.file("k.ptx")});
   REQUIRE_MESSAGE(compiled.succeeded(), compiled.stderr_text);
-  std::string ptx = read_file_text(dir.file("k.ptx"));
+  std::string ptx = read_text_file_or_empty(dir.file("k.ptx"));
   RerolledPtx rolled = reroll_ptx(ptx);
   CHECK(rolled.text.find(" i in range(0, ") != std::string::npos);
   CHECK(rolled.reduction() > 0.7);

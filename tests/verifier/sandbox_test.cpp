@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/files.h"
 #include "policies/categorizer.h"
-#include "policies/config.h"
+#include "test_support/skip.h"
+#include "test_support/tools_here.h"
 #include "verifier/memory_cgroup.h"
 #include "verifier/stage_runner.h"
 #include "verifier/toolchains.h"
-#include "test_support/skip.h"
-#include "test_support/tools_here.h"
 
 using namespace tailforge;
 

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "store/result.h"
+#include "base/result.h"
 
 namespace tailforge {
 

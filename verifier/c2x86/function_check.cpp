@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/clock.h"
+#include "base/process.h"
 #include "text/regex.h"
 #include "verifier/c2x86/io_tests.h"
 #include "verifier/stage_runner.h"
-#include "verifier/process.h"
 
 namespace tailforge {
 namespace {

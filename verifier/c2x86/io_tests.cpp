@@ -4,9 +4,11 @@
 #include <chrono>
 #include <filesystem>
 
+#include "base/clock.h"
+#include "base/files.h"
+#include "base/process.h"
 #include "verifier/c2x86/jump_tables.h"
 #include "verifier/sandbox.h"
-#include "verifier/process.h"
 
 namespace tailforge {
 namespace {
@@ -132,7 +134,7 @@ StageResult check_jump_tables(const VerifierOptions& options, const std::string&
   StageResult stage;
   stage.name = name;
   stage.status = "ok";
-  std::vector<JumpTable> tables = find_jump_tables(read_file_text(assembly_path));
+  std::vector<JumpTable> tables = find_jump_tables(read_text_file_or_empty(assembly_path));
   if (!tables.empty()) {
     stage.status = "fail";
     stage.reason = describe_jump_table(tables.front());
@@ -178,7 +180,7 @@ void run_c2x86_stages(StageContext& context, const CFunction& function, const st
   const std::string dir = context.scratch_dir;
   const std::string source = dir + "/function.c", driver = dir + "/" + driver_file(function),
                     assembly = dir + "/function.s", object = dir + "/function.o", program = dir + "/program";
-  if (!write_file_text(source, function.function) || !write_file_text(driver, function.driver)) {
+  if (!write_text_file(source, function.function).ok() || !write_text_file(driver, function.driver).ok()) {
     context.add(error_stage("c2x86.oracle", "cannot write function.c and " + driver_file(function) + " into " + dir));
     return;
   }
@@ -187,7 +189,7 @@ void run_c2x86_stages(StageContext& context, const CFunction& function, const st
       context, gcc_step("c2x86.oracle", {"-O0", "-fno-jump-tables", "-S", "function.c", "-o", "function.s"}, {source},
                         {"x86_asm", assembly, false})));
   if (!dependencies_ok(context, "c2x86.jump_table", {"c2x86.oracle"})) return;
-  if (candidate_assembly && !write_file_text(assembly, *candidate_assembly)) {
+  if (candidate_assembly && !write_text_file(assembly, *candidate_assembly).ok()) {
     context.add(error_stage("c2x86.jump_table", "cannot write the candidate assembly to " + assembly));
     return;
   }
@@ -208,7 +210,7 @@ Result<std::vector<IoCase>> record_expected_outputs(StageContext& context, const
   const std::string source = dir + "/function.c", driver = dir + "/" + driver_file(function),
                     executable = dir + "/program";
   const std::string what = "recording the outputs of " + function.name + ": ";
-  if (!write_file_text(source, function.function) || !write_file_text(driver, function.driver)) {
+  if (!write_text_file(source, function.function).ok() || !write_text_file(driver, function.driver).ok()) {
     return make_error(what + "cannot write function.c and " + driver_file(function) + " into " + dir);
   }
   std::vector<std::string> args = {"-O0", "-fno-jump-tables", source};

@@ -28,7 +28,7 @@
 #include <optional>
 #include <string>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "verifier/kernelopt/kernel_task.h"
 
 namespace tailforge {

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "base/files.h"
 #include "verifier/kernelopt/pytorch_harness.h"
 #include "verifier/nvidia.h"
 
@@ -27,7 +28,7 @@ KernelMeasurement failed_measurement(KernelMeasurement measurement, const std::s
 bool build_with_nvcc(StageContext& context, KernelMeasurement& measurement, const std::string& text,
                      const std::string& source, const std::string& stage, std::vector<std::string> flags,
                      const std::vector<std::string>& linked, const OutputFile& output) {
-  if (!write_file_text(source, text)) {
+  if (!write_text_file(source, text).ok()) {
     measurement.status = "error";
     measurement.category = "kernelopt.harness";
     measurement.detail = "cannot write " + source;
@@ -168,8 +169,8 @@ KernelMeasurement measure_against_pytorch(StageContext& context, const KernelTas
   std::error_code copied;
   std::filesystem::copy_file(library, private_dir + "/candidate.so", std::filesystem::copy_options::overwrite_existing,
                              copied);
-  if (copied || !write_file_text(private_dir + "/reference.py", task.reference_source) ||
-      !write_file_text(private_dir + "/harness.py", pytorch_harness_script(task, options))) {
+  if (copied || !write_text_file(private_dir + "/reference.py", task.reference_source).ok() ||
+      !write_text_file(private_dir + "/harness.py", pytorch_harness_script(task, options)).ok()) {
     measurement.status = "error";
     measurement.category = "kernelopt.harness";
     measurement.detail = "cannot prepare " + private_dir;

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "verifier/process.h"
+#include "base/process.h"
 
 namespace tailforge {
 namespace {

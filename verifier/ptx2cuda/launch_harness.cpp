@@ -10,11 +10,12 @@
 #include <sstream>
 #include <thread>
 
-#include "policies/config.h"
-#include "store/sha256.h"
+#include "base/clock.h"
+#include "base/files.h"
+#include "base/process.h"
+#include "base/sha256.h"
 #include "verifier/compare.h"
-#include "verifier/nvidia.h"
-#include "verifier/process.h"
+#include "verifier/nvcc_flags.h"
 #include "verifier/ptx2cuda/runtime/launch_format.h"
 
 namespace tailforge {
@@ -85,7 +86,7 @@ Result<HarnessTools> build_harness_tools(const StageContext& context) {
   std::string capture_source = data_path("verifier/ptx2cuda/runtime/launch_capture.cu");
   std::string replay_source = data_path("verifier/ptx2cuda/runtime/launch_replay.cu");
   std::string format_header = data_path("verifier/ptx2cuda/runtime/launch_format.h");
-  std::string key = sha256_hex(read_file_text(capture_source) + read_file_text(replay_source) + read_file_text(format_header) +
+  std::string key = sha256_hex(read_text_file_or_empty(capture_source) + read_text_file_or_empty(replay_source) + read_text_file_or_empty(format_header) +
                                nvcc.version_line)
                         .substr(0, 16);
   std::string dir = resolved_cache_dir(context.options) + "/ptx2cuda-harness-" + key;
@@ -142,15 +143,15 @@ Result<std::vector<CapturedLaunch>> read_captured_launches(const std::string& ca
 
 StoredLaunch load_captured_launch(const CapturedLaunch& launch) {
   StoredLaunch stored;
-  stored.launch_txt = read_file_text(launch.dir + "/launch.txt");
+  stored.launch_txt = read_text_file_or_empty(launch.dir + "/launch.txt");
   for (size_t k = 0; k < launch.buffer_bytes.size(); ++k) {
     std::string stem = launch.dir + "/buffer_" + std::to_string(k);
-    stored.inputs.push_back(read_file_text(stem + ".in"));
-    stored.outputs.push_back(read_file_text(stem + ".out"));
+    stored.inputs.push_back(read_text_file_or_empty(stem + ".in"));
+    stored.outputs.push_back(read_text_file_or_empty(stem + ".out"));
   }
   for (const std::string& name : launch.globals) {
     std::string stem = launch.dir + "/global_" + name;
-    stored.globals.push_back({name, read_file_text(stem + ".in"), read_file_text(stem + ".out")});
+    stored.globals.push_back({name, read_text_file_or_empty(stem + ".in"), read_text_file_or_empty(stem + ".out")});
   }
   return stored;
 }
@@ -175,14 +176,14 @@ Result<CapturedLaunch> restore_captured_launch(const StoredLaunch& stored, const
   std::error_code error;
   fs::create_directories(launch_dir, error);
   if (error) return make_error("cannot make " + launch_dir + ": " + error.message());
-  bool written = write_file_text(launch_dir + "/launch.txt", stored.launch_txt);
+  bool written = write_text_file(launch_dir + "/launch.txt", stored.launch_txt).ok();
   for (size_t k = 0; k < stored.inputs.size() && k < stored.outputs.size(); ++k) {
     std::string stem = launch_dir + "/buffer_" + std::to_string(k);
-    written = written && write_file_text(stem + ".in", stored.inputs[k]) && write_file_text(stem + ".out", stored.outputs[k]);
+    written = written && write_text_file(stem + ".in", stored.inputs[k]).ok() && write_text_file(stem + ".out", stored.outputs[k]).ok();
   }
   for (const StoredLaunch::Variable& variable : stored.globals) {
     std::string stem = launch_dir + "/global_" + variable.name;
-    written = written && write_file_text(stem + ".in", variable.input) && write_file_text(stem + ".out", variable.output);
+    written = written && write_text_file(stem + ".in", variable.input).ok() && write_text_file(stem + ".out", variable.output).ok();
   }
   if (!written) return make_error("cannot write the stored launch into " + launch_dir + " (disk full?)");
   Result<std::vector<CapturedLaunch>> launches = read_captured_launches(dir);
@@ -216,7 +217,7 @@ StageResult run_recorded_program_stage(StageContext& context, const std::string&
   std::vector<std::string> settings = {"LD_PRELOAD=" + dir + "/capture.so", "TAILFORGE_CAPTURE_DIR=" + dir,
                                        "TAILFORGE_CAPTURE_GLOBALS=" + globals};
   for (const std::string& setting : cuda_single_queue_settings(context)) settings.push_back(setting);
-  double preparing = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double preparing = seconds_since(start);
   StageResult stage = run_untrusted_stage(context, name, with_environment(settings, {*program}), dir, true);
   stage.seconds += preparing;
   if (stage.ok()) capture_dir = dir;
@@ -284,7 +285,8 @@ std::string run_candidate_compile_stage(StageContext& context, const std::string
                                         const std::vector<std::string>& include_dirs) {
   std::string dir = make_subdirectory(context, "candidate");
   std::string source = dir + "/candidate.cu", module = dir + "/candidate.cubin";
-  write_file_text(source, candidate_source);
+  // A failed write shows as the compile's missing input, with the path.
+  (void)write_text_file(source, candidate_source);
   // The module the replay loads: a cubin for this machine's GPU when nvcc builds its architecture
   // (or for the last configured target where no GPU runs it), else a fatbin whose PTX the driver
   // compiles for the GPU.
@@ -357,7 +359,7 @@ void run_replay_stages(StageContext& context, const HarnessTools& tools, const C
   for (size_t k = 0; k < launch.buffer_bytes.size(); ++k) {
     std::string name = "/buffer_" + std::to_string(k) + ".out";
     std::string type = k < element_types.size() ? element_types[k] : "bytes";
-    BufferComparison buffer = compare_buffers(read_file_text(launch.dir + name), read_file_text(run_dir + name), type);
+    BufferComparison buffer = compare_buffers(read_text_file_or_empty(launch.dir + name), read_text_file_or_empty(run_dir + name), type);
     compare.diagnostics += "buffer " + std::to_string(k) + ": " + (buffer.equal ? "equal" : buffer.message) + "\n";
     if (!buffer.equal && compare.ok()) {
       compare = stage_failure(compare.name, "buffer " + std::to_string(k) + " differs from the recorded output",
@@ -365,12 +367,12 @@ void run_replay_stages(StageContext& context, const HarnessTools& tools, const C
     }
   }
   for (const std::string& global : launch.globals) {
-    std::string recorded = read_file_text(launch.dir + "/global_" + global + ".out");
+    std::string recorded = read_text_file_or_empty(launch.dir + "/global_" + global + ".out");
     std::string replayed_path = run_dir + "/global_" + global + ".out";
-    bool changed = recorded != read_file_text(launch.dir + "/global_" + global + ".in");
+    bool changed = recorded != read_text_file_or_empty(launch.dir + "/global_" + global + ".in");
     if (!fs::exists(replayed_path) && !changed) continue;  // neither kernel writes it
     BufferComparison variable = fs::exists(replayed_path)
-                                    ? compare_buffers(recorded, read_file_text(replayed_path), "bytes")
+                                    ? compare_buffers(recorded, read_text_file_or_empty(replayed_path), "bytes")
                                     : BufferComparison{false, 0, "the candidate does not declare it"};
     compare.diagnostics += "global " + global + ": " + (variable.equal ? "equal" : variable.message) + "\n";
     if (!variable.equal && compare.ok()) {

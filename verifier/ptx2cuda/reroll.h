@@ -25,7 +25,7 @@
 
 #include <string>
 
-#include "store/result.h"
+#include "base/result.h"
 #include "verifier/ptx2cuda/ptx_statements.h"
 
 namespace tailforge {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <utility>
 
+#include "base/number.h"
 #include "text/regex.h"
 #include "verifier/ptx2cuda/reroll.h"
 
@@ -34,19 +35,12 @@ Error line_error(int line, const std::string& message) {
   return make_error("line " + std::to_string(line) + ": " + message);
 }
 
-bool parse_int64(const std::string& text, int64_t& value) {
-  size_t digits = text.size() - (text[0] == '-' ? 1 : 0);
-  if (digits == 0 || digits > 18) return false;
-  value = std::stoll(text);
-  return true;
-}
-
 Status parse_header(RolledLine& header) {
   static const text::Regex pattern(
       R"(for\.size\.([0-9]{1,9}) ([a-z][a-z0-9_]*) in range\((-?[0-9]+), ?(-?[0-9]+), ?(-?[0-9]+)\):)");
   text::Match match;
-  if (!text::regex_match(header.text, match, pattern) || !parse_int64(match[3], header.start) ||
-      !parse_int64(match[4], header.stop) || !parse_int64(match[5], header.step)) {
+  if (!text::regex_match(header.text, match, pattern) || !parse_int64(match[3].str(), header.start) ||
+      !parse_int64(match[4].str(), header.stop) || !parse_int64(match[5].str(), header.step)) {
     return line_error(header.line, "malformed loop header '" + header.text +
                                        "' (expected 'for.size.N VAR in range(START, STOP, STEP):')");
   }

@@ -4,18 +4,11 @@
 #include <set>
 #include <sstream>
 
+#include "text/lines.h"
 #include "text/regex.h"
 
 namespace tailforge {
 namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream stream(text);
-  std::string line;
-  while (std::getline(stream, line)) lines.push_back(line);
-  return lines;
-}
 
 bool is_section_directive(const std::string& line) {
   static const text::Regex section(R"(^\s*(\.text|\.data|\.bss|\.section)\b.*)");
@@ -127,7 +120,7 @@ std::vector<SassFunction> split_sass_functions_by_arch(const std::string& sass, 
   std::vector<SassFunction> functions;
   std::string arch = default_arch;
   bool open = false;
-  for (const std::string& line : lines_of(sass)) {
+  for (const std::string& line : text::getline_lines(sass)) {
     text::Match match;
     if (text::regex_match(line, match, arch_line)) {
       arch = match[1];
@@ -145,7 +138,7 @@ std::vector<SassFunction> split_sass_functions_by_arch(const std::string& sass, 
 }
 
 std::vector<Rdna3Kernel> split_rdna3_kernels(const std::string& module) {
-  std::vector<std::string> lines = lines_of(module);
+  std::vector<std::string> lines = text::getline_lines(module);
   std::vector<SymbolBlock> blocks = symbol_blocks(lines);
   std::map<std::string, const SymbolBlock*> by_name;
   for (const SymbolBlock& block : blocks) by_name[block.name] = &block;

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "text/number.h"
+#include "base/number.h"
 #include "text/regex.h"
 
 namespace tailforge {
@@ -61,8 +61,8 @@ int64_t highest_index_plus_one(const std::string& text, const text::Regex& patte
   int64_t highest = 0;
   text::for_each_match(text, pattern, [&](const text::Match& match) {
     int64_t last = 0, width = 0;
-    if (!text::parse_int64(match[1].str(), last)) return true;  // past int64: no register file has it
-    if (count_width && match[2].matched && text::parse_int64(match[2].str(), width)) last += width / 32 - 1;
+    if (!parse_int64(match[1].str(), last)) return true;  // past int64: no register file has it
+    if (count_width && match[2].matched && parse_int64(match[2].str(), width)) last += width / 32 - 1;
     highest = std::max(highest, last + 1);
     return true;
   });
@@ -108,7 +108,7 @@ std::string normalize_sass(const std::string& function_text) {
   std::vector<std::pair<unsigned long, std::string>> ordered;
   for (auto& entry : labels) {
     int64_t address = 0;
-    if (text::parse_int64(entry.first, address, 16)) ordered.push_back({static_cast<unsigned long>(address), entry.first});
+    if (parse_int64(entry.first, address, 16)) ordered.push_back({static_cast<unsigned long>(address), entry.first});
   }
   std::sort(ordered.begin(), ordered.end());
   for (size_t i = 0; i < ordered.size(); ++i) labels[ordered[i].second] = ".L_x_" + std::to_string(i);
@@ -213,7 +213,7 @@ AssemblyStats rdna3_stats(const std::string& assembly) {
     text::Match match;
     if (text::regex_search(code, match, next_free)) {
       int64_t count = 0;
-      if (text::parse_int64(match[2].str(), count)) (match[1] == "v" ? stats.registers : stats.scalar_registers) = count;
+      if (parse_int64(match[2].str(), count)) (match[1] == "v" ? stats.registers : stats.scalar_registers) = count;
       continue;
     }
     if (skip) continue;

@@ -1,5 +1,5 @@
 // Generated from policies/hipify_rules.json and the hipify_names.json it names, by
-// hip_on_cuda_names_header() (agents/hip_on_cuda_names.h):
+// hip_on_cuda_names_header() (agents/translate/hip_on_cuda_names.h):
 // each HIP runtime name the translator writes, mapped back to its CUDA name. Do not edit; the
 // test "the shim's renames are the translator's table reversed" says how to regenerate it.
 #pragma once
