@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,15 @@ Result<json> read_file(const std::string& path) {
   } catch (const json::exception& e) {
     return make_error(path + ": " + e.what());
   }
+}
+
+// The name of a rules-file entry {"<name_key>": string, "<list_key>": [...]}; none for another shape.
+std::optional<std::string> rule_entry_name(const json& entry, const char* name_key, const char* list_key) {
+  if (!entry.is_object() || !entry.contains(name_key) || !entry[name_key].is_string() || !entry.contains(list_key) ||
+      !entry[list_key].is_array()) {
+    return std::nullopt;
+  }
+  return entry[name_key].get<std::string>();
 }
 
 std::string lower(std::string text) {
@@ -48,12 +58,9 @@ Result<FeatureRules> load_feature_rules(const std::string& path) {
     for (size_t i = 0; i < list.size(); ++i) {
       std::string where = path + ": " + language + "[" + std::to_string(i) + "]";
       const json& entry = list[i];
-      if (!entry.is_object() || !entry.contains("tag") || !entry["tag"].is_string() || !entry.contains("regex") ||
-          !entry["regex"].is_array()) {
-        return make_error(where + ": expected {\"tag\": string, \"regex\": [strings]}");
-      }
-      FeatureRule rule;
-      rule.tag = entry["tag"].get<std::string>();
+      std::optional<std::string> tag = rule_entry_name(entry, "tag", "regex");
+      if (!tag) return make_error(where + ": expected {\"tag\": string, \"regex\": [strings]}");
+      FeatureRule rule{*tag, {}};
       for (const json& pattern : entry["regex"]) {
         if (!pattern.is_string()) return make_error(where + ".regex: expected strings");
         try {
@@ -83,12 +90,9 @@ Result<DomainRules> load_domain_rules(const std::string& path) {
   for (size_t i = 0; i < domains.size(); ++i) {
     const json& entry = domains[i];
     std::string where = path + ": domains[" + std::to_string(i) + "]";
-    if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string() || !entry.contains("keywords") ||
-        !entry["keywords"].is_array()) {
-      return make_error(where + ": expected {\"name\": string, \"keywords\": [strings]}");
-    }
-    DomainRule rule;
-    rule.name = entry["name"].get<std::string>();
+    std::optional<std::string> name = rule_entry_name(entry, "name", "keywords");
+    if (!name) return make_error(where + ": expected {\"name\": string, \"keywords\": [strings]}");
+    DomainRule rule{*name, {}};
     for (const json& keyword : entry["keywords"]) {
       if (!keyword.is_string() || keyword.get<std::string>().empty()) return make_error(where + ".keywords: expected non-empty strings");
       rule.keywords.push_back(lower(keyword.get<std::string>()));

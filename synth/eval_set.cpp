@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "base/sha256.h"
+#include "policies/config_section.h"
 #include "store/api_uses.h"
 #include "store/evaluations.h"
 #include "store/samples.h"
@@ -17,38 +18,17 @@ namespace tailforge {
 
 using nlohmann::json;
 
+// The "eval" section's keys are EvalPolicy's fields (policies/config_section.h), the held-out
+// split's apart.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EvalPolicy, enabled, fraction, max_items, command_timeout_seconds,
+                                                keep_versions, endpoint_pause_seconds, min_items_per_family,
+                                                min_items_per_tree)
+
 Result<EvalPolicy> eval_policy_from_json(const json& section) {
   EvalPolicy policy;
   if (!section.is_object()) return make_error("eval: the section must be an object");
-  std::string key;
-  try {
-    for (const auto& item : section.items()) {
-      key = item.key();
-      if (key == "enabled") {
-        policy.enabled = item.value().get<bool>();
-      } else if (key == "fraction") {
-        policy.fraction = item.value().get<double>();
-      } else if (key == "max_items") {
-        policy.max_items = item.value().get<int64_t>();
-      } else if (key == "command_timeout_seconds") {
-        policy.command_timeout_seconds = item.value().get<double>();
-      } else if (key == "keep_versions") {
-        policy.keep_versions = item.value().get<int64_t>();
-      } else if (key == "endpoint_pause_seconds") {
-        policy.endpoint_pause_seconds = item.value().get<double>();
-      } else if (key == "min_items_per_family") {
-        policy.min_items_per_family = item.value().get<int64_t>();
-      } else if (key == "min_items_per_tree") {
-        policy.min_items_per_tree = item.value().get<int64_t>();
-      } else if (key == "held_out_templates" || key == "held_out_trees" || key == "held_out_families") {
-        continue;  // held_out_split_from_json
-      } else {
-        return make_error("eval." + key + " is not a known key");
-      }
-    }
-  } catch (const json::exception& e) {
-    return make_error("eval." + key + ": wrong type (" + e.what() + ")");
-  }
+  const SectionRules rules{.other_keys = {"held_out_templates", "held_out_trees", "held_out_families"}};
+  if (Status s = read_config_section(section, "eval", policy, rules); !s) return s.error();
   Result<HeldOutSplit> held_out = held_out_split_from_json(section);
   if (!held_out) return held_out.error();
   policy.held_out = std::move(*held_out);

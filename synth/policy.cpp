@@ -5,14 +5,39 @@
 #include <fstream>
 #include <sstream>
 
+#include "policies/config_section.h"
 #include "synth/artifact_kinds.h"
 
 namespace tailforge {
+
+// The policy file's plain sections: their keys are the structs' field names (policies/config_section.h).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MinHashOptions, shingle_tokens, permutations, threshold, mask_numbers,
+                                                mask_identifiers, seed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DecontaminationSettings, run_tokens, mask_identifiers, mask_numbers,
+                                                extensions, max_file_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ShareTarget, tracked, min_share, targets, head_fraction)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SynthesisSettings, top_k, multiplier, seeds_per_tail, proposal_factor,
+                                                agent)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ResamplingSettings, target_fraction_of_head, max_weight, replicate,
+                                                model_failure_weight)
+// length_reductions is read apart, for its own message.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExportPair, sample_tracks, source_kind, target_kind,
+                                                source_normalization, instruction, drop_near_duplicates,
+                                                launch_harness, io_tests)
+// `enabled` is not a key: the section is there or not.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ApiPolicy, rules_file, families_file, prior_file, family_floor_share,
+                                                shipped_min_files, imported_min_files, header_min_files,
+                                                header_weight, max_identifier_tails, imported_weight, floor_weight)
+
 namespace {
 
 using nlohmann::json;
 
-// Reads typed keys of one JSON object, remembering the first error with its key path.
+// Every number of a policy is a count, a share or a weight.
+const SectionRules kPolicyNumbers{.refuse_negative_numbers = true};
+
+// One object of a policy file whose keys are not one struct's fields: its keys are checked and
+// read in turn, and the first error is kept, with its key path.
 class ObjectReader {
  public:
   ObjectReader(const json& object, std::string path, std::string* error)
@@ -20,99 +45,110 @@ class ObjectReader {
     if (!object_.is_object()) fail(path_, "must be an object");
   }
 
-  void allow_only(std::initializer_list<const char*> keys) {
-    if (!object_.is_object()) return;
-    for (const auto& item : object_.items()) {
-      if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return item.key() == k; })) {
-        fail(path_ + "." + item.key(), "is not a known key");
-      }
-    }
-  }
+  void allow_only(std::initializer_list<const char*> keys) { keep(check_config_keys(object_, path_, keys)); }
 
   template <typename T>
   void read(const char* key, T& out) {
-    if (!object_.is_object() || !object_.contains(key)) return;
-    const json& value = object_.at(key);
-    try {
-      if constexpr (std::is_same_v<T, bool>) {
-        if (!value.is_boolean()) throw std::runtime_error("must be true or false");
-      } else if constexpr (std::is_arithmetic_v<T>) {
-        if (!value.is_number()) throw std::runtime_error("must be a number");
-        if (std::is_integral_v<T> && !value.is_number_integer() && !value.is_number_unsigned()) {
-          throw std::runtime_error("must be an integer");
-        }
-        if (value.get<double>() < 0) throw std::runtime_error("must not be negative");
-      }
-      out = value.get<T>();
-    } catch (const std::exception& e) {
-      fail(path_ + "." + key, e.what());
-    }
+    if (has(key)) keep(read_config_value(object_.at(key), child_path(key), out, kPolicyNumbers));
   }
+
+  // The whole object as a plain section (policies/config_section.h).
+  template <typename T>
+  void read_all(T& out, const SectionRules& rules = kPolicyNumbers) {
+    keep(read_config_section(object_, path_, out, rules));
+  }
+  // A nested plain section; an absent one leaves `out` as it is.
+  template <typename T>
+  void read_section(const char* key, T& out) {
+    if (has(key)) keep(read_config_section(object_.at(key), child_path(key), out, kPolicyNumbers));
+  }
+
+  // The reader of a nested object (an absent one is empty).
+  ObjectReader object(const char* key) const { return ObjectReader(child(key), child_path(key), error_); }
 
   const json& child(const char* key) const {
     static const json empty = json::object();
-    return object_.is_object() && object_.contains(key) ? object_.at(key) : empty;
+    return has(key) ? object_.at(key) : empty;
   }
   std::string child_path(const char* key) const { return path_ + "." + key; }
-  std::string* error() const { return error_; }
 
   void fail(const std::string& where, const std::string& what) {
     if (error_->empty()) *error_ = where + " " + what;
   }
 
  private:
+  bool has(const char* key) const { return object_.is_object() && object_.contains(key); }
+  void keep(const Status& status) {
+    if (!status && error_->empty()) *error_ = status.message();
+  }
+
   const json& object_;
   std::string path_;
   std::string* error_;
 };
 
-void read_share_target(const ObjectReader& parent, const char* key, ShareTarget& target) {
-  ObjectReader reader(parent.child(key), parent.child_path(key), parent.error());
-  reader.allow_only({"tracked", "min_share", "targets", "head_fraction"});
-  reader.read("head_fraction", target.head_fraction);
-  reader.read("tracked", target.tracked);
-  reader.read("min_share", target.min_share);
-  reader.read("targets", target.targets);
+// tails.yield and tails.model: the failure rate that makes a tail, and the least count it needs.
+void read_failure_thresholds(const ObjectReader& tails, const char* key, const char* count_key, int64_t& min_count,
+                             double& min_failure_rate, double& excess_ratio) {
+  ObjectReader reader = tails.object(key);
+  reader.allow_only({count_key, "min_failure_rate", "excess_ratio"});
+  reader.read(count_key, min_count);
+  reader.read("min_failure_rate", min_failure_rate);
+  reader.read("excess_ratio", excess_ratio);
 }
 
-void read_pairs(const ObjectReader& parent, std::map<std::string, ExportPair>& pairs) {
-  const json& object = parent.child("pairs");
+void read_tails(const ObjectReader& top, TailThresholds& tails) {
+  ObjectReader reader = top.object("tails");
+  reader.allow_only(
+      {"features", "domains", "categories", "yield", "model", "signal_weights", "dimension_weights", "max_entries"});
+  reader.read_section("features", tails.features);
+  reader.read_section("domains", tails.domains);
+  ObjectReader categories = reader.object("categories");
+  categories.allow_only({"min_failures", "min_share", "exclude_prefixes"});
+  categories.read("exclude_prefixes", tails.category_exclude_prefixes);
+  categories.read("min_failures", tails.category_min_failures);
+  categories.read("min_share", tails.category_min_share);
+  read_failure_thresholds(reader, "yield", "min_finished", tails.yield_min_finished, tails.yield_min_failure_rate,
+                          tails.yield_excess_ratio);
+  read_failure_thresholds(reader, "model", "min_evaluated", tails.model_min_evaluated, tails.model_min_failure_rate,
+                          tails.model_excess_ratio);
+  reader.read("signal_weights", tails.signal_weights);
+  reader.read("dimension_weights", tails.dimension_weights);
+  reader.read("max_entries", tails.max_entries);
+}
+
+// export.pairs: one pair a track, whose sample_tracks are the track's own unless it says otherwise.
+void read_pairs(const ObjectReader& export_section, std::map<std::string, ExportPair>& pairs) {
+  const json& object = export_section.child("pairs");
   if (!object.is_object()) return;
+  ObjectReader by_track = export_section.object("pairs");
+  const SectionRules rules{.refuse_negative_numbers = true, .other_keys = {"length_reductions"}};
   std::vector<std::string> kinds = known_export_kinds();
   for (const auto& [track, value] : object.items()) {
-    ObjectReader reader(value, parent.child_path("pairs") + "." + track, parent.error());
-    reader.allow_only({"sample_tracks", "source_kind", "target_kind", "source_normalization", "instruction",
-                       "drop_near_duplicates", "length_reductions", "launch_harness", "io_tests"});
+    std::string path = by_track.child_path(track.c_str());
     ExportPair pair;
     pair.sample_tracks = {track};
-    reader.read("sample_tracks", pair.sample_tracks);
-    reader.read("source_kind", pair.source_kind);
-    reader.read("target_kind", pair.target_kind);
-    reader.read("source_normalization", pair.source_normalization);
-    reader.read("instruction", pair.instruction);
-    reader.read("drop_near_duplicates", pair.drop_near_duplicates);
-    reader.read("launch_harness", pair.launch_harness);
-    reader.read("io_tests", pair.io_tests);
+    ObjectReader reader = by_track.object(track.c_str());
+    reader.read_all(pair, rules);
     const json& lengths = reader.child("length_reductions");
     if (lengths.is_object()) {
       for (const auto& [name, variables] : lengths.items()) {
         if (!variables.is_array() || variables.size() != 2 || !variables[0].is_string() || !variables[1].is_string()) {
-          reader.fail(parent.child_path("pairs") + "." + track + ".length_reductions." + name,
-                      "must be [\"<variable before>\", \"<variable after>\"]");
+          reader.fail(path + ".length_reductions." + name, "must be [\"<variable before>\", \"<variable after>\"]");
           continue;
         }
         pair.length_reductions[name] = {variables[0].get<std::string>(), variables[1].get<std::string>()};
       }
     } else if (!lengths.is_null()) {
-      reader.fail(parent.child_path("pairs") + "." + track + ".length_reductions", "must be an object");
+      reader.fail(path + ".length_reductions", "must be an object");
     }
     for (const std::string& kind : {pair.source_kind, pair.target_kind}) {
       if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-        reader.fail(parent.child_path("pairs") + "." + track, "names unknown artifact kind '" + kind + "'");
+        reader.fail(path, "names unknown artifact kind '" + kind + "'");
       }
     }
     if (pair.source_normalization != "none" && pair.source_normalization != "assembly") {
-      reader.fail(parent.child_path("pairs") + "." + track + ".source_normalization", "must be none or assembly");
+      reader.fail(path + ".source_normalization", "must be none or assembly");
     }
     pairs[track] = std::move(pair);
   }
@@ -135,86 +171,23 @@ Result<SynthPolicy> synth_policy_from_json(const json& root, const std::string& 
   top.read("track", policy.track);
   top.read("language", policy.language);
 
-  ObjectReader dedup(top.child("dedup"), top.child_path("dedup"), &error);
-  dedup.allow_only({"shingle_tokens", "permutations", "threshold", "mask_numbers", "mask_identifiers", "seed"});
-  dedup.read("shingle_tokens", policy.dedup.shingle_tokens);
-  dedup.read("permutations", policy.dedup.permutations);
-  dedup.read("threshold", policy.dedup.threshold);
-  dedup.read("mask_numbers", policy.dedup.mask_numbers);
-  dedup.read("mask_identifiers", policy.dedup.mask_identifiers);
-  dedup.read("seed", policy.dedup.seed);
+  top.read_section("dedup", policy.dedup);
+  top.read_section("decontamination", policy.decontamination);
+  read_tails(top, policy.tails);
+  top.read_section("synthesis", policy.synthesis);
+  top.read_section("resampling", policy.resampling);
 
-  ObjectReader decontamination(top.child("decontamination"), top.child_path("decontamination"), &error);
-  decontamination.allow_only({"run_tokens", "mask_identifiers", "mask_numbers", "extensions", "max_file_bytes"});
-  decontamination.read("run_tokens", policy.decontamination.run_tokens);
-  decontamination.read("mask_identifiers", policy.decontamination.mask_identifiers);
-  decontamination.read("mask_numbers", policy.decontamination.mask_numbers);
-  decontamination.read("extensions", policy.decontamination.extensions);
-  decontamination.read("max_file_bytes", policy.decontamination.max_file_bytes);
-
-  ObjectReader tails(top.child("tails"), top.child_path("tails"), &error);
-  tails.allow_only({"features", "domains", "categories", "yield", "model", "signal_weights", "dimension_weights", "max_entries"});
-  read_share_target(tails, "features", policy.tails.features);
-  read_share_target(tails, "domains", policy.tails.domains);
-  ObjectReader categories(tails.child("categories"), tails.child_path("categories"), &error);
-  categories.allow_only({"min_failures", "min_share", "exclude_prefixes"});
-  categories.read("exclude_prefixes", policy.tails.category_exclude_prefixes);
-  categories.read("min_failures", policy.tails.category_min_failures);
-  categories.read("min_share", policy.tails.category_min_share);
-  ObjectReader yield(tails.child("yield"), tails.child_path("yield"), &error);
-  yield.allow_only({"min_finished", "min_failure_rate", "excess_ratio"});
-  yield.read("min_finished", policy.tails.yield_min_finished);
-  yield.read("min_failure_rate", policy.tails.yield_min_failure_rate);
-  yield.read("excess_ratio", policy.tails.yield_excess_ratio);
-  ObjectReader model(tails.child("model"), tails.child_path("model"), &error);
-  model.allow_only({"min_evaluated", "min_failure_rate", "excess_ratio"});
-  model.read("min_evaluated", policy.tails.model_min_evaluated);
-  model.read("min_failure_rate", policy.tails.model_min_failure_rate);
-  model.read("excess_ratio", policy.tails.model_excess_ratio);
-  tails.read("signal_weights", policy.tails.signal_weights);
-  tails.read("dimension_weights", policy.tails.dimension_weights);
-  tails.read("max_entries", policy.tails.max_entries);
-
-  ObjectReader synthesis(top.child("synthesis"), top.child_path("synthesis"), &error);
-  synthesis.allow_only({"top_k", "multiplier", "seeds_per_tail", "proposal_factor", "agent"});
-  synthesis.read("top_k", policy.synthesis.top_k);
-  synthesis.read("multiplier", policy.synthesis.multiplier);
-  synthesis.read("seeds_per_tail", policy.synthesis.seeds_per_tail);
-  synthesis.read("proposal_factor", policy.synthesis.proposal_factor);
-  synthesis.read("agent", policy.synthesis.agent);
-
-  ObjectReader resampling(top.child("resampling"), top.child_path("resampling"), &error);
-  resampling.allow_only({"target_fraction_of_head", "max_weight", "replicate", "model_failure_weight"});
-  resampling.read("target_fraction_of_head", policy.resampling.target_fraction_of_head);
-  resampling.read("max_weight", policy.resampling.max_weight);
-  resampling.read("replicate", policy.resampling.replicate);
-  resampling.read("model_failure_weight", policy.resampling.model_failure_weight);
-
-  ObjectReader export_section(top.child("export"), top.child_path("export"), &error);
+  ObjectReader export_section = top.object("export");
   export_section.allow_only({"eval_fraction", "pairs"});
   export_section.read("eval_fraction", policy.eval_fraction);
   read_pairs(export_section, policy.export_pairs);
 
   if (root.is_object() && root.contains("api")) {
-    ObjectReader api(top.child("api"), top.child_path("api"), &error);
-    api.allow_only({"rules_file", "families_file", "prior_file", "family_floor_share", "shipped_min_files",
-                    "imported_min_files", "header_min_files", "header_weight", "max_identifier_tails",
-                    "imported_weight", "floor_weight"});
     policy.api.enabled = true;
     policy.api.rules_file = "hipify_rules.json";
     policy.api.families_file = "api_families.json";
     policy.api.prior_file = "api_prior.json";
-    api.read("rules_file", policy.api.rules_file);
-    api.read("families_file", policy.api.families_file);
-    api.read("prior_file", policy.api.prior_file);
-    api.read("family_floor_share", policy.api.family_floor_share);
-    api.read("shipped_min_files", policy.api.shipped_min_files);
-    api.read("imported_min_files", policy.api.imported_min_files);
-    api.read("header_min_files", policy.api.header_min_files);
-    api.read("header_weight", policy.api.header_weight);
-    api.read("max_identifier_tails", policy.api.max_identifier_tails);
-    api.read("imported_weight", policy.api.imported_weight);
-    api.read("floor_weight", policy.api.floor_weight);
+    top.read_section("api", policy.api);
     std::string folder = std::filesystem::path(source).parent_path().string();
     for (std::string* file : {&policy.api.rules_file, &policy.api.families_file, &policy.api.prior_file}) {
       if (!file->empty() && (*file)[0] != '/') *file = (folder.empty() ? "." : folder) + "/" + *file;

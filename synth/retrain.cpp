@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "base/process.h"
+#include "policies/config_section.h"
 #include "store/corpus.h"
 #include "store/models.h"
 #include "synth/dataset_card.h"
@@ -283,44 +284,23 @@ Result<std::optional<std::string>> model_name(Database& db, std::optional<int64_
 
 }  // namespace
 
+// The "retrain" section's keys are RetrainPolicy's fields (policies/config_section.h); "command" is
+// read apart, since its null means unset.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RetrainPolicy, enabled, track, min_initial_verified,
+                                                min_model_tail_samples, min_new_verified, min_tail_gain, accuracy_drop,
+                                                baseline_command, webhook, timeout_seconds, on_interrupted,
+                                                max_attempts, export_format, snapshot_dir, keep_snapshots,
+                                                decontaminate)
+
 Result<RetrainPolicy> retrain_policy_from_json(const json& section, SynthPolicy synth) {
   RetrainPolicy policy;
   policy.synth = std::move(synth);
   policy.track = policy.synth.track;
   if (!section.is_object()) return make_error("retrain: the section must be an object");
-  static const std::vector<std::string> known = {
-      "enabled",          "track",         "min_initial_verified", "min_model_tail_samples",
-      "min_new_verified", "min_tail_gain", "accuracy_drop",        "command",
-      "baseline_command", "webhook",       "timeout_seconds",      "on_interrupted",
-      "max_attempts",     "export_format", "snapshot_dir",         "keep_snapshots",
-      "decontaminate"};
-  for (const auto& item : section.items()) {
-    if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
-      return make_error("retrain." + item.key() + " is not a known key");
-    }
-  }
-  std::string key;
-  try {
-    key = "enabled", policy.enabled = section.value(key, policy.enabled);
-    key = "track", policy.track = section.value(key, policy.track);
-    key = "min_initial_verified", policy.min_initial_verified = section.value(key, policy.min_initial_verified);
-    key = "min_model_tail_samples", policy.min_model_tail_samples = section.value(key, policy.min_model_tail_samples);
-    key = "min_new_verified", policy.min_new_verified = section.value(key, policy.min_new_verified);
-    key = "min_tail_gain", policy.min_tail_gain = section.value(key, policy.min_tail_gain);
-    key = "accuracy_drop", policy.accuracy_drop = section.value(key, policy.accuracy_drop);
-    key = "command";
-    if (section.contains(key) && !section[key].is_null()) policy.command = section[key].get<std::vector<std::string>>();
-    key = "baseline_command", policy.baseline_command = section.value(key, policy.baseline_command);
-    key = "webhook", policy.webhook = section.value(key, policy.webhook);
-    key = "timeout_seconds", policy.timeout_seconds = section.value(key, policy.timeout_seconds);
-    key = "on_interrupted", policy.on_interrupted = section.value(key, policy.on_interrupted);
-    key = "max_attempts", policy.max_attempts = section.value(key, policy.max_attempts);
-    key = "export_format", policy.export_format = section.value(key, policy.export_format);
-    key = "snapshot_dir", policy.snapshot_dir = section.value(key, policy.snapshot_dir);
-    key = "keep_snapshots", policy.keep_snapshots = section.value(key, policy.keep_snapshots);
-    key = "decontaminate", policy.decontaminate = section.value(key, policy.decontaminate);
-  } catch (const json::exception& e) {
-    return make_error("retrain." + key + ": wrong type (" + e.what() + ")");
+  if (Status s = read_config_section(section, "retrain", policy, {.other_keys = {"command"}}); !s) return s.error();
+  if (section.contains("command") && !section.at("command").is_null()) {  // null: unset
+    policy.command.emplace();
+    if (Status s = read_config_value(section.at("command"), "retrain.command", *policy.command); !s) return s.error();
   }
   if (policy.export_format != "alpaca" && policy.export_format != "sharegpt" && policy.export_format != "jsonl") {
     return make_error("retrain.export_format: '" + policy.export_format + "' is not alpaca, sharegpt or jsonl");

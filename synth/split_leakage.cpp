@@ -113,30 +113,37 @@ Result<SplitLeakage> measure_item_leakage(const std::string& train_path, const s
   return leakage_between(*train, items, options);
 }
 
-json split_leakage_json(const SplitLeakage& leakage, const MinHashOptions& options) {
-  return {{"measured_on", "the written train and eval files: each row's input, without the instruction"},
-          {"similarity", "exact Jaccard similarity of token shingles (the store's near-duplicate measure)"},
+namespace {
+
+// What both leakage figures hold: how similarity is measured and what was found.
+json leakage_figures(const SplitLeakage& leakage, const MinHashOptions& options) {
+  return {{"similarity", "exact Jaccard similarity of token shingles (the store's near-duplicate measure)"},
           {"shingle_tokens", options.shingle_tokens},
           {"train_rows", leakage.train_rows},
-          {"eval_rows", leakage.eval_rows},
           {"threshold", leakage.threshold},
           {"compared_from", leakage.compared_from},
-          {"largest_similarity", leakage.largest_similarity ? json(*leakage.largest_similarity) : json()},
-          {"eval_rows_with_near_duplicate", leakage.eval_rows_with_near_duplicate}};
+          {"largest_similarity", leakage.largest_similarity ? json(*leakage.largest_similarity) : json()}};
+}
+
+}  // namespace
+
+json split_leakage_json(const SplitLeakage& leakage, const MinHashOptions& options) {
+  json figures = leakage_figures(leakage, options);
+  figures["measured_on"] = "the written train and eval files: each row's input, without the instruction";
+  figures["eval_rows"] = leakage.eval_rows;
+  figures["eval_rows_with_near_duplicate"] = leakage.eval_rows_with_near_duplicate;
+  return figures;
 }
 
 json item_leakage_json(const SplitLeakage& leakage, const MinHashOptions& options, int64_t version) {
-  return {{"measured_on", "the written train file (each row's input, without the instruction) against every "
-                          "evaluation item of the track as a model reads it"},
-          {"similarity", "exact Jaccard similarity of token shingles (the store's near-duplicate measure)"},
-          {"shingle_tokens", options.shingle_tokens},
-          {"evaluation_set_version", version},
-          {"items", leakage.eval_rows},
-          {"train_rows", leakage.train_rows},
-          {"threshold", leakage.threshold},
-          {"compared_from", leakage.compared_from},
-          {"largest_similarity", leakage.largest_similarity ? json(*leakage.largest_similarity) : json()},
-          {"items_with_near_duplicate", leakage.eval_rows_with_near_duplicate}};
+  json figures = leakage_figures(leakage, options);
+  figures["measured_on"] =
+      "the written train file (each row's input, without the instruction) against every evaluation item of the "
+      "track as a model reads it";
+  figures["evaluation_set_version"] = version;
+  figures["items"] = leakage.eval_rows;
+  figures["items_with_near_duplicate"] = leakage.eval_rows_with_near_duplicate;
+  return figures;
 }
 
 }  // namespace tailforge

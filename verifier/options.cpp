@@ -4,35 +4,29 @@
 
 #include <cstdlib>
 
+#include "policies/config_section.h"
 #include "text/regex.h"
 
 namespace tailforge {
 
+// The "verifier" section's keys are VerifierOptions' fields (policies/config_section.h); the
+// sandbox has its own section.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VerifierOptions, sm_targets, amd_targets, compile_timeout_seconds,
+                                                compare_tolerance, measurement_units, cache_dir, scratch_root,
+                                                keep_scratch, stages, hip_on_cuda_include, nvcc_single_pass,
+                                                cuda_single_queue_first)
+
 Result<VerifierOptions> verifier_options_from_json(const nlohmann::json& config) {
   VerifierOptions options;
-  try {
-    if (config.contains("verifier")) {
-      const auto& section = config.at("verifier");
-      options.sm_targets = section.value("sm_targets", options.sm_targets);
-      options.amd_targets = section.value("amd_targets", options.amd_targets);
-      options.compile_timeout_seconds = section.value("compile_timeout_seconds", options.compile_timeout_seconds);
-      options.compare_tolerance = section.value("compare_tolerance", options.compare_tolerance);
-      options.measurement_units = section.value("measurement_units", options.measurement_units);
-      options.cache_dir = section.value("cache_dir", options.cache_dir);
-      options.scratch_root = section.value("scratch_root", options.scratch_root);
-      options.keep_scratch = section.value("keep_scratch", options.keep_scratch);
-      options.stages = section.value("stages", options.stages);
-      options.hip_on_cuda_include = section.value("hip_on_cuda_include", options.hip_on_cuda_include);
-      options.nvcc_single_pass = section.value("nvcc_single_pass", options.nvcc_single_pass);
-      options.cuda_single_queue_first = section.value("cuda_single_queue_first", options.cuda_single_queue_first);
-    }
-    if (config.contains("sandbox")) {
-      Result<SandboxOptions> sandbox = sandbox_options_from_json(config.at("sandbox"));
-      if (!sandbox) return sandbox.error();
-      options.sandbox = sandbox.value();
-    }
-  } catch (const std::exception& error) {
-    return make_error(std::string("config verifier section: ") + error.what());
+  if (config.contains("verifier")) {
+    // Its other keys (cache_max_mb) are the daemon's; merge_config checks every key of the config.
+    const SectionRules rules{.unknown_keys_allowed = true};
+    if (Status s = read_config_section(config.at("verifier"), "verifier", options, rules); !s) return s.error();
+  }
+  if (config.contains("sandbox")) {
+    Result<SandboxOptions> sandbox = sandbox_options_from_json(config.at("sandbox"));
+    if (!sandbox) return sandbox.error();
+    options.sandbox = sandbox.value();
   }
   static const text::Regex sm(R"(sm_\d+[a-z]?)"), gfx(R"(gfx[0-9a-f]+)");
   for (const auto& target : options.sm_targets) {

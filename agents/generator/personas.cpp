@@ -42,6 +42,20 @@ Result<std::vector<std::string>> optional_string_list(const json& object, const 
   return list;
 }
 
+// Reads each key of `item` into its field with `read` (required_string, optional_string_list),
+// stopping at the first error.
+template <typename T>
+Status read_persona_fields(Result<T> (*read)(const json&, const std::string&, const std::string&, const std::string&),
+                           const json& item, const std::string& file, const std::string& path,
+                           std::initializer_list<std::pair<const char*, T*>> fields) {
+  for (const auto& [key, target] : fields) {
+    Result<T> value = read(item, key, file, path);
+    if (!value) return value.error();
+    *target = std::move(*value);
+  }
+  return {};
+}
+
 // Names between braces in `text`, in order of first use; an unclosed brace is an error.
 Result<std::vector<std::string>> placeholder_names(const std::string& text) {
   std::vector<std::string> names;
@@ -60,26 +74,18 @@ Result<std::vector<std::string>> placeholder_names(const std::string& text) {
 Result<Persona> parse_persona(const json& item, const std::string& file, const std::string& path) {
   if (!item.is_object()) return error_at(file, path, "must be an object");
   Persona persona;
-  std::pair<const char*, std::string*> fields[] = {
-      {"id", &persona.id},
-      {"role", &persona.role},
-      {"domain", &persona.domain},
-      {"optimization_focus", &persona.optimization_focus},
-      {"code_style", &persona.code_style}};
-  for (auto& [key, target] : fields) {
-    auto value = required_string(item, key, file, path);
-    if (!value) return value.error();
-    *target = *value;
-  }
-  std::pair<const char*, std::vector<std::string>*> lists[] = {
-      {"families", &persona.families},
-      {"prefer_features", &persona.prefer_features},
-      {"avoid_features", &persona.avoid_features}};
-  for (auto& [key, target] : lists) {
-    auto value = optional_string_list(item, key, file, path);
-    if (!value) return value.error();
-    *target = *value;
-  }
+  Status strings = read_persona_fields(required_string, item, file, path,
+                                       {{"id", &persona.id},
+                                        {"role", &persona.role},
+                                        {"domain", &persona.domain},
+                                        {"optimization_focus", &persona.optimization_focus},
+                                        {"code_style", &persona.code_style}});
+  if (!strings) return strings.error();
+  Status lists = read_persona_fields(optional_string_list, item, file, path,
+                                     {{"families", &persona.families},
+                                      {"prefer_features", &persona.prefer_features},
+                                      {"avoid_features", &persona.avoid_features}});
+  if (!lists) return lists.error();
   return persona;
 }
 
