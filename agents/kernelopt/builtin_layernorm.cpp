@@ -228,78 +228,60 @@ TemplateValues reasoning_values(const LayernormShape& shape) {
   };
 }
 
-std::string warp_reasoning(const LayernormShape& shape) {
-  return fill_kernel_template(
-      "Three launches, two of them with one thread per row ($(REF_WARPS) warps, uncoalesced walks $(ROW_KB) KB "
-      "apart). One warp per row fuses all three: coalesced passes for the mean, the squared deviations and the "
-      "write, each reduction five __shfl_xor_sync steps, no global temporaries. Same two-pass variance as the "
-      "reference, so the numbers match closely.",
-      reasoning_values(shape));
-}
-
-std::string welford_reasoning(const LayernormShape& shape) {
-  return fill_kernel_template(
-      "Layernorm of $(ROWS) rows of $(COLS) floats with gamma and beta. The reference reads x three times through "
-      "three kernels ($(REF_BYTES)); the two statistics kernels run one thread per row, so they are both "
-      "uncoalesced and short of parallelism. A fused warp-per-row kernel fixes both, but the textbook two-pass "
-      "variance still reads the row three times (mean, deviations, write). Welford's recurrence gets mean and M2 in "
-      "one pass without the cancellation of sum(x^2) - n mean^2; each lane runs it over its $(PER_LANE) columns, "
-      "then lanes merge with Chan's formula through __shfl_down_sync down to lane 0, which broadcasts with "
-      "__shfl_sync. The merge guards empty sets, and the lanes beyond 32 - offset skip merging, so no "
-      "garbage enters lane 0. Two reads per row; the price is a division per element in the Welford update, "
-      "cheap next to the memory time of about $(TIME).",
-      reasoning_values(shape));
-}
-
-std::string block_reasoning(const LayernormShape& shape) {
-  return fill_kernel_template(
-      "Starting from the numbers: $(ROWS)x$(COLS) floats, so one read of x and one write of the output is "
-      "$(BYTES), about $(TIME) at HBM speed, while the reference's three kernels move $(REF_BYTES) and its two "
-      "statistics kernels are latency bound, one thread per row ($(REF_WARPS) warps) walking rows whose "
-      "neighbours are $(ROW_KB) KB apart. Fusion is the obvious step; the question is how to avoid re-reading the "
-      "row for the second and third passes. Options: (1) a warp per row re-reading from cache, simple but it "
-      "relies on L1 keeping 8 rows per block; (2) Welford in one pass plus a write pass, two reads; (3) keep the "
-      "row on chip. $(REGISTER_NOTE), so I keep it in shared memory: $(ROW_KB) KB per block, well under the "
-      "static 48 KB. With a 256-thread block per row, every thread loads its strided columns once, coalesced, into "
-      "shared memory while accumulating the sum; the mean comes from a two-level reduction (warp shuffles, 8 warp "
-      "partials in shared scratch, then every warp reduces those 8 so all threads hold the result); the squared "
-      "deviations are computed from shared memory in a second pass (exact two-pass variance, no Welford needed "
-      "since the data is on chip); the write pass applies gamma and beta. Each thread only reads back columns it "
-      "stored itself, so the barriers inside the reductions suffice. gamma and beta are read once per row per "
-      "column, $(COLS) floats that stay in L2 across all rows.",
-      reasoning_values(shape));
-}
-
-std::vector<KernelCandidate> layernorm_candidates(const LayernormShape& shape, const KernelTask& task) {
+std::vector<CandidateRecipe<LayernormShape>> layernorm_recipes(const LayernormShape&) {
   return {
-      make_builtin_candidate(task, "fused_warp_per_row", warp_reasoning(shape), warp_source(shape)),
-      make_builtin_candidate(task, "fused_welford_warp", welford_reasoning(shape), welford_source(shape)),
-      make_builtin_candidate(task, "fused_block_shared_row", block_reasoning(shape), block_source(shape)),
+      {"fused_warp_per_row", warp_source,
+       "Three launches, two of them with one thread per row ($(REF_WARPS) warps, uncoalesced walks $(ROW_KB) KB "
+       "apart). One warp per row fuses all three: coalesced passes for the mean, the squared deviations and the "
+       "write, each reduction five __shfl_xor_sync steps, no global temporaries. Same two-pass variance as the "
+       "reference, so the numbers match closely."},
+      {"fused_welford_warp", welford_source,
+       "Layernorm of $(ROWS) rows of $(COLS) floats with gamma and beta. The reference reads x three times through "
+       "three kernels ($(REF_BYTES)); the two statistics kernels run one thread per row, so they are both "
+       "uncoalesced and short of parallelism. A fused warp-per-row kernel fixes both, but the textbook two-pass "
+       "variance still reads the row three times (mean, deviations, write). Welford's recurrence gets mean and M2 in "
+       "one pass without the cancellation of sum(x^2) - n mean^2; each lane runs it over its $(PER_LANE) columns, "
+       "then lanes merge with Chan's formula through __shfl_down_sync down to lane 0, which broadcasts with "
+       "__shfl_sync. The merge guards empty sets, and the lanes beyond 32 - offset skip merging, so no "
+       "garbage enters lane 0. Two reads per row; the price is a division per element in the Welford update, "
+       "cheap next to the memory time of about $(TIME)."},
+      {"fused_block_shared_row", block_source,
+       "Starting from the numbers: $(ROWS)x$(COLS) floats, so one read of x and one write of the output is "
+       "$(BYTES), about $(TIME) at HBM speed, while the reference's three kernels move $(REF_BYTES) and its two "
+       "statistics kernels are latency bound, one thread per row ($(REF_WARPS) warps) walking rows whose "
+       "neighbours are $(ROW_KB) KB apart. Fusion is the obvious step; the question is how to avoid re-reading the "
+       "row for the second and third passes. Options: (1) a warp per row re-reading from cache, simple but it "
+       "relies on L1 keeping 8 rows per block; (2) Welford in one pass plus a write pass, two reads; (3) keep the "
+       "row on chip. $(REGISTER_NOTE), so I keep it in shared memory: $(ROW_KB) KB per block, well under the "
+       "static 48 KB. With a 256-thread block per row, every thread loads its strided columns once, coalesced, into "
+       "shared memory while accumulating the sum; the mean comes from a two-level reduction (warp shuffles, 8 warp "
+       "partials in shared scratch, then every warp reduces those 8 so all threads hold the result); the squared "
+       "deviations are computed from shared memory in a second pass (exact two-pass variance, no Welford needed "
+       "since the data is on chip); the write pass applies gamma and beta. Each thread only reads back columns it "
+       "stored itself, so the barriers inside the reductions suffice. gamma and beta are read once per row per "
+       "column, $(COLS) floats that stay in L2 across all rows."},
   };
 }
 
 KernelTask layernorm_task(const LayernormShape& shape) {
   int64_t elements = int64_t(shape.rows) * shape.cols;
-  KernelTask task;
-  task.name = shape.name;
-  task.operator_type = kFusionOperator;
-  task.domain = "tensor";
-  task.description = "layernorm over each row of a " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
-                     " matrix with gamma and beta (eps 1e-5); the reference runs mean, variance and normalize as 3 "
-                     "kernels";
-  task.inputs = {{"x", elements}, {"gamma", shape.cols}, {"beta", shape.cols}};
-  task.output = {"out", elements};
-  task.reference_source = reference_source(shape);
-  return task;
+  return {.name = shape.name,
+          .operator_type = kFusionOperator,
+          .domain = "tensor",
+          .description = "layernorm over each row of a " + std::to_string(shape.rows) + "x" +
+                         std::to_string(shape.cols) +
+                         " matrix with gamma and beta (eps 1e-5); the reference runs mean, variance and normalize as "
+                         "3 kernels",
+          .inputs = {{"x", elements}, {"gamma", shape.cols}, {"beta", shape.cols}},
+          .output = {"out", elements},
+          .reference_source = reference_source(shape)};
 }
 
 }  // namespace
 
 void add_layernorm_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const LayernormShape& shape : layernorm_shapes()) {
-    entries.push_back(
-        {layernorm_task(shape), [shape](const KernelTask& task) { return layernorm_candidates(shape, task); }});
-  }
+  add_family_tasks(entries,
+                   TaskFamily<LayernormShape>{layernorm_shapes(), layernorm_task, reasoning_values, layernorm_recipes});
 }
 
 }  // namespace tailforge

@@ -220,79 +220,60 @@ TemplateValues reasoning_values(const SoftmaxShape& shape) {
   };
 }
 
-std::string warp_reasoning(const SoftmaxShape& shape) {
-  return fill_kernel_template(
-      "The reference is four launches: a row max and a row sum with one thread per row (only $(REF_WARPS) warps, "
-      "uncoalesced row walks), and two elementwise passes that write and re-read a full exp buffer, $(REF_BYTES) "
-      "of traffic against $(BYTES) for one read and one write. Fusing per row with a warp per row removes the "
-      "buffer and the launches: lanes stride the row coalesced, the max and the sum are five __shfl_xor_sync "
-      "steps each (xor so every lane has the result), and the write pass recomputes expf instead of storing it. "
-      "The row is read three times, but $(L1_NOTE).",
-      reasoning_values(shape));
-}
-
-std::string online_reasoning(const SoftmaxShape& shape) {
-  return fill_kernel_template(
-      "Softmax over $(ROWS) rows of $(COLS). The reference's exp buffer and four launches cost $(REF_BYTES) of "
-      "traffic; the fused minimum is $(BYTES) (about $(TIME)). A warp-per-row fused kernel still reads each row "
-      "three times (max, sum, write). The online-softmax recurrence merges the first two: each lane keeps a running "
-      "max m and a sum s relative to it, rescaling s by exp(m_old - m_new) when the max grows, and pairs (m, s) "
-      "merge across lanes the same way with shuffles. Two reads per row instead of three, at the cost of an extra "
-      "expf when the max changes. m starts at -FLT_MAX rather than -inf so that a merge of two empty states "
-      "computes exp(0) * 0 instead of NaN; with $(COLS) columns every lane sees at least one element anyway.",
-      reasoning_values(shape));
-}
-
-std::string block_reasoning(const SoftmaxShape& shape) {
-  return fill_kernel_template(
-      "Where does the reference spend its time? Four kernels. The row max and row sum kernels give each of the "
-      "$(ROWS) rows to one thread, $(REF_WARPS) warps in total, with each thread walking $(COLS) floats while its "
-      "warp neighbours are $(ROW_KB) KB away; these are latency bound and badly uncoalesced. The exp and divide "
-      "kernels are fine individually but exist only because of the unfused structure, and together they write and "
-      "read back a $(ROWS)x$(COLS) exp buffer, so total traffic is $(REF_BYTES) versus $(BYTES) for a fused kernel "
-      "that reads x once and writes the output once. So: fuse, and reduce each row cooperatively. A warp per row "
-      "is the usual choice, but it re-reads the row from cache for each pass. Here I give each row a 256-thread "
-      "block and keep the row in shared memory ($(ROW_KB) KB, well under the 48 KB static limit): the row is read "
-      "from global memory exactly once, the exponentials overwrite it in place, and the final pass scales from "
-      "shared memory, so global traffic is exactly the minimum. Reductions are two-level: __shfl_xor_sync inside "
-      "each warp, the 8 warp results through shared scratch, then every warp reduces the 8 values so all threads "
-      "hold the result without an extra broadcast. Each thread only reads back the columns it wrote itself, so no "
-      "barrier is needed around the shared row beyond those inside the reductions; the reductions end with a "
-      "barrier so the scratch can be reused. Occupancy: $(ROWS) blocks is about $(ROWS_PER_SM) per SM, and the "
-      "shared footprint allows several resident blocks, so the SMs stay busy. The risk is the three barriers per "
-      "row, which a warp-per-row kernel avoids; for long rows the single global read should win.",
-      reasoning_values(shape));
-}
-
-std::vector<KernelCandidate> softmax_candidates(const SoftmaxShape& shape, const KernelTask& task) {
+std::vector<CandidateRecipe<SoftmaxShape>> softmax_recipes(const SoftmaxShape&) {
   return {
-      make_builtin_candidate(task, "fused_warp_per_row", warp_reasoning(shape), warp_source(shape)),
-      make_builtin_candidate(task, "fused_online_softmax", online_reasoning(shape), online_source(shape)),
-      make_builtin_candidate(task, "fused_block_shared_row", block_reasoning(shape), block_source(shape)),
+      {"fused_warp_per_row", warp_source,
+       "The reference is four launches: a row max and a row sum with one thread per row (only $(REF_WARPS) warps, "
+       "uncoalesced row walks), and two elementwise passes that write and re-read a full exp buffer, $(REF_BYTES) "
+       "of traffic against $(BYTES) for one read and one write. Fusing per row with a warp per row removes the "
+       "buffer and the launches: lanes stride the row coalesced, the max and the sum are five __shfl_xor_sync "
+       "steps each (xor so every lane has the result), and the write pass recomputes expf instead of storing it. "
+       "The row is read three times, but $(L1_NOTE)."},
+      {"fused_online_softmax", online_source,
+       "Softmax over $(ROWS) rows of $(COLS). The reference's exp buffer and four launches cost $(REF_BYTES) of "
+       "traffic; the fused minimum is $(BYTES) (about $(TIME)). A warp-per-row fused kernel still reads each row "
+       "three times (max, sum, write). The online-softmax recurrence merges the first two: each lane keeps a running "
+       "max m and a sum s relative to it, rescaling s by exp(m_old - m_new) when the max grows, and pairs (m, s) "
+       "merge across lanes the same way with shuffles. Two reads per row instead of three, at the cost of an extra "
+       "expf when the max changes. m starts at -FLT_MAX rather than -inf so that a merge of two empty states "
+       "computes exp(0) * 0 instead of NaN; with $(COLS) columns every lane sees at least one element anyway."},
+      {"fused_block_shared_row", block_source,
+       "Where does the reference spend its time? Four kernels. The row max and row sum kernels give each of the "
+       "$(ROWS) rows to one thread, $(REF_WARPS) warps in total, with each thread walking $(COLS) floats while its "
+       "warp neighbours are $(ROW_KB) KB away; these are latency bound and badly uncoalesced. The exp and divide "
+       "kernels are fine individually but exist only because of the unfused structure, and together they write and "
+       "read back a $(ROWS)x$(COLS) exp buffer, so total traffic is $(REF_BYTES) versus $(BYTES) for a fused kernel "
+       "that reads x once and writes the output once. So: fuse, and reduce each row cooperatively. A warp per row "
+       "is the usual choice, but it re-reads the row from cache for each pass. Here I give each row a 256-thread "
+       "block and keep the row in shared memory ($(ROW_KB) KB, well under the 48 KB static limit): the row is read "
+       "from global memory exactly once, the exponentials overwrite it in place, and the final pass scales from "
+       "shared memory, so global traffic is exactly the minimum. Reductions are two-level: __shfl_xor_sync inside "
+       "each warp, the 8 warp results through shared scratch, then every warp reduces the 8 values so all threads "
+       "hold the result without an extra broadcast. Each thread only reads back the columns it wrote itself, so no "
+       "barrier is needed around the shared row beyond those inside the reductions; the reductions end with a "
+       "barrier so the scratch can be reused. Occupancy: $(ROWS) blocks is about $(ROWS_PER_SM) per SM, and the "
+       "shared footprint allows several resident blocks, so the SMs stay busy. The risk is the three barriers per "
+       "row, which a warp-per-row kernel avoids; for long rows the single global read should win."},
   };
 }
 
 KernelTask softmax_task(const SoftmaxShape& shape) {
   int64_t elements = int64_t(shape.rows) * shape.cols;
-  KernelTask task;
-  task.name = shape.name;
-  task.operator_type = kFusionOperator;
-  task.domain = "tensor";
-  task.description = "softmax over each row of a " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
-                     " matrix; the reference runs max, exp, sum and divide as 4 kernels";
-  task.inputs.push_back({"x", elements});
-  task.output = {"out", elements};
-  task.reference_source = reference_source(shape);
-  return task;
+  return {.name = shape.name,
+          .operator_type = kFusionOperator,
+          .domain = "tensor",
+          .description = "softmax over each row of a " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
+                         " matrix; the reference runs max, exp, sum and divide as 4 kernels",
+          .inputs = {{"x", elements}},
+          .output = {"out", elements},
+          .reference_source = reference_source(shape)};
 }
 
 }  // namespace
 
 void add_softmax_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const SoftmaxShape& shape : softmax_shapes()) {
-    entries.push_back(
-        {softmax_task(shape), [shape](const KernelTask& task) { return softmax_candidates(shape, task); }});
-  }
+  add_family_tasks(entries,
+                   TaskFamily<SoftmaxShape>{softmax_shapes(), softmax_task, reasoning_values, softmax_recipes});
 }
 
 }  // namespace tailforge
