@@ -403,16 +403,15 @@ std::vector<CandidateRecipe<ElementwiseOp>> elementwise_recipes(const Elementwis
 }
 
 KernelTask elementwise_task(const ElementwiseOp& op) {
-  KernelTask task;
-  task.name = op.name;
-  task.operator_type = op.operator_type;
-  task.domain = "tensor";
-  task.description = op.description;
-  task.inputs.push_back({"x", op.count});
-  if (op.inputs == 2) task.inputs.push_back({"y", op.count});
-  task.output = {"out", op.count};
-  task.reference_source = reference_source(op);
-  return task;
+  std::vector<KernelBuffer> inputs = {{"x", op.count}};
+  if (op.inputs == 2) inputs.push_back({"y", op.count});
+  return {.name = op.name,
+          .operator_type = op.operator_type,
+          .domain = "tensor",
+          .description = op.description,
+          .inputs = inputs,
+          .output = {"out", op.count},
+          .reference_source = reference_source(op)};
 }
 
 }  // namespace

@@ -312,22 +312,21 @@ std::vector<CandidateRecipe<GemmShape>> gemm_recipes(const GemmShape& shape) {
 }
 
 KernelTask gemm_task(const GemmShape& shape) {
-  KernelTask task;
-  task.name = shape.name;
-  task.operator_type = shape.bias_relu ? kFusionOperator : kMatmulOperator;
-  task.domain = shape.bias_relu ? "tensor" : "linalg";
   std::string dims = std::to_string(shape.m) + "x" + std::to_string(shape.k) + " times " + std::to_string(shape.k) +
                      "x" + std::to_string(shape.n);
-  task.description = shape.bias_relu ? "relu(A B + bias), " + dims +
-                                           " row-major with a per-column bias; the reference runs the product and "
-                                           "the bias+relu as 2 kernels"
-                                     : "C = A B, " + dims + " row-major";
-  task.inputs = {{"a", int64_t(shape.m) * shape.k}, {"b", int64_t(shape.k) * shape.n}};
-  if (shape.bias_relu) task.inputs.push_back({"bias", shape.n});
-  task.output = {"c", int64_t(shape.m) * shape.n};
-  task.flops = 2.0 * shape.m * shape.n * shape.k;  // one multiply and one add per term
-  task.reference_source = reference_source(shape);
-  return task;
+  std::vector<KernelBuffer> inputs = {{"a", int64_t(shape.m) * shape.k}, {"b", int64_t(shape.k) * shape.n}};
+  if (shape.bias_relu) inputs.push_back({"bias", shape.n});
+  return {.name = shape.name,
+          .operator_type = shape.bias_relu ? kFusionOperator : kMatmulOperator,
+          .domain = shape.bias_relu ? "tensor" : "linalg",
+          .description = shape.bias_relu ? "relu(A B + bias), " + dims +
+                                               " row-major with a per-column bias; the reference runs the product "
+                                               "and the bias+relu as 2 kernels"
+                                         : "C = A B, " + dims + " row-major",
+          .inputs = inputs,
+          .output = {"c", int64_t(shape.m) * shape.n},
+          .reference_source = reference_source(shape),
+          .flops = 2.0 * shape.m * shape.n * shape.k};  // one multiply and one add per term
 }
 
 }  // namespace

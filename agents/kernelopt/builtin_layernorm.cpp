@@ -18,14 +18,7 @@ std::vector<LayernormShape> layernorm_shapes() {
 }
 
 std::string prelude(const LayernormShape& shape) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-constexpr float kEpsilon = 1e-5f;
-
-)",
-                              {{"ROWS", std::to_string(shape.rows)}, {"COLS", std::to_string(shape.cols)}});
+  return kernel_prelude({{"kRows", shape.rows}, {"kCols", shape.cols}}) + "constexpr float kEpsilon = 1e-5f;\n\n";
 }
 
 std::string reference_source(const LayernormShape& shape) {
@@ -71,31 +64,39 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
 )";
 }
 
-const char* kLayernormWarpLaunch = R"(
-void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
-  layernorm_warp<<<(kRows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(
-      inputs[0], inputs[1], inputs[2], output);
-}
-)";
+// A warp-per-row unit: `helpers` above the kernel, which takes a row with one warp, runs
+// `statistics` (the row's mean and inverse_std) and writes the normalized row.
+std::string layernorm_warp_unit(const LayernormShape& shape, const char* helpers, const char* statistics) {
+  return prelude(shape) + fill_kernel_template(R"(constexpr int kWarpsPerBlock = 8;
 
-std::string warp_source(const LayernormShape& shape) {
-  return prelude(shape) + R"(constexpr int kWarpsPerBlock = 8;
-
-__device__ __forceinline__ float warp_sum(float value) {
-  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
-  return value;
-}
-
-// One warp per row: mean, then the sum of squared deviations, then the normalized write, each a
-// coalesced pass over the row; the re-reads come from L1/L2.
-__global__ void layernorm_warp(const float* __restrict__ x, const float* __restrict__ gamma,
+$(HELPERS)__global__ void layernorm_warp(const float* __restrict__ x, const float* __restrict__ gamma,
                                const float* __restrict__ beta, float* __restrict__ out) {
   const int lane = threadIdx.x & 31;
   const int row = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
   if (row >= kRows) return;  // the whole warp leaves together
   const float* in = x + int64_t(row) * kCols;
   float* dst = out + int64_t(row) * kCols;
-  float s = 0.0f;
+$(STATISTICS)  for (int c = lane; c < kCols; c += 32) dst[c] = (in[c] - mean) * inverse_std * gamma[c] + beta[c];
+}
+
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  layernorm_warp<<<(kRows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(
+      inputs[0], inputs[1], inputs[2], output);
+}
+)",
+                                               {{"HELPERS", helpers}, {"STATISTICS", statistics}});
+}
+
+std::string warp_source(const LayernormShape& shape) {
+  return layernorm_warp_unit(shape, R"(__device__ __forceinline__ float warp_sum(float value) {
+  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+// One warp per row: mean, then the sum of squared deviations, then the normalized write, each a
+// coalesced pass over the row; the re-reads come from L1/L2.
+)",
+                             R"(  float s = 0.0f;
   for (int c = lane; c < kCols; c += 32) s += in[c];
   const float mean = warp_sum(s) / float(kCols);
   float q = 0.0f;
@@ -104,15 +105,12 @@ __global__ void layernorm_warp(const float* __restrict__ x, const float* __restr
     q += d * d;
   }
   const float inverse_std = 1.0f / sqrtf(warp_sum(q) / float(kCols) + kEpsilon);
-  for (int c = lane; c < kCols; c += 32) dst[c] = (in[c] - mean) * inverse_std * gamma[c] + beta[c];
-}
-)" + kLayernormWarpLaunch;
+)");
 }
 
 std::string welford_source(const LayernormShape& shape) {
-  return prelude(shape) + R"(constexpr int kWarpsPerBlock = 8;
-
-// Welford statistics of a set of values: count, mean and the sum of squared deviations.
+  return layernorm_warp_unit(shape,
+                             R"(// Welford statistics of a set of values: count, mean and the sum of squared deviations.
 struct Moments {
   float count;
   float mean;
@@ -131,14 +129,8 @@ __device__ __forceinline__ Moments merge(Moments a, Moments b) {
 
 // One warp per row: a single Welford pass gives mean and variance (lanes merge down to lane 0,
 // which broadcasts), then one normalized write pass: the row is read twice.
-__global__ void layernorm_warp(const float* __restrict__ x, const float* __restrict__ gamma,
-                               const float* __restrict__ beta, float* __restrict__ out) {
-  const int lane = threadIdx.x & 31;
-  const int row = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= kRows) return;  // the whole warp leaves together
-  const float* in = x + int64_t(row) * kCols;
-  float* dst = out + int64_t(row) * kCols;
-  Moments moments = {0.0f, 0.0f, 0.0f};
+)",
+                             R"(  Moments moments = {0.0f, 0.0f, 0.0f};
   for (int c = lane; c < kCols; c += 32) {
     const float v = in[c];
     moments.count += 1.0f;
@@ -156,9 +148,7 @@ __global__ void layernorm_warp(const float* __restrict__ x, const float* __restr
   const float mean = __shfl_sync(0xffffffffu, moments.mean, 0);
   const float m2 = __shfl_sync(0xffffffffu, moments.m2, 0);
   const float inverse_std = 1.0f / sqrtf(m2 / float(kCols) + kEpsilon);
-  for (int c = lane; c < kCols; c += 32) dst[c] = (in[c] - mean) * inverse_std * gamma[c] + beta[c];
-}
-)" + kLayernormWarpLaunch;
+)");
 }
 
 std::string block_source(const LayernormShape& shape) {
@@ -211,21 +201,18 @@ TemplateValues reasoning_values(const LayernormShape& shape) {
   int64_t elements = int64_t(shape.rows) * shape.cols;
   int64_t minimal = elements * 8;
   int64_t reference = elements * 4 * 4;  // mean reads x, variance reads x, normalize reads x and writes
-  return {
-      {"ROWS", std::to_string(shape.rows)},
-      {"COLS", std::to_string(shape.cols)},
-      {"BYTES", megabytes_text(minimal)},
-      {"TIME", hbm_time_text(minimal)},
-      {"REF_BYTES", megabytes_text(reference)},
-      {"ROW_KB", ratio_text(static_cast<double>(shape.cols) * 4 / 1024)},
-      {"PER_LANE", std::to_string((shape.cols + 31) / 32)},
-      {"REF_WARPS", std::to_string((shape.rows + 31) / 32)},
-      {"REGISTER_NOTE", shape.cols <= 1024
-                            ? "Holding the row in registers would take " + std::to_string((shape.cols + 31) / 32) +
-                                  " floats per lane, feasible at this width but it ties the kernel to the shape"
-                            : "Holding the row in registers would take " + std::to_string((shape.cols + 31) / 32) +
-                                  " floats per lane, which spills at this width"},
-  };
+  return row_values(
+      shape.rows, shape.cols,
+      {
+          {"BYTES", megabytes_text(minimal)},
+          {"TIME", hbm_time_text(minimal)},
+          {"REF_BYTES", megabytes_text(reference)},
+          {"REGISTER_NOTE", shape.cols <= 1024
+                                ? "Holding the row in registers would take " + std::to_string((shape.cols + 31) / 32) +
+                                      " floats per lane, feasible at this width but it ties the kernel to the shape"
+                                : "Holding the row in registers would take " + std::to_string((shape.cols + 31) / 32) +
+                                      " floats per lane, which spills at this width"},
+      });
 }
 
 std::vector<CandidateRecipe<LayernormShape>> layernorm_recipes(const LayernormShape&) {

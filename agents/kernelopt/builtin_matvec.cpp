@@ -18,13 +18,7 @@ std::vector<MatvecShape> matvec_shapes() {
 }
 
 std::string prelude(const MatvecShape& shape) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-
-)",
-                              {{"ROWS", std::to_string(shape.rows)}, {"COLS", std::to_string(shape.cols)}});
+  return kernel_prelude({{"kRows", shape.rows}, {"kCols", shape.cols}}) + "\n";
 }
 
 // ---- y = A x ----

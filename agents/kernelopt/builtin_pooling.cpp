@@ -16,17 +16,13 @@ std::vector<PoolShape> pool_shapes() {
 }
 
 std::string prelude(const PoolShape& shape) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kHeight = $(HEIGHT);
-constexpr int kWidth = $(WIDTH);
-constexpr int kOutHeight = kHeight / 2;
+  return kernel_prelude({{"kHeight", shape.height}, {"kWidth", shape.width}}) +
+         R"(constexpr int kOutHeight = kHeight / 2;
 constexpr int kOutWidth = kWidth / 2;
 
 __device__ __forceinline__ float max4(float a, float b, float c, float d) { return fmaxf(fmaxf(a, b), fmaxf(c, d)); }
 
-)",
-                              {{"HEIGHT", std::to_string(shape.height)}, {"WIDTH", std::to_string(shape.width)}});
+)";
 }
 
 const char* kScalarPool = R"(__global__ void maxpool_scalar(const float* in, float* out) {

@@ -36,20 +36,15 @@ std::vector<RowReduction> row_reductions() {
 
 // Constants and the three device functions every unit of the task shares.
 std::string prelude(const RowReduction& reduction) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-constexpr float kIdentity = $(IDENTITY);
+  return kernel_prelude({{"kRows", reduction.rows}, {"kCols", reduction.cols}}) +
+         fill_kernel_template(R"(constexpr float kIdentity = $(IDENTITY);
 
 __device__ __forceinline__ float combine(float a, float b) { return $(COMBINE); }
 __device__ __forceinline__ float transform(float value) { return $(TRANSFORM); }
 __device__ __forceinline__ float finish(float acc) { return $(FINISH); }
 
 )",
-                              {{"ROWS", std::to_string(reduction.rows)},
-                               {"COLS", std::to_string(reduction.cols)},
-                               {"IDENTITY", reduction.is_max ? "-3.402823466e+38f" : "0.0f"},
+                              {{"IDENTITY", reduction.is_max ? "-3.402823466e+38f" : "0.0f"},
                                {"COMBINE", reduction.is_max ? "fmaxf(a, b)" : "a + b"},
                                {"TRANSFORM", reduction.transform},
                                {"FINISH", reduction.finish}});
@@ -156,33 +151,29 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
 
 TemplateValues reasoning_values(const RowReduction& reduction) {
   int64_t bytes = int64_t(reduction.rows) * reduction.cols * 4;
-  int per_lane = (reduction.cols + 31) / 32;
   int per_thread = (reduction.cols + 255) / 256;
-  return {
-      {"ROWS", std::to_string(reduction.rows)},
-      {"COLS", std::to_string(reduction.cols)},
-      {"WHAT", reduction.what},
-      {"BYTES", megabytes_text(bytes)},
-      {"TIME", hbm_time_text(bytes)},
-      {"ROW_BYTES", std::to_string(int64_t(reduction.cols) * 4)},
-      {"PER_LANE", std::to_string(per_lane)},
-      {"PER_THREAD", std::to_string(per_thread)},
-      {"WARP_BLOCKS", std::to_string((reduction.rows + 7) / 8)},
-      {"REF_WARPS", std::to_string((reduction.rows + 31) / 32)},
-      {"TAIL", reduction.cols % 32 == 0
-                   ? "The row length divides by 32, so every lane gets the same count"
-                   : "The row length leaves " + count_text(reduction.cols % 32, "column", "columns") +
-                         " over, which the loop bound covers for the first lanes"},
-      {"COMBINE_NOTE", reduction.is_max ? "max is exact, so the order of the tree does not matter"
-                                        : "the tree changes the summation order, which moves the result by a few "
-                                          "ulps of the row's partial sums, well inside the tolerance"},
-      {"FIT", per_thread <= 2 ? "With only " + std::to_string(reduction.cols) +
-                                    " columns most of the 256 threads get one or two elements, so the loop is "
-                                    "short and the tree's 8 synchronized steps are a large share of the time; this "
-                                    "shape favours the warp version."
-                              : "Each thread accumulates about " + std::to_string(per_thread) +
-                                    " elements before the tree, enough work to amortize its 8 synchronized steps."},
-  };
+  return row_values(
+      reduction.rows, reduction.cols,
+      {
+          {"WHAT", reduction.what},
+          {"BYTES", megabytes_text(bytes)},
+          {"TIME", hbm_time_text(bytes)},
+          {"PER_THREAD", std::to_string(per_thread)},
+          {"WARP_BLOCKS", std::to_string((reduction.rows + 7) / 8)},
+          {"TAIL", reduction.cols % 32 == 0
+                       ? "The row length divides by 32, so every lane gets the same count"
+                       : "The row length leaves " + count_text(reduction.cols % 32, "column", "columns") +
+                             " over, which the loop bound covers for the first lanes"},
+          {"COMBINE_NOTE", reduction.is_max ? "max is exact, so the order of the tree does not matter"
+                                            : "the tree changes the summation order, which moves the result by a few "
+                                              "ulps of the row's partial sums, well inside the tolerance"},
+          {"FIT", per_thread <= 2 ? "With only " + std::to_string(reduction.cols) +
+                                        " columns most of the 256 threads get one or two elements, so the loop is "
+                                        "short and the tree's 8 synchronized steps are a large share of the time; this "
+                                        "shape favours the warp version."
+                                  : "Each thread accumulates about " + std::to_string(per_thread) +
+                                        " elements before the tree, enough work to amortize its 8 synchronized steps."},
+      });
 }
 
 std::vector<CandidateRecipe<RowReduction>> row_reduction_recipes(const RowReduction&) {

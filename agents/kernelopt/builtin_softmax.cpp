@@ -17,14 +17,8 @@ std::vector<SoftmaxShape> softmax_shapes() {
 }
 
 std::string prelude(const SoftmaxShape& shape) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-constexpr float kLowest = -3.402823466e+38f;
-
-)",
-                              {{"ROWS", std::to_string(shape.rows)}, {"COLS", std::to_string(shape.cols)}});
+  return kernel_prelude({{"kRows", shape.rows}, {"kCols", shape.cols}}) +
+         "constexpr float kLowest = -3.402823466e+38f;\n\n";
 }
 
 std::string reference_source(const SoftmaxShape& shape) {
@@ -73,48 +67,48 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
 )";
 }
 
-const char* kSoftmaxWarpLaunch = R"(
-void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
-  softmax_warp<<<(kRows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(inputs[0], output);
-}
-)";
+// A warp-per-row unit: `comment` above the kernel, which takes a row with one warp, runs
+// `statistics` (the row's max m and the sum s of exp(x - m)) and writes the row scaled by 1 / s.
+std::string softmax_warp_unit(const SoftmaxShape& shape, const char* comment, const char* statistics) {
+  return prelude(shape) + fill_kernel_template(R"(constexpr int kWarpsPerBlock = 8;
 
-std::string warp_source(const SoftmaxShape& shape) {
-  return prelude(shape) + R"(constexpr int kWarpsPerBlock = 8;
-
-// One warp per row, three coalesced passes over it (max, sum of exp, write); the row's
-// re-reads mostly hit L1/L2.
-__global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ out) {
+$(COMMENT)__global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ out) {
   const int lane = threadIdx.x & 31;
   const int row = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
   if (row >= kRows) return;  // the whole warp leaves together
   const float* in = x + int64_t(row) * kCols;
   float* dst = out + int64_t(row) * kCols;
   float m = kLowest;
-  for (int c = lane; c < kCols; c += 32) m = fmaxf(m, in[c]);
+$(STATISTICS)  const float inverse = 1.0f / s;
+  for (int c = lane; c < kCols; c += 32) dst[c] = expf(in[c] - m) * inverse;
+}
+
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  softmax_warp<<<(kRows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(inputs[0], output);
+}
+)",
+                                               {{"COMMENT", comment}, {"STATISTICS", statistics}});
+}
+
+std::string warp_source(const SoftmaxShape& shape) {
+  return softmax_warp_unit(shape,
+                           R"(// One warp per row, three coalesced passes over it (max, sum of exp, write); the row's
+// re-reads mostly hit L1/L2.
+)",
+                           R"(  for (int c = lane; c < kCols; c += 32) m = fmaxf(m, in[c]);
   for (int offset = 16; offset > 0; offset >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
   float s = 0.0f;
   for (int c = lane; c < kCols; c += 32) s += expf(in[c] - m);
   for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_xor_sync(0xffffffffu, s, offset);
-  const float inverse = 1.0f / s;
-  for (int c = lane; c < kCols; c += 32) dst[c] = expf(in[c] - m) * inverse;
-}
-)" + kSoftmaxWarpLaunch;
+)");
 }
 
 std::string online_source(const SoftmaxShape& shape) {
-  return prelude(shape) + R"(constexpr int kWarpsPerBlock = 8;
-
-// One warp per row. Pass 1 keeps a running max and a sum rescaled to it (online softmax), so the
+  return softmax_warp_unit(
+      shape, R"(// One warp per row. Pass 1 keeps a running max and a sum rescaled to it (online softmax), so the
 // row is read twice instead of three times; lanes merge their (max, sum) pairs with shuffles.
-__global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ out) {
-  const int lane = threadIdx.x & 31;
-  const int row = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= kRows) return;  // the whole warp leaves together
-  const float* in = x + int64_t(row) * kCols;
-  float* dst = out + int64_t(row) * kCols;
-  float m = kLowest;
-  float s = 0.0f;
+)",
+      R"(  float s = 0.0f;
   for (int c = lane; c < kCols; c += 32) {
     const float v = in[c];
     if (v > m) {
@@ -131,10 +125,7 @@ __global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ ou
     s = s * expf(m - m_new) + s_other * expf(m_other - m_new);
     m = m_new;
   }
-  const float inverse = 1.0f / s;
-  for (int c = lane; c < kCols; c += 32) dst[c] = expf(in[c] - m) * inverse;
-}
-)" + kSoftmaxWarpLaunch;
+)");
 }
 
 std::string block_source(const SoftmaxShape& shape) {
@@ -201,23 +192,20 @@ TemplateValues reasoning_values(const SoftmaxShape& shape) {
   int64_t minimal = elements * 8;
   // max reads x; exp reads x, writes exps; sum reads exps; divide reads exps, writes out
   int64_t reference = elements * 4 * 6;
-  return {
-      {"ROWS", std::to_string(shape.rows)},
-      {"COLS", std::to_string(shape.cols)},
-      {"BYTES", megabytes_text(minimal)},
-      {"TIME", hbm_time_text(minimal)},
-      {"REF_BYTES", megabytes_text(reference)},
-      {"ROW_KB", ratio_text(static_cast<double>(shape.cols) * 4 / 1024)},
-      {"PER_LANE", std::to_string((shape.cols + 31) / 32)},
-      {"REF_WARPS", std::to_string((shape.rows + 31) / 32)},
-      {"ROWS_PER_SM", ratio_text(static_cast<double>(shape.rows) / 132)},
-      {"L1_NOTE", shape.cols * 4 * 8 <= 48 * 1024
-                      ? "a block's 8 rows are " + ratio_text(shape.cols * 4 * 8 / 1024.0) +
-                            " KB, so the second and third passes mostly hit L1"
-                      : "a block's 8 rows are " + ratio_text(shape.cols * 4 * 8 / 1024.0) +
-                            " KB, more than L1 keeps reliably next to other blocks, so the re-reads partly come "
-                            "from L2"},
-  };
+  return row_values(
+      shape.rows, shape.cols,
+      {
+          {"BYTES", megabytes_text(minimal)},
+          {"TIME", hbm_time_text(minimal)},
+          {"REF_BYTES", megabytes_text(reference)},
+          {"ROWS_PER_SM", ratio_text(static_cast<double>(shape.rows) / 132)},
+          {"L1_NOTE", shape.cols * 4 * 8 <= 48 * 1024
+                          ? "a block's 8 rows are " + ratio_text(shape.cols * 4 * 8 / 1024.0) +
+                                " KB, so the second and third passes mostly hit L1"
+                          : "a block's 8 rows are " + ratio_text(shape.cols * 4 * 8 / 1024.0) +
+                                " KB, more than L1 keeps reliably next to other blocks, so the re-reads partly come "
+                                "from L2"},
+      });
 }
 
 std::vector<CandidateRecipe<SoftmaxShape>> softmax_recipes(const SoftmaxShape&) {

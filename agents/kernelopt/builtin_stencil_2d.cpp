@@ -62,22 +62,15 @@ std::string prelude_2d(const Stencil2d& stencil) {
     params += (i ? ", float " : "float ") + tap_name(stencil.taps[i]);
     sum += (i ? " + " : "") + tap_name(stencil.taps[i]);
   }
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kHeight = $(HEIGHT);
-constexpr int kWidth = $(WIDTH);
-
+  return kernel_prelude({{"kHeight", stencil.height}, {"kWidth", stencil.width}}) +
+         fill_kernel_template(R"(
 __device__ __forceinline__ int clamp_index(int value, int limit) {
   return value < 0 ? 0 : (value >= limit ? limit - 1 : value);
 }
 __device__ __forceinline__ float stencil($(PARAMS)) { return $(SCALE) * ($(SUM)); }
 
 )",
-                              {{"HEIGHT", std::to_string(stencil.height)},
-                               {"WIDTH", std::to_string(stencil.width)},
-                               {"PARAMS", params},
-                               {"SCALE", stencil.scale},
-                               {"SUM", sum}});
+                              {{"PARAMS", params}, {"SCALE", stencil.scale}, {"SUM", sum}});
 }
 
 std::string reference_2d(const Stencil2d& stencil) {

@@ -15,16 +15,8 @@ std::vector<TransposeShape> transpose_shapes() {
   return {{"transpose_4096x4096", 4096, 4096}, {"transpose_3000x5003", 3000, 5003}};
 }
 
-TemplateValues shape_values(const TransposeShape& shape) {
-  return {{"ROWS", std::to_string(shape.rows)}, {"COLS", std::to_string(shape.cols)}};
-}
-
 std::string reference_source(const TransposeShape& shape) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-
+  return kernel_prelude({{"kRows", shape.rows}, {"kCols", shape.cols}}) + R"(
 // One thread per element: reads along a row (coalesced), writes down a column (stride kRows).
 __global__ void transpose_naive(const float* in, float* out) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -37,23 +29,14 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
   const dim3 grid((kCols + 15) / 16, (kRows + 15) / 16);
   transpose_naive<<<grid, block, 0, stream>>>(inputs[0], output);
 }
-)",
-                              shape_values(shape));
+)";
 }
 
 // A kTile x kTile tile through padded shared memory, blockDim (kTile, kBlockRows): each thread
 // moves kTile / kBlockRows elements in and out.
 std::string tiled_source(const TransposeShape& shape, int tile, int block_rows) {
-  TemplateValues values = shape_values(shape);
-  values.push_back({"TILE", std::to_string(tile)});
-  values.push_back({"BLOCK_ROWS", std::to_string(block_rows)});
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-constexpr int kTile = $(TILE);
-constexpr int kBlockRows = $(BLOCK_ROWS);
-
+  return kernel_prelude({{"kRows", shape.rows}, {"kCols", shape.cols}, {"kTile", tile}, {"kBlockRows", block_rows}}) +
+         R"(
 // Reads a tile along input rows, writes it along output rows; the +1 column of padding puts the
 // column reads of the second phase in distinct banks.
 __global__ void transpose_tiled(const float* __restrict__ in, float* __restrict__ out) {
@@ -78,8 +61,7 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
   const dim3 grid((kCols + kTile - 1) / kTile, (kRows + kTile - 1) / kTile);
   transpose_tiled<<<grid, block, 0, stream>>>(inputs[0], output);
 }
-)",
-                              values);
+)";
 }
 
 TemplateValues reasoning_values(const TransposeShape& shape) {
