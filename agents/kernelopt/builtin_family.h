@@ -25,19 +25,9 @@ using TemplateValues = std::vector<std::pair<std::string, std::string>>;
 // `text` with every "$(key)" of `values` replaced by its value; other text is left alone.
 std::string fill_kernel_template(std::string_view text, const TemplateValues& values);
 
-// The opening of a kernel unit: "#include <cstdint>", a blank line, then "constexpr int NAME = VALUE;"
-// for each of `constants` (the task's shape), in order.
-std::string kernel_prelude(const std::vector<std::pair<std::string, int>>& constants);
-
 KernelCandidate make_builtin_candidate(const KernelTask& task, std::string strategy, std::string reasoning,
                                        std::string source);
 
-// The figures of a row-major matrix that is processed row by row, ROWS, COLS, ROW_BYTES and ROW_KB
-// (one row), PER_LANE (columns per lane when a warp takes a row) and REF_WARPS (the warps of a
-// reference that gives each row one thread), followed by a family's own `values`.
-TemplateValues row_values(int rows, int cols, const TemplateValues& values);
-
-// "48.0 MB" (10^6 bytes).
 // One hand-written candidate of a family: its strategy, the generator of its kernel unit, and its
 // reasoning, a template ($(KEY)) over the family's reasoning values.
 template <typename Shape>
@@ -74,6 +64,16 @@ void add_family_tasks(std::vector<KernelCatalogEntry>& entries, const TaskFamily
   }
 }
 
+// The opening of a kernel unit: "#include <cstdint>", a blank line, then "constexpr int NAME = VALUE;"
+// for each of `constants` (the task's shape), in order.
+std::string kernel_prelude(const std::vector<std::pair<std::string, int>>& constants);
+
+// The figures of a row-major matrix that is processed row by row: ROWS, COLS, ROW_BYTES and ROW_KB
+// (one row), PER_LANE (columns per lane when a warp takes a row) and REF_WARPS (the warps of a
+// reference that gives each row one thread), followed by a family's own `values`.
+TemplateValues row_values(int rows, int cols, const TemplateValues& values);
+
+// "48.0 MB" (10^6 bytes).
 std::string megabytes_text(int64_t bytes);
 // The time to stream `bytes` once at ~3 TB/s (the H100's achievable HBM3 bandwidth): "16 us".
 std::string hbm_time_text(int64_t bytes);

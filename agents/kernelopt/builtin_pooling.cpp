@@ -78,6 +78,22 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
 )";
 }
 
+// The launch of a float4 kernel over `work` threads; it needs 16-byte aligned input and 8-byte
+// aligned output rows, and falls back to the scalar kernel otherwise.
+std::string float4_launch(const char* kernel, const char* work) {
+  return fill_kernel_template(R"(void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  const bool aligned = (reinterpret_cast<uintptr_t>(inputs[0]) & 15u) == 0 &&
+                       (reinterpret_cast<uintptr_t>(output) & 7u) == 0 && kOutWidth % 2 == 0;
+  if (aligned) {
+    $(KERNEL)<<<int(($(WORK) + kThreads - 1) / kThreads), kThreads, 0, stream>>>(inputs[0], output);
+  } else {
+    launch_scalar(inputs[0], output, stream);
+  }
+}
+)",
+                              {{"KERNEL", kernel}, {"WORK", work}});
+}
+
 std::string float4_pair_source(const PoolShape& shape) {
   return prelude(shape) + kScalarPool + R"(static_assert(kWidth % 4 == 0, "float4 loads need rows of whole float4s");
 constexpr int kPairs = kOutWidth / 2;  // output column pairs per row
@@ -98,16 +114,7 @@ __global__ void maxpool_float4(const float* __restrict__ in, float* __restrict__
       make_float2(max4(a.x, a.y, b.x, b.y), max4(a.z, a.w, b.z, b.w));
 }
 
-void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
-  const bool aligned = (reinterpret_cast<uintptr_t>(inputs[0]) & 15u) == 0 &&
-                       (reinterpret_cast<uintptr_t>(output) & 7u) == 0 && kOutWidth % 2 == 0;
-  if (aligned) {
-    maxpool_float4<<<int((kPairCount + kThreads - 1) / kThreads), kThreads, 0, stream>>>(inputs[0], output);
-  } else {
-    launch_scalar(inputs[0], output, stream);
-  }
-}
-)";
+)" + float4_launch("maxpool_float4", "kPairCount");
 }
 
 std::string float4_block_source(const PoolShape& shape) {
@@ -139,16 +146,7 @@ __global__ void maxpool_float4_2x2(const float* __restrict__ in, float* __restri
   if (second_row) out2[first + kOutWidth / 2] = make_float2(max4(c.x, c.y, d.x, d.y), max4(c.z, c.w, d.z, d.w));
 }
 
-void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
-  const bool aligned = (reinterpret_cast<uintptr_t>(inputs[0]) & 15u) == 0 &&
-                       (reinterpret_cast<uintptr_t>(output) & 7u) == 0 && kOutWidth % 2 == 0;
-  if (aligned) {
-    maxpool_float4_2x2<<<int((kWork + kThreads - 1) / kThreads), kThreads, 0, stream>>>(inputs[0], output);
-  } else {
-    launch_scalar(inputs[0], output, stream);
-  }
-}
-)";
+)" + float4_launch("maxpool_float4_2x2", "kWork");
 }
 
 TemplateValues reasoning_values(const PoolShape& shape) {
