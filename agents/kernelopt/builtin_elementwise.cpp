@@ -328,130 +328,97 @@ TemplateValues reasoning_values(const ElementwiseOp& op) {
   };
 }
 
-std::string single_unroll4_reasoning(const ElementwiseOp& op) {
-  return fill_kernel_template(
-      "The reference launches $(REF_BLOCKS) blocks of 256 threads, one element each, over $(N) floats: $(STREAMS), "
-      "$(BYTES) of traffic for about $(FLOPS_TEXT) per element, an arithmetic intensity of roughly $(INTENSITY) "
-      "flop/byte. That is far below the H100's ridge point, so the time is set by how many bytes are in flight; at "
-      "~3 TB/s the floor is about $(TIME). With one element per thread each warp has a single 128-byte request per "
-      "array outstanding before it stalls, and a large share of the work is block launch and retirement. I switch to "
-      "a fixed grid of $(BLOCKS) blocks (8 resident blocks of 256 threads on each of the 132 SMs) with a "
-      "grid-stride loop, and in each iteration a thread first loads 4 elements spaced 256 apart and only then "
-      "computes and stores them. The accesses stay fully coalesced, because consecutive threads still read "
-      "consecutive addresses, but each thread now has 4 independent loads in flight, and unlike a float4 version "
-      "this needs no 16-byte alignment. $(COMPUTE_NOTE) Indices are 64-bit, and $(TAIL_SENTENCE).",
-      reasoning_values(op));
-}
-
-std::string single_float4_reasoning(const ElementwiseOp& op) {
-  return fill_kernel_template(
-      "Bandwidth bound: $(N) floats, $(BYTES) moved, about $(FLOPS_TEXT) per element. Scalar loads issue one 4-byte "
-      "access per thread; float4 loads cut load/store instructions 4x and put 16 bytes per array in flight per "
-      "thread. $(VECTORS) threads each handle one float4; $(VECTOR_TAIL). cudaMalloc memory is 256-byte aligned, "
-      "but tf_launch still checks 16-byte alignment and falls back to a scalar kernel if it fails.",
-      reasoning_values(op));
-}
-
-std::string single_float4_unroll2_reasoning(const ElementwiseOp& op) {
-  return fill_kernel_template(
-      "Is there anything to win here at all? The reference is already coalesced: thread i touches element i, a warp "
-      "reads 128 contiguous bytes, and the operator does about $(FLOPS_TEXT) per element against $(BYTES) of "
-      "traffic for $(N) floats, so the best case is the ~$(TIME) it takes HBM to stream that. Shared memory is "
-      "pointless, nothing is reused. What is left is the instruction and latency overhead per byte: one load "
-      "instruction per 4 bytes, one element per thread, and a $(REF_BLOCKS)-block grid that the block scheduler has "
-      "to walk through. My first idea was plain float4 (one vector per thread), which fixes the instruction count "
-      "but still retires a thread after 16 bytes. A grid-stride loop with a fixed grid of up to 1056 blocks removes "
-      "the launch churn, and issuing two float4 loads per array before any use gives each thread 32 bytes per array "
-      "in flight, which is what Little's law asks for when a single SM needs tens of kilobytes outstanding to cover "
-      "HBM latency. I considered unrolling to four float4s, but that doubles the registers held across the loads "
-      "and the gain flattens once the memory pipe is full, so two it is. The second load is predicated on being in "
-      "range; $(VECTOR_TAIL), done once by block 0 after the loop. Alignment: float4 needs 16-byte aligned "
-      "pointers, so tf_launch checks every buffer and otherwise runs the scalar kernel. $(COMPUTE_NOTE) I expect a "
-      "modest gain, maybe 5 to 15 percent, since the reference is not badly written, just fine-grained.",
-      reasoning_values(op));
-}
-
-std::string fused_scalar_reasoning(const ElementwiseOp& op) {
-  return fill_kernel_template(
-      "The reference runs $(STAGES) kernels and sends $(INTERMEDIATE_ARRAYS) of $(N) floats through "
-      "global memory: $(REF_BYTES) of traffic instead of the $(BYTES) a single pass needs. Fusing every stage into "
-      "one kernel keeps the intermediates in registers and saves $(LAUNCHES_SAVED); all stages are "
-      "bandwidth bound, so I expect close to $(RATIO)x.",
-      reasoning_values(op));
-}
-
-std::string fused_float4_reasoning(const ElementwiseOp& op) {
-  return fill_kernel_template(
-      "Each of the reference's $(STAGES) kernels is a trivially parallel elementwise pass, and between them "
-      "they route $(TEMPORARIES) of $(N) floats through global memory, so the "
-      "reference moves $(REF_BYTES) (about $(REF_TIME) at 3 TB/s) while the operator itself only needs $(BYTES) "
-      "(about $(TIME)). Step one is fusion: compute the whole chain in registers in one kernel. Step two is to make "
-      "that single pass cheap per byte: each thread loads one float4 from each input, applies the chain to the four "
-      "lanes and stores one float4, so $(VECTORS) threads cover the array and $(VECTOR_TAIL). The fused chain is "
-      "about $(FLOPS_TEXT) per element, still memory bound. float4 requires 16-byte aligned buffers; tf_launch "
-      "checks and uses the scalar fused kernel otherwise.",
-      reasoning_values(op));
-}
-
-std::string fused_unroll4_reasoning(const ElementwiseOp& op) {
-  return fill_kernel_template(
-      "Profile-level view of the reference: $(STAGES) launches, each reading its inputs and writing a full $(N)-float "
-      "array, and the intermediates among them ($(INTERMEDIATES) of $(STAGES) arrays) only exist to hand values to "
-      "the next kernel. Total traffic is $(REF_BYTES), against $(BYTES) for the fused operator, a ratio of $(RATIO); "
-      "on top "
-      "of that every launch has a fixed cost and a tail where the last blocks leave SMs idle. So fusion is the main "
-      "win and everything else is secondary. Which fused kernel, though? The simplest is one thread per element; it "
-      "gets most of the benefit. float4 vectorization would add a bit more, but it ties correctness to 16-byte "
-      "alignment of every pointer and needs a scalar tail. I went with a different way to raise bytes in flight "
-      "that works at any alignment: a fixed grid of $(BLOCKS) blocks with a grid-stride loop, and per iteration each "
-      "thread loads 4 elements of each input, 256 apart so that each load instruction of a warp is still one "
-      "coalesced 128-byte line, before evaluating the chain on any of them. That gives 4 independent loads per input "
-      "per thread in flight, the same memory-level parallelism as float4, without the alignment condition. The cost "
-      "is 4 or 8 live registers for the loaded values plus the chain's temporaries; the chain is about "
-      "$(FLOPS_TEXT) per element, so register pressure stays low and occupancy is not limited. I also checked that "
-      "fusion "
-      "does not change the numbers: the stages are evaluated in the same order on the same float values, only "
-      "without the round trip through memory, so results match the reference to a few ulps (nvcc may contract a "
-      "multiply and add into an fma in either version). Tail: $(TAIL_SENTENCE).",
-      reasoning_values(op));
-}
-
-std::vector<KernelCandidate> elementwise_candidates(const ElementwiseOp& op, const KernelTask& task) {
+std::vector<CandidateRecipe<ElementwiseOp>> elementwise_recipes(const ElementwiseOp& op) {
   if (!is_fusion(op)) {
     return {
-        make_builtin_candidate(task, "grid_stride_unroll4", single_unroll4_reasoning(op), unroll4_source(op)),
-        make_builtin_candidate(task, "float4_vectorized", single_float4_reasoning(op), float4_source(op)),
-        make_builtin_candidate(task, "float4_grid_stride_unroll2", single_float4_unroll2_reasoning(op),
-                               float4_unroll2_source(op)),
+        {"grid_stride_unroll4", unroll4_source,
+         "The reference launches $(REF_BLOCKS) blocks of 256 threads, one element each, over $(N) floats: $(STREAMS), "
+         "$(BYTES) of traffic for about $(FLOPS_TEXT) per element, an arithmetic intensity of roughly $(INTENSITY) "
+         "flop/byte. That is far below the H100's ridge point, so the time is set by how many bytes are in flight; at "
+         "~3 TB/s the floor is about $(TIME). With one element per thread each warp has a single 128-byte request per "
+         "array outstanding before it stalls, and a large share of the work is block launch and retirement. I switch "
+         "to "
+         "a fixed grid of $(BLOCKS) blocks (8 resident blocks of 256 threads on each of the 132 SMs) with a "
+         "grid-stride loop, and in each iteration a thread first loads 4 elements spaced 256 apart and only then "
+         "computes and stores them. The accesses stay fully coalesced, because consecutive threads still read "
+         "consecutive addresses, but each thread now has 4 independent loads in flight, and unlike a float4 version "
+         "this needs no 16-byte alignment. $(COMPUTE_NOTE) Indices are 64-bit, and $(TAIL_SENTENCE)."},
+        {"float4_vectorized", float4_source,
+         "Bandwidth bound: $(N) floats, $(BYTES) moved, about $(FLOPS_TEXT) per element. Scalar loads issue one 4-byte "
+         "access per thread; float4 loads cut load/store instructions 4x and put 16 bytes per array in flight per "
+         "thread. $(VECTORS) threads each handle one float4; $(VECTOR_TAIL). cudaMalloc memory is 256-byte aligned, "
+         "but tf_launch still checks 16-byte alignment and falls back to a scalar kernel if it fails."},
+        {"float4_grid_stride_unroll2", float4_unroll2_source,
+         "Is there anything to win here at all? The reference is already coalesced: thread i touches element i, a warp "
+         "reads 128 contiguous bytes, and the operator does about $(FLOPS_TEXT) per element against $(BYTES) of "
+         "traffic for $(N) floats, so the best case is the ~$(TIME) it takes HBM to stream that. Shared memory is "
+         "pointless, nothing is reused. What is left is the instruction and latency overhead per byte: one load "
+         "instruction per 4 bytes, one element per thread, and a $(REF_BLOCKS)-block grid that the block scheduler has "
+         "to walk through. My first idea was plain float4 (one vector per thread), which fixes the instruction count "
+         "but still retires a thread after 16 bytes. A grid-stride loop with a fixed grid of up to 1056 blocks removes "
+         "the launch churn, and issuing two float4 loads per array before any use gives each thread 32 bytes per array "
+         "in flight, which is what Little's law asks for when a single SM needs tens of kilobytes outstanding to cover "
+         "HBM latency. I considered unrolling to four float4s, but that doubles the registers held across the loads "
+         "and the gain flattens once the memory pipe is full, so two it is. The second load is predicated on being in "
+         "range; $(VECTOR_TAIL), done once by block 0 after the loop. Alignment: float4 needs 16-byte aligned "
+         "pointers, so tf_launch checks every buffer and otherwise runs the scalar kernel. $(COMPUTE_NOTE) I expect a "
+         "modest gain, maybe 5 to 15 percent, since the reference is not badly written, just fine-grained."},
     };
   }
   return {
-      make_builtin_candidate(task, "fused_single_pass", fused_scalar_reasoning(op), fused_scalar_source(op)),
-      make_builtin_candidate(task, "fused_float4_vectorized", fused_float4_reasoning(op), float4_source(op)),
-      make_builtin_candidate(task, "fused_grid_stride_unroll4", fused_unroll4_reasoning(op), unroll4_source(op)),
+      {"fused_single_pass", fused_scalar_source,
+       "The reference runs $(STAGES) kernels and sends $(INTERMEDIATE_ARRAYS) of $(N) floats through "
+       "global memory: $(REF_BYTES) of traffic instead of the $(BYTES) a single pass needs. Fusing every stage into "
+       "one kernel keeps the intermediates in registers and saves $(LAUNCHES_SAVED); all stages are "
+       "bandwidth bound, so I expect close to $(RATIO)x."},
+      {"fused_float4_vectorized", float4_source,
+       "Each of the reference's $(STAGES) kernels is a trivially parallel elementwise pass, and between them "
+       "they route $(TEMPORARIES) of $(N) floats through global memory, so the "
+       "reference moves $(REF_BYTES) (about $(REF_TIME) at 3 TB/s) while the operator itself only needs $(BYTES) "
+       "(about $(TIME)). Step one is fusion: compute the whole chain in registers in one kernel. Step two is to make "
+       "that single pass cheap per byte: each thread loads one float4 from each input, applies the chain to the four "
+       "lanes and stores one float4, so $(VECTORS) threads cover the array and $(VECTOR_TAIL). The fused chain is "
+       "about $(FLOPS_TEXT) per element, still memory bound. float4 requires 16-byte aligned buffers; tf_launch "
+       "checks and uses the scalar fused kernel otherwise."},
+      {"fused_grid_stride_unroll4", unroll4_source,
+       "Profile-level view of the reference: $(STAGES) launches, each reading its inputs and writing a full $(N)-float "
+       "array, and the intermediates among them ($(INTERMEDIATES) of $(STAGES) arrays) only exist to hand values to "
+       "the next kernel. Total traffic is $(REF_BYTES), against $(BYTES) for the fused operator, a ratio of $(RATIO); "
+       "on top "
+       "of that every launch has a fixed cost and a tail where the last blocks leave SMs idle. So fusion is the main "
+       "win and everything else is secondary. Which fused kernel, though? The simplest is one thread per element; it "
+       "gets most of the benefit. float4 vectorization would add a bit more, but it ties correctness to 16-byte "
+       "alignment of every pointer and needs a scalar tail. I went with a different way to raise bytes in flight "
+       "that works at any alignment: a fixed grid of $(BLOCKS) blocks with a grid-stride loop, and per iteration each "
+       "thread loads 4 elements of each input, 256 apart so that each load instruction of a warp is still one "
+       "coalesced 128-byte line, before evaluating the chain on any of them. That gives 4 independent loads per input "
+       "per thread in flight, the same memory-level parallelism as float4, without the alignment condition. The cost "
+       "is 4 or 8 live registers for the loaded values plus the chain's temporaries; the chain is about "
+       "$(FLOPS_TEXT) per element, so register pressure stays low and occupancy is not limited. I also checked that "
+       "fusion "
+       "does not change the numbers: the stages are evaluated in the same order on the same float values, only "
+       "without the round trip through memory, so results match the reference to a few ulps (nvcc may contract a "
+       "multiply and add into an fma in either version). Tail: $(TAIL_SENTENCE)."},
   };
 }
 
 KernelTask elementwise_task(const ElementwiseOp& op) {
-  KernelTask task;
-  task.name = op.name;
-  task.operator_type = op.operator_type;
-  task.domain = "tensor";
-  task.description = op.description;
-  task.inputs.push_back({"x", op.count});
-  if (op.inputs == 2) task.inputs.push_back({"y", op.count});
-  task.output = {"out", op.count};
-  task.reference_source = reference_source(op);
-  return task;
+  std::vector<KernelBuffer> inputs = {{"x", op.count}};
+  if (op.inputs == 2) inputs.push_back({"y", op.count});
+  return {.name = op.name,
+          .operator_type = op.operator_type,
+          .domain = "tensor",
+          .description = op.description,
+          .inputs = inputs,
+          .output = {"out", op.count},
+          .reference_source = reference_source(op)};
 }
 
 }  // namespace
 
 void add_elementwise_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const ElementwiseOp& op : elementwise_ops()) {
-    entries.push_back(
-        {elementwise_task(op), [op](const KernelTask& task) { return elementwise_candidates(op, task); }});
-  }
+  add_family_tasks(
+      entries, TaskFamily<ElementwiseOp>{elementwise_ops(), elementwise_task, reasoning_values, elementwise_recipes});
 }
 
 }  // namespace tailforge

@@ -248,81 +248,61 @@ TemplateValues reasoning_values(const FullReduction& reduction) {
   };
 }
 
-std::string block_tree_reasoning(const FullReduction& reduction) {
-  return fill_kernel_template(
-      "The reference's first kernel has $(CHUNKS) threads ($(CHUNK_WARPS) warps), each $(REDUCING) a contiguous "
-      "4096-float "
-      "chunk, so a warp's 32 loads go to 32 addresses 16 KB apart: uncoalesced, and far too few threads to cover "
-      "memory latency. Its second kernel is a single thread combining $(CHUNKS) values serially. The operator reads "
-      "$(BYTES), about $(TIME) at full bandwidth. I use the classic two-pass tree: 1024 blocks of 256 threads read "
-      "the array with a grid-stride loop, so every warp load is 128 contiguous bytes and each thread accumulates "
-      "about $(PER_THREAD) values; each block reduces its 256 partials in shared memory, halving the active threads "
-      "with a __syncthreads per step; a second launch of one 1024-thread block reduces the 1024 block results the "
-      "same way. No atomics, so the result is deterministic run to run.",
-      reasoning_values(reduction));
-}
-
-std::string shuffle_two_pass_reasoning(const FullReduction& reduction) {
-  return fill_kernel_template(
-      "Reduction of $(N) floats ($(BYTES)). The reference is slow for two reasons: strided per-thread chunks (no "
-      "coalescing, few threads) and a serial single-thread final pass. Plan: float4 grid-stride loads in 1056 "
-      "blocks (8 per SM) so each thread has 16-byte requests in flight; reduce within a warp with "
-      "__shfl_xor_sync, combine the 8 warp results through 8 floats of shared memory; a tiny second kernel "
-      "combines the 1056 block results. $(TAIL). tf_launch passes 0 vectors when the input is not 16-byte aligned. "
-      "Deterministic, no atomics.",
-      reasoning_values(reduction));
-}
-
-std::string atomic_reasoning(const FullReduction& reduction) {
-  return fill_kernel_template(
-      "Let me think about where the time goes in the reference $(WHAT). Kernel one: $(CHUNKS) threads, each walking "
-      "4096 consecutive floats. Consecutive threads are 16 KB apart, so a warp's load instruction touches 32 "
-      "different lines; the L1 catches some reuse as each thread moves along its line, but with only $(CHUNK_WARPS) "
-      "warps in the whole grid there are not enough requests in flight to pull $(BYTES) at anything close to "
-      "bandwidth. Kernel two: one thread, $(CHUNKS) dependent combines, pure latency, plus a second launch. The "
-      "ideal is a single streaming pass, about $(TIME). The two-pass tree is the textbook answer, but the second "
-      "pass is a launch of its own, so here I try to finish in one reduction kernel: a grid of 1056 blocks "
-      "(8 per SM on 132 SMs) reads with a grid-stride loop, two accumulators per thread so two loads are in "
-      "flight, the block combines with warp shuffles and 8 floats of shared memory, and thread 0 of each block "
-      "merges its result into the output with one atomic. That is 1056 atomics on one address, which the L2 "
-      "serializes, but at a few nanoseconds each they stay a small part of the time. $(ATOMIC) Idempotence matters "
-      "because the harness calls tf_launch repeatedly: a one-thread kernel on the same stream resets the output "
-      "to the identity first, so the atomics never accumulate across calls. One thing I rejected: a global counter "
-      "with the last block doing the final reduction (threadfence reduction); it avoids the atomics on the value "
-      "but needs its own reset and a memory fence, more moving parts for little gain.",
-      reasoning_values(reduction));
-}
-
-std::vector<KernelCandidate> full_reduction_candidates(const FullReduction& reduction, const KernelTask& task) {
+std::vector<CandidateRecipe<FullReduction>> full_reduction_recipes(const FullReduction&) {
   return {
-      make_builtin_candidate(task, "block_tree_reduce", block_tree_reasoning(reduction), block_tree_source(reduction)),
-      make_builtin_candidate(task, "warp_shuffle_reduce_float4", shuffle_two_pass_reasoning(reduction),
-                             shuffle_two_pass_source(reduction)),
-      make_builtin_candidate(task, "warp_shuffle_atomic", atomic_reasoning(reduction), atomic_source(reduction)),
+      {"block_tree_reduce", block_tree_source,
+       "The reference's first kernel has $(CHUNKS) threads ($(CHUNK_WARPS) warps), each $(REDUCING) a contiguous "
+       "4096-float "
+       "chunk, so a warp's 32 loads go to 32 addresses 16 KB apart: uncoalesced, and far too few threads to cover "
+       "memory latency. Its second kernel is a single thread combining $(CHUNKS) values serially. The operator reads "
+       "$(BYTES), about $(TIME) at full bandwidth. I use the classic two-pass tree: 1024 blocks of 256 threads read "
+       "the array with a grid-stride loop, so every warp load is 128 contiguous bytes and each thread accumulates "
+       "about $(PER_THREAD) values; each block reduces its 256 partials in shared memory, halving the active threads "
+       "with a __syncthreads per step; a second launch of one 1024-thread block reduces the 1024 block results the "
+       "same way. No atomics, so the result is deterministic run to run."},
+      {"warp_shuffle_reduce_float4", shuffle_two_pass_source,
+       "Reduction of $(N) floats ($(BYTES)). The reference is slow for two reasons: strided per-thread chunks (no "
+       "coalescing, few threads) and a serial single-thread final pass. Plan: float4 grid-stride loads in 1056 "
+       "blocks (8 per SM) so each thread has 16-byte requests in flight; reduce within a warp with "
+       "__shfl_xor_sync, combine the 8 warp results through 8 floats of shared memory; a tiny second kernel "
+       "combines the 1056 block results. $(TAIL). tf_launch passes 0 vectors when the input is not 16-byte aligned. "
+       "Deterministic, no atomics."},
+      {"warp_shuffle_atomic", atomic_source,
+       "Let me think about where the time goes in the reference $(WHAT). Kernel one: $(CHUNKS) threads, each walking "
+       "4096 consecutive floats. Consecutive threads are 16 KB apart, so a warp's load instruction touches 32 "
+       "different lines; the L1 catches some reuse as each thread moves along its line, but with only $(CHUNK_WARPS) "
+       "warps in the whole grid there are not enough requests in flight to pull $(BYTES) at anything close to "
+       "bandwidth. Kernel two: one thread, $(CHUNKS) dependent combines, pure latency, plus a second launch. The "
+       "ideal is a single streaming pass, about $(TIME). The two-pass tree is the textbook answer, but the second "
+       "pass is a launch of its own, so here I try to finish in one reduction kernel: a grid of 1056 blocks "
+       "(8 per SM on 132 SMs) reads with a grid-stride loop, two accumulators per thread so two loads are in "
+       "flight, the block combines with warp shuffles and 8 floats of shared memory, and thread 0 of each block "
+       "merges its result into the output with one atomic. That is 1056 atomics on one address, which the L2 "
+       "serializes, but at a few nanoseconds each they stay a small part of the time. $(ATOMIC) Idempotence matters "
+       "because the harness calls tf_launch repeatedly: a one-thread kernel on the same stream resets the output "
+       "to the identity first, so the atomics never accumulate across calls. One thing I rejected: a global counter "
+       "with the last block doing the final reduction (threadfence reduction); it avoids the atomics on the value "
+       "but needs its own reset and a memory fence, more moving parts for little gain."},
   };
 }
 
 KernelTask full_reduction_task(const FullReduction& reduction) {
-  KernelTask task;
-  task.name = reduction.name;
-  task.operator_type = kReductionOperator;
-  task.domain = "science";
-  task.description = reduction.description;
-  task.inputs.push_back({"in", reduction.count});
-  task.output = {"out", 1};
-  task.input_low = reduction.low;
-  task.input_high = reduction.high;
-  task.reference_source = reference_source(reduction);
-  return task;
+  return {.name = reduction.name,
+          .operator_type = kReductionOperator,
+          .domain = "science",
+          .description = reduction.description,
+          .inputs = {{"in", reduction.count}},
+          .output = {"out", 1},
+          .input_low = reduction.low,
+          .input_high = reduction.high,
+          .reference_source = reference_source(reduction)};
 }
 
 }  // namespace
 
 void add_full_reduction_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const FullReduction& reduction : full_reductions()) {
-    entries.push_back({full_reduction_task(reduction),
-                       [reduction](const KernelTask& task) { return full_reduction_candidates(reduction, task); }});
-  }
+  add_family_tasks(entries, TaskFamily<FullReduction>{full_reductions(), full_reduction_task, reasoning_values,
+                                                      full_reduction_recipes});
 }
 
 }  // namespace tailforge

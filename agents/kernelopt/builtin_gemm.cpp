@@ -274,84 +274,65 @@ TemplateValues reasoning_values(const GemmShape& shape) {
   };
 }
 
-std::string tiled16_reasoning(const GemmShape& shape) {
-  return fill_kernel_template(
-      "$(M)x$(N)x$(K) GEMM, $(GFLOP) GFLOP. The naive kernel loads both operands from global memory for every "
-      "multiply-add, $(NAIVE_BYTES) of load traffic that only the caches soften. 16x16 shared tiles cut global "
-      "loads 16x: each A and B element is loaded once per tile and reused 16 times from shared memory. $(EDGES)"
-      "$(FUSION)",
-      reasoning_values(shape));
-}
-
-std::string tiled32_reasoning(const GemmShape& shape) {
-  return fill_kernel_template(
-      "The GEMM is $(GFLOP) GFLOP over $(BYTES) of unique data (intensity $(INTENSITY) flop/byte), so it should be "
-      "compute bound, but the reference issues two global loads per multiply-add. A 32x32 shared tile cuts global "
-      "loads 32x. With a 32x8 block each thread computes 4 outputs in one column (rows 8 apart), so each B value "
-      "read from shared memory feeds 4 FMAs, and the A reads are warp-wide broadcasts because all 32 lanes of a "
-      "warp share the same row. That gives about 1.25 shared loads per FMA instead of 2 for the 16x16 version; "
-      "$(BLOCKS32) blocks. $(EDGES)$(FUSION)",
-      reasoning_values(shape));
-}
-
-std::string register_blocked_reasoning(const GemmShape& shape) {
-  return fill_kernel_template(
-      "Let me size the problem first. C is $(M)x$(N) with K = $(K): $(GFLOP) GFLOP, and the unique data is "
-      "$(BYTES), an arithmetic intensity of $(INTENSITY) flop/byte, so a good kernel is compute bound on the FP32 "
-      "pipes. The reference is nowhere near that: each thread does K iterations of two global loads and one FMA, "
-      "and without reuse that is $(NAIVE_BYTES) of load traffic that only L1/L2 hits keep from being catastrophic. "
-      "Shared-memory tiling removes most of the global traffic, but then the bottleneck moves to shared memory "
-      "itself: with one output per thread, every FMA needs two shared loads, and the load/store unit saturates "
-      "long before the FMA units. The fix is register blocking: give each thread a 4x4 micro-tile of outputs, so "
-      "for each k it loads 4 A values and 4 B values from shared memory and performs 16 FMAs, a ratio of 0.5 "
-      "shared loads per FMA. The block tile is 64x64 with K-slices of 16, 256 threads. I first thought of giving "
-      "each thread 4 adjacent columns, which would allow float4 shared reads, but then a warp's B reads hit banks "
-      "with a stride of 4 words and conflict; instead thread (tx, ty) owns rows ty + 16 i and columns tx + 16 j, so "
-      "a warp's B reads are 16 consecutive words (conflict-free) and its A reads are two broadcast addresses. A is "
-      "stored k-major (transposed) so those 4 A values sit in one k row; the transposed store has a small 2-way "
-      "bank conflict, which the +1 padding keeps from becoming 16-way, and it happens once per tile. Loads from "
-      "global: each thread loads 4 A and 4 B elements per slice; the B loads are fully coalesced, the A loads "
-      "are 64-byte row segments. $(WAVES) Register use: 16 accumulators plus 8 operands and addressing, about 70 "
-      "registers; __launch_bounds__(256, 2) caps the kernel at 128 so that two blocks fit on an SM without "
-      "ptxas squeezing it into spills. $(EDGES)$(FUSION)",
-      reasoning_values(shape));
-}
-
-std::vector<KernelCandidate> gemm_candidates(const GemmShape& shape, const KernelTask& task) {
+std::vector<CandidateRecipe<GemmShape>> gemm_recipes(const GemmShape& shape) {
   std::string suffix = shape.bias_relu ? "_fused_epilogue" : "";
   return {
-      make_builtin_candidate(task, "shared_tiling16" + suffix, tiled16_reasoning(shape), tiled16_source(shape)),
-      make_builtin_candidate(task, "shared_tiling32_unroll" + suffix, tiled32_reasoning(shape), tiled32_source(shape)),
-      make_builtin_candidate(task, "register_blocking" + suffix, register_blocked_reasoning(shape),
-                             register_blocked_source(shape)),
+      {"shared_tiling16" + suffix, tiled16_source,
+       "$(M)x$(N)x$(K) GEMM, $(GFLOP) GFLOP. The naive kernel loads both operands from global memory for every "
+       "multiply-add, $(NAIVE_BYTES) of load traffic that only the caches soften. 16x16 shared tiles cut global "
+       "loads 16x: each A and B element is loaded once per tile and reused 16 times from shared memory. $(EDGES)"
+       "$(FUSION)"},
+      {"shared_tiling32_unroll" + suffix, tiled32_source,
+       "The GEMM is $(GFLOP) GFLOP over $(BYTES) of unique data (intensity $(INTENSITY) flop/byte), so it should be "
+       "compute bound, but the reference issues two global loads per multiply-add. A 32x32 shared tile cuts global "
+       "loads 32x. With a 32x8 block each thread computes 4 outputs in one column (rows 8 apart), so each B value "
+       "read from shared memory feeds 4 FMAs, and the A reads are warp-wide broadcasts because all 32 lanes of a "
+       "warp share the same row. That gives about 1.25 shared loads per FMA instead of 2 for the 16x16 version; "
+       "$(BLOCKS32) blocks. $(EDGES)$(FUSION)"},
+      {"register_blocking" + suffix, register_blocked_source,
+       "Let me size the problem first. C is $(M)x$(N) with K = $(K): $(GFLOP) GFLOP, and the unique data is "
+       "$(BYTES), an arithmetic intensity of $(INTENSITY) flop/byte, so a good kernel is compute bound on the FP32 "
+       "pipes. The reference is nowhere near that: each thread does K iterations of two global loads and one FMA, "
+       "and without reuse that is $(NAIVE_BYTES) of load traffic that only L1/L2 hits keep from being catastrophic. "
+       "Shared-memory tiling removes most of the global traffic, but then the bottleneck moves to shared memory "
+       "itself: with one output per thread, every FMA needs two shared loads, and the load/store unit saturates "
+       "long before the FMA units. The fix is register blocking: give each thread a 4x4 micro-tile of outputs, so "
+       "for each k it loads 4 A values and 4 B values from shared memory and performs 16 FMAs, a ratio of 0.5 "
+       "shared loads per FMA. The block tile is 64x64 with K-slices of 16, 256 threads. I first thought of giving "
+       "each thread 4 adjacent columns, which would allow float4 shared reads, but then a warp's B reads hit banks "
+       "with a stride of 4 words and conflict; instead thread (tx, ty) owns rows ty + 16 i and columns tx + 16 j, so "
+       "a warp's B reads are 16 consecutive words (conflict-free) and its A reads are two broadcast addresses. A is "
+       "stored k-major (transposed) so those 4 A values sit in one k row; the transposed store has a small 2-way "
+       "bank conflict, which the +1 padding keeps from becoming 16-way, and it happens once per tile. Loads from "
+       "global: each thread loads 4 A and 4 B elements per slice; the B loads are fully coalesced, the A loads "
+       "are 64-byte row segments. $(WAVES) Register use: 16 accumulators plus 8 operands and addressing, about 70 "
+       "registers; __launch_bounds__(256, 2) caps the kernel at 128 so that two blocks fit on an SM without "
+       "ptxas squeezing it into spills. $(EDGES)$(FUSION)"},
   };
 }
 
 KernelTask gemm_task(const GemmShape& shape) {
-  KernelTask task;
-  task.name = shape.name;
-  task.operator_type = shape.bias_relu ? kFusionOperator : kMatmulOperator;
-  task.domain = shape.bias_relu ? "tensor" : "linalg";
   std::string dims = std::to_string(shape.m) + "x" + std::to_string(shape.k) + " times " + std::to_string(shape.k) +
                      "x" + std::to_string(shape.n);
-  task.description = shape.bias_relu ? "relu(A B + bias), " + dims +
-                                           " row-major with a per-column bias; the reference runs the product and "
-                                           "the bias+relu as 2 kernels"
-                                     : "C = A B, " + dims + " row-major";
-  task.inputs = {{"a", int64_t(shape.m) * shape.k}, {"b", int64_t(shape.k) * shape.n}};
-  if (shape.bias_relu) task.inputs.push_back({"bias", shape.n});
-  task.output = {"c", int64_t(shape.m) * shape.n};
-  task.flops = 2.0 * shape.m * shape.n * shape.k;  // one multiply and one add per term
-  task.reference_source = reference_source(shape);
-  return task;
+  std::vector<KernelBuffer> inputs = {{"a", int64_t(shape.m) * shape.k}, {"b", int64_t(shape.k) * shape.n}};
+  if (shape.bias_relu) inputs.push_back({"bias", shape.n});
+  return {.name = shape.name,
+          .operator_type = shape.bias_relu ? kFusionOperator : kMatmulOperator,
+          .domain = shape.bias_relu ? "tensor" : "linalg",
+          .description = shape.bias_relu ? "relu(A B + bias), " + dims +
+                                               " row-major with a per-column bias; the reference runs the product "
+                                               "and the bias+relu as 2 kernels"
+                                         : "C = A B, " + dims + " row-major",
+          .inputs = inputs,
+          .output = {"c", int64_t(shape.m) * shape.n},
+          .reference_source = reference_source(shape),
+          .flops = 2.0 * shape.m * shape.n * shape.k};  // one multiply and one add per term
 }
 
 }  // namespace
 
 void add_gemm_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const GemmShape& shape : gemm_shapes()) {
-    entries.push_back({gemm_task(shape), [shape](const KernelTask& task) { return gemm_candidates(shape, task); }});
-  }
+  add_family_tasks(entries, TaskFamily<GemmShape>{gemm_shapes(), gemm_task, reasoning_values, gemm_recipes});
 }
 
 }  // namespace tailforge

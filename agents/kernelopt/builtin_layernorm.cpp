@@ -18,14 +18,7 @@ std::vector<LayernormShape> layernorm_shapes() {
 }
 
 std::string prelude(const LayernormShape& shape) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-constexpr float kEpsilon = 1e-5f;
-
-)",
-                              {{"ROWS", std::to_string(shape.rows)}, {"COLS", std::to_string(shape.cols)}});
+  return kernel_prelude({{"kRows", shape.rows}, {"kCols", shape.cols}}) + "constexpr float kEpsilon = 1e-5f;\n\n";
 }
 
 std::string reference_source(const LayernormShape& shape) {
@@ -71,31 +64,39 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
 )";
 }
 
-const char* kLayernormWarpLaunch = R"(
-void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
-  layernorm_warp<<<(kRows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(
-      inputs[0], inputs[1], inputs[2], output);
-}
-)";
+// A warp-per-row unit: `helpers` above the kernel, which takes a row with one warp, runs
+// `statistics` (the row's mean and inverse_std) and writes the normalized row.
+std::string layernorm_warp_unit(const LayernormShape& shape, const char* helpers, const char* statistics) {
+  return prelude(shape) + fill_kernel_template(R"(constexpr int kWarpsPerBlock = 8;
 
-std::string warp_source(const LayernormShape& shape) {
-  return prelude(shape) + R"(constexpr int kWarpsPerBlock = 8;
-
-__device__ __forceinline__ float warp_sum(float value) {
-  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
-  return value;
-}
-
-// One warp per row: mean, then the sum of squared deviations, then the normalized write, each a
-// coalesced pass over the row; the re-reads come from L1/L2.
-__global__ void layernorm_warp(const float* __restrict__ x, const float* __restrict__ gamma,
+$(HELPERS)__global__ void layernorm_warp(const float* __restrict__ x, const float* __restrict__ gamma,
                                const float* __restrict__ beta, float* __restrict__ out) {
   const int lane = threadIdx.x & 31;
   const int row = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
   if (row >= kRows) return;  // the whole warp leaves together
   const float* in = x + int64_t(row) * kCols;
   float* dst = out + int64_t(row) * kCols;
-  float s = 0.0f;
+$(STATISTICS)  for (int c = lane; c < kCols; c += 32) dst[c] = (in[c] - mean) * inverse_std * gamma[c] + beta[c];
+}
+
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  layernorm_warp<<<(kRows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(
+      inputs[0], inputs[1], inputs[2], output);
+}
+)",
+                                               {{"HELPERS", helpers}, {"STATISTICS", statistics}});
+}
+
+std::string warp_source(const LayernormShape& shape) {
+  return layernorm_warp_unit(shape, R"(__device__ __forceinline__ float warp_sum(float value) {
+  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+// One warp per row: mean, then the sum of squared deviations, then the normalized write, each a
+// coalesced pass over the row; the re-reads come from L1/L2.
+)",
+                             R"(  float s = 0.0f;
   for (int c = lane; c < kCols; c += 32) s += in[c];
   const float mean = warp_sum(s) / float(kCols);
   float q = 0.0f;
@@ -104,15 +105,12 @@ __global__ void layernorm_warp(const float* __restrict__ x, const float* __restr
     q += d * d;
   }
   const float inverse_std = 1.0f / sqrtf(warp_sum(q) / float(kCols) + kEpsilon);
-  for (int c = lane; c < kCols; c += 32) dst[c] = (in[c] - mean) * inverse_std * gamma[c] + beta[c];
-}
-)" + kLayernormWarpLaunch;
+)");
 }
 
 std::string welford_source(const LayernormShape& shape) {
-  return prelude(shape) + R"(constexpr int kWarpsPerBlock = 8;
-
-// Welford statistics of a set of values: count, mean and the sum of squared deviations.
+  return layernorm_warp_unit(shape,
+                             R"(// Welford statistics of a set of values: count, mean and the sum of squared deviations.
 struct Moments {
   float count;
   float mean;
@@ -131,14 +129,8 @@ __device__ __forceinline__ Moments merge(Moments a, Moments b) {
 
 // One warp per row: a single Welford pass gives mean and variance (lanes merge down to lane 0,
 // which broadcasts), then one normalized write pass: the row is read twice.
-__global__ void layernorm_warp(const float* __restrict__ x, const float* __restrict__ gamma,
-                               const float* __restrict__ beta, float* __restrict__ out) {
-  const int lane = threadIdx.x & 31;
-  const int row = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= kRows) return;  // the whole warp leaves together
-  const float* in = x + int64_t(row) * kCols;
-  float* dst = out + int64_t(row) * kCols;
-  Moments moments = {0.0f, 0.0f, 0.0f};
+)",
+                             R"(  Moments moments = {0.0f, 0.0f, 0.0f};
   for (int c = lane; c < kCols; c += 32) {
     const float v = in[c];
     moments.count += 1.0f;
@@ -156,9 +148,7 @@ __global__ void layernorm_warp(const float* __restrict__ x, const float* __restr
   const float mean = __shfl_sync(0xffffffffu, moments.mean, 0);
   const float m2 = __shfl_sync(0xffffffffu, moments.m2, 0);
   const float inverse_std = 1.0f / sqrtf(m2 / float(kCols) + kEpsilon);
-  for (int c = lane; c < kCols; c += 32) dst[c] = (in[c] - mean) * inverse_std * gamma[c] + beta[c];
-}
-)" + kLayernormWarpLaunch;
+)");
 }
 
 std::string block_source(const LayernormShape& shape) {
@@ -211,95 +201,74 @@ TemplateValues reasoning_values(const LayernormShape& shape) {
   int64_t elements = int64_t(shape.rows) * shape.cols;
   int64_t minimal = elements * 8;
   int64_t reference = elements * 4 * 4;  // mean reads x, variance reads x, normalize reads x and writes
+  return row_values(
+      shape.rows, shape.cols,
+      {
+          {"BYTES", megabytes_text(minimal)},
+          {"TIME", hbm_time_text(minimal)},
+          {"REF_BYTES", megabytes_text(reference)},
+          {"REGISTER_NOTE", shape.cols <= 1024
+                                ? "Holding the row in registers would take " + std::to_string((shape.cols + 31) / 32) +
+                                      " floats per lane, feasible at this width but it ties the kernel to the shape"
+                                : "Holding the row in registers would take " + std::to_string((shape.cols + 31) / 32) +
+                                      " floats per lane, which spills at this width"},
+      });
+}
+
+std::vector<CandidateRecipe<LayernormShape>> layernorm_recipes(const LayernormShape&) {
   return {
-      {"ROWS", std::to_string(shape.rows)},
-      {"COLS", std::to_string(shape.cols)},
-      {"BYTES", megabytes_text(minimal)},
-      {"TIME", hbm_time_text(minimal)},
-      {"REF_BYTES", megabytes_text(reference)},
-      {"ROW_KB", ratio_text(static_cast<double>(shape.cols) * 4 / 1024)},
-      {"PER_LANE", std::to_string((shape.cols + 31) / 32)},
-      {"REF_WARPS", std::to_string((shape.rows + 31) / 32)},
-      {"REGISTER_NOTE", shape.cols <= 1024
-                            ? "Holding the row in registers would take " + std::to_string((shape.cols + 31) / 32) +
-                                  " floats per lane, feasible at this width but it ties the kernel to the shape"
-                            : "Holding the row in registers would take " + std::to_string((shape.cols + 31) / 32) +
-                                  " floats per lane, which spills at this width"},
-  };
-}
-
-std::string warp_reasoning(const LayernormShape& shape) {
-  return fill_kernel_template(
-      "Three launches, two of them with one thread per row ($(REF_WARPS) warps, uncoalesced walks $(ROW_KB) KB "
-      "apart). One warp per row fuses all three: coalesced passes for the mean, the squared deviations and the "
-      "write, each reduction five __shfl_xor_sync steps, no global temporaries. Same two-pass variance as the "
-      "reference, so the numbers match closely.",
-      reasoning_values(shape));
-}
-
-std::string welford_reasoning(const LayernormShape& shape) {
-  return fill_kernel_template(
-      "Layernorm of $(ROWS) rows of $(COLS) floats with gamma and beta. The reference reads x three times through "
-      "three kernels ($(REF_BYTES)); the two statistics kernels run one thread per row, so they are both "
-      "uncoalesced and short of parallelism. A fused warp-per-row kernel fixes both, but the textbook two-pass "
-      "variance still reads the row three times (mean, deviations, write). Welford's recurrence gets mean and M2 in "
-      "one pass without the cancellation of sum(x^2) - n mean^2; each lane runs it over its $(PER_LANE) columns, "
-      "then lanes merge with Chan's formula through __shfl_down_sync down to lane 0, which broadcasts with "
-      "__shfl_sync. The merge guards empty sets, and the lanes beyond 32 - offset skip merging, so no "
-      "garbage enters lane 0. Two reads per row; the price is a division per element in the Welford update, "
-      "cheap next to the memory time of about $(TIME).",
-      reasoning_values(shape));
-}
-
-std::string block_reasoning(const LayernormShape& shape) {
-  return fill_kernel_template(
-      "Starting from the numbers: $(ROWS)x$(COLS) floats, so one read of x and one write of the output is "
-      "$(BYTES), about $(TIME) at HBM speed, while the reference's three kernels move $(REF_BYTES) and its two "
-      "statistics kernels are latency bound, one thread per row ($(REF_WARPS) warps) walking rows whose "
-      "neighbours are $(ROW_KB) KB apart. Fusion is the obvious step; the question is how to avoid re-reading the "
-      "row for the second and third passes. Options: (1) a warp per row re-reading from cache, simple but it "
-      "relies on L1 keeping 8 rows per block; (2) Welford in one pass plus a write pass, two reads; (3) keep the "
-      "row on chip. $(REGISTER_NOTE), so I keep it in shared memory: $(ROW_KB) KB per block, well under the "
-      "static 48 KB. With a 256-thread block per row, every thread loads its strided columns once, coalesced, into "
-      "shared memory while accumulating the sum; the mean comes from a two-level reduction (warp shuffles, 8 warp "
-      "partials in shared scratch, then every warp reduces those 8 so all threads hold the result); the squared "
-      "deviations are computed from shared memory in a second pass (exact two-pass variance, no Welford needed "
-      "since the data is on chip); the write pass applies gamma and beta. Each thread only reads back columns it "
-      "stored itself, so the barriers inside the reductions suffice. gamma and beta are read once per row per "
-      "column, $(COLS) floats that stay in L2 across all rows.",
-      reasoning_values(shape));
-}
-
-std::vector<KernelCandidate> layernorm_candidates(const LayernormShape& shape, const KernelTask& task) {
-  return {
-      make_builtin_candidate(task, "fused_warp_per_row", warp_reasoning(shape), warp_source(shape)),
-      make_builtin_candidate(task, "fused_welford_warp", welford_reasoning(shape), welford_source(shape)),
-      make_builtin_candidate(task, "fused_block_shared_row", block_reasoning(shape), block_source(shape)),
+      {"fused_warp_per_row", warp_source,
+       "Three launches, two of them with one thread per row ($(REF_WARPS) warps, uncoalesced walks $(ROW_KB) KB "
+       "apart). One warp per row fuses all three: coalesced passes for the mean, the squared deviations and the "
+       "write, each reduction five __shfl_xor_sync steps, no global temporaries. Same two-pass variance as the "
+       "reference, so the numbers match closely."},
+      {"fused_welford_warp", welford_source,
+       "Layernorm of $(ROWS) rows of $(COLS) floats with gamma and beta. The reference reads x three times through "
+       "three kernels ($(REF_BYTES)); the two statistics kernels run one thread per row, so they are both "
+       "uncoalesced and short of parallelism. A fused warp-per-row kernel fixes both, but the textbook two-pass "
+       "variance still reads the row three times (mean, deviations, write). Welford's recurrence gets mean and M2 in "
+       "one pass without the cancellation of sum(x^2) - n mean^2; each lane runs it over its $(PER_LANE) columns, "
+       "then lanes merge with Chan's formula through __shfl_down_sync down to lane 0, which broadcasts with "
+       "__shfl_sync. The merge guards empty sets, and the lanes beyond 32 - offset skip merging, so no "
+       "garbage enters lane 0. Two reads per row; the price is a division per element in the Welford update, "
+       "cheap next to the memory time of about $(TIME)."},
+      {"fused_block_shared_row", block_source,
+       "Starting from the numbers: $(ROWS)x$(COLS) floats, so one read of x and one write of the output is "
+       "$(BYTES), about $(TIME) at HBM speed, while the reference's three kernels move $(REF_BYTES) and its two "
+       "statistics kernels are latency bound, one thread per row ($(REF_WARPS) warps) walking rows whose "
+       "neighbours are $(ROW_KB) KB apart. Fusion is the obvious step; the question is how to avoid re-reading the "
+       "row for the second and third passes. Options: (1) a warp per row re-reading from cache, simple but it "
+       "relies on L1 keeping 8 rows per block; (2) Welford in one pass plus a write pass, two reads; (3) keep the "
+       "row on chip. $(REGISTER_NOTE), so I keep it in shared memory: $(ROW_KB) KB per block, well under the "
+       "static 48 KB. With a 256-thread block per row, every thread loads its strided columns once, coalesced, into "
+       "shared memory while accumulating the sum; the mean comes from a two-level reduction (warp shuffles, 8 warp "
+       "partials in shared scratch, then every warp reduces those 8 so all threads hold the result); the squared "
+       "deviations are computed from shared memory in a second pass (exact two-pass variance, no Welford needed "
+       "since the data is on chip); the write pass applies gamma and beta. Each thread only reads back columns it "
+       "stored itself, so the barriers inside the reductions suffice. gamma and beta are read once per row per "
+       "column, $(COLS) floats that stay in L2 across all rows."},
   };
 }
 
 KernelTask layernorm_task(const LayernormShape& shape) {
   int64_t elements = int64_t(shape.rows) * shape.cols;
-  KernelTask task;
-  task.name = shape.name;
-  task.operator_type = kFusionOperator;
-  task.domain = "tensor";
-  task.description = "layernorm over each row of a " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
-                     " matrix with gamma and beta (eps 1e-5); the reference runs mean, variance and normalize as 3 "
-                     "kernels";
-  task.inputs = {{"x", elements}, {"gamma", shape.cols}, {"beta", shape.cols}};
-  task.output = {"out", elements};
-  task.reference_source = reference_source(shape);
-  return task;
+  return {.name = shape.name,
+          .operator_type = kFusionOperator,
+          .domain = "tensor",
+          .description = "layernorm over each row of a " + std::to_string(shape.rows) + "x" +
+                         std::to_string(shape.cols) +
+                         " matrix with gamma and beta (eps 1e-5); the reference runs mean, variance and normalize as "
+                         "3 kernels",
+          .inputs = {{"x", elements}, {"gamma", shape.cols}, {"beta", shape.cols}},
+          .output = {"out", elements},
+          .reference_source = reference_source(shape)};
 }
 
 }  // namespace
 
 void add_layernorm_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const LayernormShape& shape : layernorm_shapes()) {
-    entries.push_back(
-        {layernorm_task(shape), [shape](const KernelTask& task) { return layernorm_candidates(shape, task); }});
-  }
+  add_family_tasks(entries,
+                   TaskFamily<LayernormShape>{layernorm_shapes(), layernorm_task, reasoning_values, layernorm_recipes});
 }
 
 }  // namespace tailforge

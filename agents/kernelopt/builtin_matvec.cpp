@@ -18,13 +18,7 @@ std::vector<MatvecShape> matvec_shapes() {
 }
 
 std::string prelude(const MatvecShape& shape) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-
-)",
-                              {{"ROWS", std::to_string(shape.rows)}, {"COLS", std::to_string(shape.cols)}});
+  return kernel_prelude({{"kRows", shape.rows}, {"kCols", shape.cols}}) + "\n";
 }
 
 // ---- y = A x ----
@@ -275,126 +269,89 @@ TemplateValues reasoning_values(const MatvecShape& shape) {
   };
 }
 
-std::string row_warp_reasoning(const MatvecShape& shape) {
-  return fill_kernel_template(
-      "y = A x with A $(ROWS)x$(COLS): $(BYTES) to stream once, about $(TIME); x is $(X_KB) KB and stays cached. "
-      "The reference's thread-per-row loop makes a warp read 32 rows $(ROW_BYTES) bytes apart per step, so every "
-      "load is its own sector. A warp per row reads 128 contiguous bytes per step instead and reduces with "
-      "__shfl_down_sync; each lane handles $(PER_LANE) columns, the loop bound covers the odd tail.",
-      reasoning_values(shape));
-}
-
-std::string row_warp_unroll4_reasoning(const MatvecShape& shape) {
-  return fill_kernel_template(
-      "Matvec is bandwidth bound: $(BYTES) of A read once, two flops per 4 bytes. The reference's thread-per-row "
-      "loop is uncoalesced (a warp's loads are $(ROW_BYTES) bytes apart) and it has only $(REF_WARPS) warps with a "
-      "serial dependency through the accumulator. A warp per row fixes coalescing. To also fix latency, each lane "
-      "keeps four independent accumulators over columns c, c+32, c+64, c+96, which puts four 128-byte lines per warp "
-      "in flight; a scalar loop finishes the $(COLS) % 128 remainder, and an xor-shuffle butterfly combines lanes.",
-      reasoning_values(shape));
-}
-
-std::string row_shared_x_reasoning(const MatvecShape& shape) {
-  return fill_kernel_template(
-      "Two inputs with very different reuse: A ($(ROWS)x$(COLS), $(BYTES)) is read exactly once, x ($(X_KB) KB) is "
-      "read by every row. The reference walks each row in its own thread, so its A loads are uncoalesced and its "
-      "x loads are uniform across the warp but compete in L1 with the streaming A lines. I move to one warp per "
-      "row for coalescing, and then the question is where x should live. Relying on L1 usually works, but A "
-      "streams $(ROW_BYTES) bytes per row through the same cache, and every eviction of x means an L2 round trip "
-      "on the critical path. Staging x in shared memory once per block removes that uncertainty: with 16 warps "
-      "(16 rows) per block, the $(X_KB) KB copy is amortized over 16 rows, and the shared reads x_shared[c] for "
-      "consecutive lanes hit consecutive banks, so they are conflict-free. The staging loop comes before the "
-      "__syncthreads and the out-of-range check after it, so no thread skips the barrier. Each lane keeps two "
-      "accumulators to have two A loads in flight. The shared footprint would allow $(SHARED_BLOCKS) "
-      "blocks per SM, more than the 4 that the 2048-thread limit allows for 512-thread blocks, so occupancy is "
-      "unaffected.",
-      reasoning_values(shape));
-}
-
-std::string split_two_pass_reasoning(const MatvecShape& shape) {
-  return fill_kernel_template(
-      "y = A^T x over a $(ROWS)x$(COLS) A. The reference is coalesced (consecutive threads, consecutive columns) "
-      "but has only $(COLS) threads, $(REF_WARPS) warps, each walking all $(ROWS) rows with only a few loads in "
-      "flight: far too little parallelism to stream $(BYTES) (about $(TIME) at full bandwidth). Splitting the rows "
-      "into 32 "
-      "slices of $(SLICE_ROWS) gives $(SLICE_BLOCKS) blocks; each thread writes its slice's partial to a "
-      "__device__ array, and a second kernel adds the 32 partials per column in a fixed order, so the result is "
-      "deterministic. The partials cost $(PARTIAL_MB) of extra traffic, small next to A.",
-      reasoning_values(shape));
-}
-
-std::string split_atomic_reasoning(const MatvecShape& shape) {
-  return fill_kernel_template(
-      "Too few threads is the problem: $(COLS) columns, one thread each, each walking $(ROWS) rows serially. I "
-      "split the rows into 32 slices ($(SLICE_BLOCKS) blocks) and let each thread atomicAdd its slice's partial "
-      "into y; two accumulators per thread keep two loads in flight. Only 32 atomics per column, so contention is "
-      "negligible. y must be zeroed before every call since the harness repeats the launch, so tf_launch issues "
-      "cudaMemsetAsync on the same stream first. Atomic order varies, so the last bits of y can differ run to run.",
-      reasoning_values(shape));
-}
-
-std::string split_float4_reasoning(const MatvecShape& shape) {
-  return fill_kernel_template(
-      "Thinking about this one in terms of bytes in flight. A is $(ROWS)x$(COLS) floats, $(BYTES), read exactly "
-      "once; x has $(ROWS) entries, each used by all $(COLS) columns. The reference launches $(COLS) threads, one "
-      "per column, and each loops over $(ROWS) rows: its loads are coalesced, since a warp reads 128 contiguous "
-      "bytes of one row, but there are only $(REF_WARPS) warps, fewer than one per SM scheduler, and each has at most "
-      "the "
-      "handful of loads that loop unrolling exposes outstanding. Against several hundred nanoseconds of DRAM "
-      "latency per round trip that is far too few bytes in flight to get near the ~$(TIME) a streaming read "
-      "needs. Parallelism has to come from splitting the reduction "
-      "dimension. 32 row slices multiply the threads by 32; the partial sums go to a __device__ array and a tiny "
-      "second kernel sums them per column in order (deterministic, unlike atomics). On top of that, I widen each "
-      "thread to four adjacent columns loaded as one float4 per row: that is 16 bytes per load instruction instead "
-      "of 4, a quarter of the load instructions for the same bytes, and each x[r] load now serves four FMAs. The "
-      "catch: float4 loads need every row start to be 16-byte aligned, which holds because $(COLS) is divisible by "
-      "4 (a static_assert documents it) and the base pointer is checked at run time, with the scalar slice kernel as "
-      "the fallback. With four columns per thread the grid shrinks to $(QUAD_BLOCKS) blocks of 256 threads, still "
-      "several per SM. Partials are written as four scalar stores into the same $(PARTIAL_MB) array the scalar path "
-      "uses, so both paths share the second kernel.",
-      reasoning_values(shape));
-}
-
-std::vector<KernelCandidate> matvec_candidates(const MatvecShape& shape, const KernelTask& task) {
+std::vector<CandidateRecipe<MatvecShape>> matvec_recipes(const MatvecShape& shape) {
   if (!shape.transposed) {
     return {
-        make_builtin_candidate(task, "warp_per_row_shuffle", row_warp_reasoning(shape), row_warp_source(shape)),
-        make_builtin_candidate(task, "warp_per_row_unroll4", row_warp_unroll4_reasoning(shape),
-                               row_warp_unroll4_source(shape)),
-        make_builtin_candidate(task, "warp_per_row_shared_x", row_shared_x_reasoning(shape),
-                               row_shared_x_source(shape)),
+        {"warp_per_row_shuffle", row_warp_source,
+         "y = A x with A $(ROWS)x$(COLS): $(BYTES) to stream once, about $(TIME); x is $(X_KB) KB and stays cached. "
+         "The reference's thread-per-row loop makes a warp read 32 rows $(ROW_BYTES) bytes apart per step, so every "
+         "load is its own sector. A warp per row reads 128 contiguous bytes per step instead and reduces with "
+         "__shfl_down_sync; each lane handles $(PER_LANE) columns, the loop bound covers the odd tail."},
+        {"warp_per_row_unroll4", row_warp_unroll4_source,
+         "Matvec is bandwidth bound: $(BYTES) of A read once, two flops per 4 bytes. The reference's thread-per-row "
+         "loop is uncoalesced (a warp's loads are $(ROW_BYTES) bytes apart) and it has only $(REF_WARPS) warps with a "
+         "serial dependency through the accumulator. A warp per row fixes coalescing. To also fix latency, each lane "
+         "keeps four independent accumulators over columns c, c+32, c+64, c+96, which puts four 128-byte lines per "
+         "warp "
+         "in flight; a scalar loop finishes the $(COLS) % 128 remainder, and an xor-shuffle butterfly combines lanes."},
+        {"warp_per_row_shared_x", row_shared_x_source,
+         "Two inputs with very different reuse: A ($(ROWS)x$(COLS), $(BYTES)) is read exactly once, x ($(X_KB) KB) is "
+         "read by every row. The reference walks each row in its own thread, so its A loads are uncoalesced and its "
+         "x loads are uniform across the warp but compete in L1 with the streaming A lines. I move to one warp per "
+         "row for coalescing, and then the question is where x should live. Relying on L1 usually works, but A "
+         "streams $(ROW_BYTES) bytes per row through the same cache, and every eviction of x means an L2 round trip "
+         "on the critical path. Staging x in shared memory once per block removes that uncertainty: with 16 warps "
+         "(16 rows) per block, the $(X_KB) KB copy is amortized over 16 rows, and the shared reads x_shared[c] for "
+         "consecutive lanes hit consecutive banks, so they are conflict-free. The staging loop comes before the "
+         "__syncthreads and the out-of-range check after it, so no thread skips the barrier. Each lane keeps two "
+         "accumulators to have two A loads in flight. The shared footprint would allow $(SHARED_BLOCKS) "
+         "blocks per SM, more than the 4 that the 2048-thread limit allows for 512-thread blocks, so occupancy is "
+         "unaffected."},
     };
   }
   return {
-      make_builtin_candidate(task, "split_rows_two_pass", split_two_pass_reasoning(shape),
-                             split_two_pass_source(shape)),
-      make_builtin_candidate(task, "split_rows_atomic", split_atomic_reasoning(shape), split_atomic_source(shape)),
-      make_builtin_candidate(task, "split_rows_float4_columns", split_float4_reasoning(shape),
-                             split_float4_source(shape)),
+      {"split_rows_two_pass", split_two_pass_source,
+       "y = A^T x over a $(ROWS)x$(COLS) A. The reference is coalesced (consecutive threads, consecutive columns) "
+       "but has only $(COLS) threads, $(REF_WARPS) warps, each walking all $(ROWS) rows with only a few loads in "
+       "flight: far too little parallelism to stream $(BYTES) (about $(TIME) at full bandwidth). Splitting the rows "
+       "into 32 "
+       "slices of $(SLICE_ROWS) gives $(SLICE_BLOCKS) blocks; each thread writes its slice's partial to a "
+       "__device__ array, and a second kernel adds the 32 partials per column in a fixed order, so the result is "
+       "deterministic. The partials cost $(PARTIAL_MB) of extra traffic, small next to A."},
+      {"split_rows_atomic", split_atomic_source,
+       "Too few threads is the problem: $(COLS) columns, one thread each, each walking $(ROWS) rows serially. I "
+       "split the rows into 32 slices ($(SLICE_BLOCKS) blocks) and let each thread atomicAdd its slice's partial "
+       "into y; two accumulators per thread keep two loads in flight. Only 32 atomics per column, so contention is "
+       "negligible. y must be zeroed before every call since the harness repeats the launch, so tf_launch issues "
+       "cudaMemsetAsync on the same stream first. Atomic order varies, so the last bits of y can differ run to run."},
+      {"split_rows_float4_columns", split_float4_source,
+       "Thinking about this one in terms of bytes in flight. A is $(ROWS)x$(COLS) floats, $(BYTES), read exactly "
+       "once; x has $(ROWS) entries, each used by all $(COLS) columns. The reference launches $(COLS) threads, one "
+       "per column, and each loops over $(ROWS) rows: its loads are coalesced, since a warp reads 128 contiguous "
+       "bytes of one row, but there are only $(REF_WARPS) warps, fewer than one per SM scheduler, and each has at most "
+       "the "
+       "handful of loads that loop unrolling exposes outstanding. Against several hundred nanoseconds of DRAM "
+       "latency per round trip that is far too few bytes in flight to get near the ~$(TIME) a streaming read "
+       "needs. Parallelism has to come from splitting the reduction "
+       "dimension. 32 row slices multiply the threads by 32; the partial sums go to a __device__ array and a tiny "
+       "second kernel sums them per column in order (deterministic, unlike atomics). On top of that, I widen each "
+       "thread to four adjacent columns loaded as one float4 per row: that is 16 bytes per load instruction instead "
+       "of 4, a quarter of the load instructions for the same bytes, and each x[r] load now serves four FMAs. The "
+       "catch: float4 loads need every row start to be 16-byte aligned, which holds because $(COLS) is divisible by "
+       "4 (a static_assert documents it) and the base pointer is checked at run time, with the scalar slice kernel as "
+       "the fallback. With four columns per thread the grid shrinks to $(QUAD_BLOCKS) blocks of 256 threads, still "
+       "several per SM. Partials are written as four scalar stores into the same $(PARTIAL_MB) array the scalar path "
+       "uses, so both paths share the second kernel."},
   };
 }
 
 KernelTask matvec_task(const MatvecShape& shape) {
-  KernelTask task;
-  task.name = shape.name;
-  task.operator_type = kMatmulOperator;
-  task.domain = "linalg";
   std::string dims = std::to_string(shape.rows) + "x" + std::to_string(shape.cols);
-  task.description = shape.transposed ? "y = A^T x with A " + dims + " row-major (column sums weighted by x)"
-                                      : "y = A x with A " + dims + " row-major";
-  task.inputs = {{"a", int64_t(shape.rows) * shape.cols}, {"x", shape.transposed ? shape.rows : shape.cols}};
-  task.flops = 2.0 * shape.rows * shape.cols;
-  task.output = {"y", shape.transposed ? shape.cols : shape.rows};
-  task.reference_source = shape.transposed ? column_reference_source(shape) : row_reference_source(shape);
-  return task;
+  return {.name = shape.name,
+          .operator_type = kMatmulOperator,
+          .domain = "linalg",
+          .description = shape.transposed ? "y = A^T x with A " + dims + " row-major (column sums weighted by x)"
+                                          : "y = A x with A " + dims + " row-major",
+          .inputs = {{"a", int64_t(shape.rows) * shape.cols}, {"x", shape.transposed ? shape.rows : shape.cols}},
+          .output = {"y", shape.transposed ? shape.cols : shape.rows},
+          .reference_source = shape.transposed ? column_reference_source(shape) : row_reference_source(shape),
+          .flops = 2.0 * shape.rows * shape.cols};
 }
 
 }  // namespace
 
 void add_matvec_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const MatvecShape& shape : matvec_shapes()) {
-    entries.push_back({matvec_task(shape), [shape](const KernelTask& task) { return matvec_candidates(shape, task); }});
-  }
+  add_family_tasks(entries, TaskFamily<MatvecShape>{matvec_shapes(), matvec_task, reasoning_values, matvec_recipes});
 }
 
 }  // namespace tailforge

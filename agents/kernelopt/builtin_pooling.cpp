@@ -16,17 +16,13 @@ std::vector<PoolShape> pool_shapes() {
 }
 
 std::string prelude(const PoolShape& shape) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kHeight = $(HEIGHT);
-constexpr int kWidth = $(WIDTH);
-constexpr int kOutHeight = kHeight / 2;
+  return kernel_prelude({{"kHeight", shape.height}, {"kWidth", shape.width}}) +
+         R"(constexpr int kOutHeight = kHeight / 2;
 constexpr int kOutWidth = kWidth / 2;
 
 __device__ __forceinline__ float max4(float a, float b, float c, float d) { return fmaxf(fmaxf(a, b), fmaxf(c, d)); }
 
-)",
-                              {{"HEIGHT", std::to_string(shape.height)}, {"WIDTH", std::to_string(shape.width)}});
+)";
 }
 
 const char* kScalarPool = R"(__global__ void maxpool_scalar(const float* in, float* out) {
@@ -82,6 +78,22 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
 )";
 }
 
+// The launch of a float4 kernel over `work` threads; it needs 16-byte aligned input and 8-byte
+// aligned output rows, and falls back to the scalar kernel otherwise.
+std::string float4_launch(const char* kernel, const char* work) {
+  return fill_kernel_template(R"(void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  const bool aligned = (reinterpret_cast<uintptr_t>(inputs[0]) & 15u) == 0 &&
+                       (reinterpret_cast<uintptr_t>(output) & 7u) == 0 && kOutWidth % 2 == 0;
+  if (aligned) {
+    $(KERNEL)<<<int(($(WORK) + kThreads - 1) / kThreads), kThreads, 0, stream>>>(inputs[0], output);
+  } else {
+    launch_scalar(inputs[0], output, stream);
+  }
+}
+)",
+                              {{"KERNEL", kernel}, {"WORK", work}});
+}
+
 std::string float4_pair_source(const PoolShape& shape) {
   return prelude(shape) + kScalarPool + R"(static_assert(kWidth % 4 == 0, "float4 loads need rows of whole float4s");
 constexpr int kPairs = kOutWidth / 2;  // output column pairs per row
@@ -102,16 +114,7 @@ __global__ void maxpool_float4(const float* __restrict__ in, float* __restrict__
       make_float2(max4(a.x, a.y, b.x, b.y), max4(a.z, a.w, b.z, b.w));
 }
 
-void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
-  const bool aligned = (reinterpret_cast<uintptr_t>(inputs[0]) & 15u) == 0 &&
-                       (reinterpret_cast<uintptr_t>(output) & 7u) == 0 && kOutWidth % 2 == 0;
-  if (aligned) {
-    maxpool_float4<<<int((kPairCount + kThreads - 1) / kThreads), kThreads, 0, stream>>>(inputs[0], output);
-  } else {
-    launch_scalar(inputs[0], output, stream);
-  }
-}
-)";
+)" + float4_launch("maxpool_float4", "kPairCount");
 }
 
 std::string float4_block_source(const PoolShape& shape) {
@@ -143,16 +146,7 @@ __global__ void maxpool_float4_2x2(const float* __restrict__ in, float* __restri
   if (second_row) out2[first + kOutWidth / 2] = make_float2(max4(c.x, c.y, d.x, d.y), max4(c.z, c.w, d.z, d.w));
 }
 
-void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
-  const bool aligned = (reinterpret_cast<uintptr_t>(inputs[0]) & 15u) == 0 &&
-                       (reinterpret_cast<uintptr_t>(output) & 7u) == 0 && kOutWidth % 2 == 0;
-  if (aligned) {
-    maxpool_float4_2x2<<<int((kWork + kThreads - 1) / kThreads), kThreads, 0, stream>>>(inputs[0], output);
-  } else {
-    launch_scalar(inputs[0], output, stream);
-  }
-}
-)";
+)" + float4_launch("maxpool_float4_2x2", "kWork");
 }
 
 TemplateValues reasoning_values(const PoolShape& shape) {
@@ -176,72 +170,52 @@ TemplateValues reasoning_values(const PoolShape& shape) {
   };
 }
 
-std::string float2_reasoning(const PoolShape& shape) {
-  return fill_kernel_template(
-      "Max pool 2x2 of $(H)x$(W) into $(OH)x$(OW): $(BYTES) of traffic, no arithmetic to speak of. The reference "
-      "does four scalar loads per output; each 2x2 window is two aligned float2 pairs, so two 8-byte loads halve "
-      "the load instructions. A 1D grid over outputs keeps the float2 loads of a warp contiguous. $(ODD)",
-      reasoning_values(shape));
-}
-
-std::string float4_pair_reasoning(const PoolShape& shape) {
-  return fill_kernel_template(
-      "Pure data movement: $(BYTES) for a $(H)x$(W) to $(OH)x$(OW) 2x2 max pool, so the goal is copy speed, about "
-      "$(TIME). The reference's four scalar loads per output use 4 bytes per load instruction. Giving each thread "
-      "two adjacent outputs lets it read its 2x4 input window as two float4 loads (one per input row) and write "
-      "both results as one float2: 16 bytes per load and 8 per store. Alignment holds because the width $(W) "
-      "divides by 4 (static_assert) and output pairs start at even columns; tf_launch verifies the base pointers "
-      "and otherwise runs the scalar kernel. $(ODD)",
-      reasoning_values(shape));
-}
-
-std::string float4_block_reasoning(const PoolShape& shape) {
-  return fill_kernel_template(
-      "Max pooling is a streaming kernel: $(H)x$(W) floats in, $(OH)x$(OW) out, $(BYTES) in total, about $(TIME) at "
-      "full bandwidth, and one fmaxf per input element. The reference issues four scalar loads per output from a 2D "
-      "grid of 16x16 blocks; its loads of a warp are two 128-byte rows but each instruction moves only 4 bytes per "
-      "thread. Widening is the obvious lever. float2 per input row halves the load count; float4 covers two "
-      "windows per load. I went one step further and give each thread a 2x2 block of outputs: four input rows, "
-      "one float4 each, all four loads issued before any max, which doubles the bytes in flight per thread "
-      "compared to the two-output version. Does that hurt coalescing? Consecutive threads take consecutive "
-      "float4 columns, so each of the four load instructions of a warp still reads 512 contiguous bytes of one "
-      "row. The thread count halves again, to about a quarter of the output count, still millions of threads and "
-      "far more than the GPU holds, so occupancy is not a concern; register use is 16 loaded floats. Edges: "
-      "$(ROW_PAIRS_NOTE) $(ODD) Alignment: width $(W) divides by 4 so each row starts on a float4 boundary, output "
-      "pairs start at even columns so the float2 stores are 8-byte aligned; tf_launch checks the base pointers "
-      "and falls back to the scalar kernel otherwise.",
-      reasoning_values(shape));
-}
-
-std::vector<KernelCandidate> pooling_candidates(const PoolShape& shape, const KernelTask& task) {
+std::vector<CandidateRecipe<PoolShape>> pooling_recipes(const PoolShape&) {
   return {
-      make_builtin_candidate(task, "float2_row_pairs", float2_reasoning(shape), float2_source(shape)),
-      make_builtin_candidate(task, "float4_two_outputs", float4_pair_reasoning(shape), float4_pair_source(shape)),
-      make_builtin_candidate(task, "float4_2x2_outputs", float4_block_reasoning(shape), float4_block_source(shape)),
+      {"float2_row_pairs", float2_source,
+       "Max pool 2x2 of $(H)x$(W) into $(OH)x$(OW): $(BYTES) of traffic, no arithmetic to speak of. The reference "
+       "does four scalar loads per output; each 2x2 window is two aligned float2 pairs, so two 8-byte loads halve "
+       "the load instructions. A 1D grid over outputs keeps the float2 loads of a warp contiguous. $(ODD)"},
+      {"float4_two_outputs", float4_pair_source,
+       "Pure data movement: $(BYTES) for a $(H)x$(W) to $(OH)x$(OW) 2x2 max pool, so the goal is copy speed, about "
+       "$(TIME). The reference's four scalar loads per output use 4 bytes per load instruction. Giving each thread "
+       "two adjacent outputs lets it read its 2x4 input window as two float4 loads (one per input row) and write "
+       "both results as one float2: 16 bytes per load and 8 per store. Alignment holds because the width $(W) "
+       "divides by 4 (static_assert) and output pairs start at even columns; tf_launch verifies the base pointers "
+       "and otherwise runs the scalar kernel. $(ODD)"},
+      {"float4_2x2_outputs", float4_block_source,
+       "Max pooling is a streaming kernel: $(H)x$(W) floats in, $(OH)x$(OW) out, $(BYTES) in total, about $(TIME) at "
+       "full bandwidth, and one fmaxf per input element. The reference issues four scalar loads per output from a 2D "
+       "grid of 16x16 blocks; its loads of a warp are two 128-byte rows but each instruction moves only 4 bytes per "
+       "thread. Widening is the obvious lever. float2 per input row halves the load count; float4 covers two "
+       "windows per load. I went one step further and give each thread a 2x2 block of outputs: four input rows, "
+       "one float4 each, all four loads issued before any max, which doubles the bytes in flight per thread "
+       "compared to the two-output version. Does that hurt coalescing? Consecutive threads take consecutive "
+       "float4 columns, so each of the four load instructions of a warp still reads 512 contiguous bytes of one "
+       "row. The thread count halves again, to about a quarter of the output count, still millions of threads and "
+       "far more than the GPU holds, so occupancy is not a concern; register use is 16 loaded floats. Edges: "
+       "$(ROW_PAIRS_NOTE) $(ODD) Alignment: width $(W) divides by 4 so each row starts on a float4 boundary, output "
+       "pairs start at even columns so the float2 stores are 8-byte aligned; tf_launch checks the base pointers "
+       "and falls back to the scalar kernel otherwise."},
   };
 }
 
 KernelTask pooling_task(const PoolShape& shape) {
-  KernelTask task;
-  task.name = shape.name;
-  task.operator_type = kStencilOperator;
-  task.domain = "image";
-  task.description = "2x2 max pooling, stride 2, of a " + std::to_string(shape.height) + "x" +
-                     std::to_string(shape.width) + " image into " + std::to_string(shape.height / 2) + "x" +
-                     std::to_string(shape.width / 2) + " (an odd last row is dropped)";
-  task.inputs.push_back({"in", int64_t(shape.height) * shape.width});
-  task.output = {"out", int64_t(shape.height / 2) * (shape.width / 2)};
-  task.reference_source = reference_source(shape);
-  return task;
+  return {.name = shape.name,
+          .operator_type = kStencilOperator,
+          .domain = "image",
+          .description = "2x2 max pooling, stride 2, of a " + std::to_string(shape.height) + "x" +
+                         std::to_string(shape.width) + " image into " + std::to_string(shape.height / 2) + "x" +
+                         std::to_string(shape.width / 2) + " (an odd last row is dropped)",
+          .inputs = {{"in", int64_t(shape.height) * shape.width}},
+          .output = {"out", int64_t(shape.height / 2) * (shape.width / 2)},
+          .reference_source = reference_source(shape)};
 }
 
 }  // namespace
 
 void add_pooling_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const PoolShape& shape : pool_shapes()) {
-    entries.push_back(
-        {pooling_task(shape), [shape](const KernelTask& task) { return pooling_candidates(shape, task); }});
-  }
+  add_family_tasks(entries, TaskFamily<PoolShape>{pool_shapes(), pooling_task, reasoning_values, pooling_recipes});
 }
 
 }  // namespace tailforge

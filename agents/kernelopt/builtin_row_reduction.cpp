@@ -36,20 +36,15 @@ std::vector<RowReduction> row_reductions() {
 
 // Constants and the three device functions every unit of the task shares.
 std::string prelude(const RowReduction& reduction) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-constexpr float kIdentity = $(IDENTITY);
+  return kernel_prelude({{"kRows", reduction.rows}, {"kCols", reduction.cols}}) +
+         fill_kernel_template(R"(constexpr float kIdentity = $(IDENTITY);
 
 __device__ __forceinline__ float combine(float a, float b) { return $(COMBINE); }
 __device__ __forceinline__ float transform(float value) { return $(TRANSFORM); }
 __device__ __forceinline__ float finish(float acc) { return $(FINISH); }
 
 )",
-                              {{"ROWS", std::to_string(reduction.rows)},
-                               {"COLS", std::to_string(reduction.cols)},
-                               {"IDENTITY", reduction.is_max ? "-3.402823466e+38f" : "0.0f"},
+                              {{"IDENTITY", reduction.is_max ? "-3.402823466e+38f" : "0.0f"},
                                {"COMBINE", reduction.is_max ? "fmaxf(a, b)" : "a + b"},
                                {"TRANSFORM", reduction.transform},
                                {"FINISH", reduction.finish}});
@@ -156,103 +151,80 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
 
 TemplateValues reasoning_values(const RowReduction& reduction) {
   int64_t bytes = int64_t(reduction.rows) * reduction.cols * 4;
-  int per_lane = (reduction.cols + 31) / 32;
   int per_thread = (reduction.cols + 255) / 256;
+  return row_values(
+      reduction.rows, reduction.cols,
+      {
+          {"WHAT", reduction.what},
+          {"BYTES", megabytes_text(bytes)},
+          {"TIME", hbm_time_text(bytes)},
+          {"PER_THREAD", std::to_string(per_thread)},
+          {"WARP_BLOCKS", std::to_string((reduction.rows + 7) / 8)},
+          {"TAIL", reduction.cols % 32 == 0
+                       ? "The row length divides by 32, so every lane gets the same count"
+                       : "The row length leaves " + count_text(reduction.cols % 32, "column", "columns") +
+                             " over, which the loop bound covers for the first lanes"},
+          {"COMBINE_NOTE", reduction.is_max ? "max is exact, so the order of the tree does not matter"
+                                            : "the tree changes the summation order, which moves the result by a few "
+                                              "ulps of the row's partial sums, well inside the tolerance"},
+          {"FIT", per_thread <= 2 ? "With only " + std::to_string(reduction.cols) +
+                                        " columns most of the 256 threads get one or two elements, so the loop is "
+                                        "short and the tree's 8 synchronized steps are a large share of the time; this "
+                                        "shape favours the warp version."
+                                  : "Each thread accumulates about " + std::to_string(per_thread) +
+                                        " elements before the tree, enough work to amortize its 8 synchronized steps."},
+      });
+}
+
+std::vector<CandidateRecipe<RowReduction>> row_reduction_recipes(const RowReduction&) {
   return {
-      {"ROWS", std::to_string(reduction.rows)},
-      {"COLS", std::to_string(reduction.cols)},
-      {"WHAT", reduction.what},
-      {"BYTES", megabytes_text(bytes)},
-      {"TIME", hbm_time_text(bytes)},
-      {"ROW_BYTES", std::to_string(int64_t(reduction.cols) * 4)},
-      {"PER_LANE", std::to_string(per_lane)},
-      {"PER_THREAD", std::to_string(per_thread)},
-      {"WARP_BLOCKS", std::to_string((reduction.rows + 7) / 8)},
-      {"REF_WARPS", std::to_string((reduction.rows + 31) / 32)},
-      {"TAIL", reduction.cols % 32 == 0
-                   ? "The row length divides by 32, so every lane gets the same count"
-                   : "The row length leaves " + count_text(reduction.cols % 32, "column", "columns") +
-                         " over, which the loop bound covers for the first lanes"},
-      {"COMBINE_NOTE", reduction.is_max ? "max is exact, so the order of the tree does not matter"
-                                        : "the tree changes the summation order, which moves the result by a few "
-                                          "ulps of the row's partial sums, well inside the tolerance"},
-      {"FIT", per_thread <= 2 ? "With only " + std::to_string(reduction.cols) +
-                                    " columns most of the 256 threads get one or two elements, so the loop is "
-                                    "short and the tree's 8 synchronized steps are a large share of the time; this "
-                                    "shape favours the warp version."
-                              : "Each thread accumulates about " + std::to_string(per_thread) +
-                                    " elements before the tree, enough work to amortize its 8 synchronized steps."},
-  };
-}
-
-std::string warp_reasoning(const RowReduction& reduction) {
-  return fill_kernel_template(
-      "The reference gives each of the $(ROWS) rows to one thread: only $(REF_WARPS) warps exist, and within a warp "
-      "the 32 threads read addresses $(ROW_BYTES) bytes apart, so every load is a separate sector and the loop is a "
-      "long serial dependency chain per thread. Mapping one warp to a row makes the loads coalesced (a lane reads "
-      "every 32nd element, a warp reads 128 contiguous bytes per step), gives each lane $(PER_LANE) elements, and "
-      "finishes with five __shfl_down_sync steps instead of shared memory. $(TAIL); $(COMBINE_NOTE). The kernel "
-      "streams $(BYTES) once, about $(TIME) at full bandwidth.",
-      reasoning_values(reduction));
-}
-
-std::string block_reasoning(const RowReduction& reduction) {
-  return fill_kernel_template(
-      "Row $(WHAT) over a $(ROWS)x$(COLS) matrix ($(BYTES)). Reference bottleneck: one thread per row, uncoalesced "
-      "loads $(ROW_BYTES) bytes apart across a warp and little parallelism. Here each row gets a 256-thread block; "
-      "threads stride through the row coalesced, then a shared-memory tree halves the active threads each step with "
-      "a __syncthreads between steps. $(FIT)",
-      reasoning_values(reduction));
-}
-
-std::string warp_unroll4_reasoning(const RowReduction& reduction) {
-  return fill_kernel_template(
-      "What limits the reference? Each of $(ROWS) threads walks its own row of $(COLS) floats. Within a warp the "
-      "addresses are $(ROW_BYTES) bytes apart, so a single load instruction touches 32 different sectors, and "
-      "each thread has only the few loads that loop unrolling exposes outstanding. "
-      "With only $(REF_WARPS) warps on the whole GPU that is nowhere near enough bytes in flight to approach the "
-      "$(TIME) it takes to stream $(BYTES). The first fix is clear: a warp per row, lanes reading consecutive "
-      "floats, so each load instruction fetches a full 128-byte line. That alone leaves each lane with a single "
-      "accumulator, so its $(PER_LANE) combines form one serial chain and how many loads run ahead of it depends "
-      "on how far the compiler chooses to unroll. I considered a block per row with a shared-memory tree, but for rows "
-      "of $(COLS) floats a "
-      "warp already has enough parallel work, and the tree adds eight synchronized steps per row. Instead, each lane "
-      "keeps four "
-      "independent accumulators and issues the four loads c, c+32, c+64, c+96 before combining any of them, so four "
-      "128-byte lines per warp are in flight; a second loop takes the remaining columns one stride at a time. The "
-      "four partials are combined, then a butterfly of __shfl_xor_sync gives every lane the total and lane 0 writes "
-      "it. $(TAIL); $(COMBINE_NOTE). Register cost is four floats, so occupancy is unchanged.",
-      reasoning_values(reduction));
-}
-
-std::vector<KernelCandidate> row_reduction_candidates(const RowReduction& reduction, const KernelTask& task) {
-  return {
-      make_builtin_candidate(task, "warp_shuffle_reduce", warp_reasoning(reduction), warp_source(reduction)),
-      make_builtin_candidate(task, "block_tree_reduce", block_reasoning(reduction), block_source(reduction)),
-      make_builtin_candidate(task, "warp_shuffle_unroll4", warp_unroll4_reasoning(reduction),
-                             warp_unroll4_source(reduction)),
+      {"warp_shuffle_reduce", warp_source,
+       "The reference gives each of the $(ROWS) rows to one thread: only $(REF_WARPS) warps exist, and within a warp "
+       "the 32 threads read addresses $(ROW_BYTES) bytes apart, so every load is a separate sector and the loop is a "
+       "long serial dependency chain per thread. Mapping one warp to a row makes the loads coalesced (a lane reads "
+       "every 32nd element, a warp reads 128 contiguous bytes per step), gives each lane $(PER_LANE) elements, and "
+       "finishes with five __shfl_down_sync steps instead of shared memory. $(TAIL); $(COMBINE_NOTE). The kernel "
+       "streams $(BYTES) once, about $(TIME) at full bandwidth."},
+      {"block_tree_reduce", block_source,
+       "Row $(WHAT) over a $(ROWS)x$(COLS) matrix ($(BYTES)). Reference bottleneck: one thread per row, uncoalesced "
+       "loads $(ROW_BYTES) bytes apart across a warp and little parallelism. Here each row gets a 256-thread block; "
+       "threads stride through the row coalesced, then a shared-memory tree halves the active threads each step with "
+       "a __syncthreads between steps. $(FIT)"},
+      {"warp_shuffle_unroll4", warp_unroll4_source,
+       "What limits the reference? Each of $(ROWS) threads walks its own row of $(COLS) floats. Within a warp the "
+       "addresses are $(ROW_BYTES) bytes apart, so a single load instruction touches 32 different sectors, and "
+       "each thread has only the few loads that loop unrolling exposes outstanding. "
+       "With only $(REF_WARPS) warps on the whole GPU that is nowhere near enough bytes in flight to approach the "
+       "$(TIME) it takes to stream $(BYTES). The first fix is clear: a warp per row, lanes reading consecutive "
+       "floats, so each load instruction fetches a full 128-byte line. That alone leaves each lane with a single "
+       "accumulator, so its $(PER_LANE) combines form one serial chain and how many loads run ahead of it depends "
+       "on how far the compiler chooses to unroll. I considered a block per row with a shared-memory tree, but for "
+       "rows "
+       "of $(COLS) floats a "
+       "warp already has enough parallel work, and the tree adds eight synchronized steps per row. Instead, each lane "
+       "keeps four "
+       "independent accumulators and issues the four loads c, c+32, c+64, c+96 before combining any of them, so four "
+       "128-byte lines per warp are in flight; a second loop takes the remaining columns one stride at a time. The "
+       "four partials are combined, then a butterfly of __shfl_xor_sync gives every lane the total and lane 0 writes "
+       "it. $(TAIL); $(COMBINE_NOTE). Register cost is four floats, so occupancy is unchanged."},
   };
 }
 
 KernelTask row_reduction_task(const RowReduction& reduction) {
-  KernelTask task;
-  task.name = reduction.name;
-  task.operator_type = kReductionOperator;
-  task.domain = reduction.domain;
-  task.description = reduction.description;
-  task.inputs.push_back({"in", int64_t(reduction.rows) * reduction.cols});
-  task.output = {"out", reduction.rows};
-  task.reference_source = reference_source(reduction);
-  return task;
+  return {.name = reduction.name,
+          .operator_type = kReductionOperator,
+          .domain = reduction.domain,
+          .description = reduction.description,
+          .inputs = {{"in", int64_t(reduction.rows) * reduction.cols}},
+          .output = {"out", reduction.rows},
+          .reference_source = reference_source(reduction)};
 }
 
 }  // namespace
 
 void add_row_reduction_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const RowReduction& reduction : row_reductions()) {
-    entries.push_back({row_reduction_task(reduction),
-                       [reduction](const KernelTask& task) { return row_reduction_candidates(reduction, task); }});
-  }
+  add_family_tasks(
+      entries, TaskFamily<RowReduction>{row_reductions(), row_reduction_task, reasoning_values, row_reduction_recipes});
 }
 
 }  // namespace tailforge

@@ -17,14 +17,8 @@ std::vector<SoftmaxShape> softmax_shapes() {
 }
 
 std::string prelude(const SoftmaxShape& shape) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-constexpr float kLowest = -3.402823466e+38f;
-
-)",
-                              {{"ROWS", std::to_string(shape.rows)}, {"COLS", std::to_string(shape.cols)}});
+  return kernel_prelude({{"kRows", shape.rows}, {"kCols", shape.cols}}) +
+         "constexpr float kLowest = -3.402823466e+38f;\n\n";
 }
 
 std::string reference_source(const SoftmaxShape& shape) {
@@ -73,48 +67,48 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
 )";
 }
 
-const char* kSoftmaxWarpLaunch = R"(
-void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
-  softmax_warp<<<(kRows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(inputs[0], output);
-}
-)";
+// A warp-per-row unit: `comment` above the kernel, which takes a row with one warp, runs
+// `statistics` (the row's max m and the sum s of exp(x - m)) and writes the row scaled by 1 / s.
+std::string softmax_warp_unit(const SoftmaxShape& shape, const char* comment, const char* statistics) {
+  return prelude(shape) + fill_kernel_template(R"(constexpr int kWarpsPerBlock = 8;
 
-std::string warp_source(const SoftmaxShape& shape) {
-  return prelude(shape) + R"(constexpr int kWarpsPerBlock = 8;
-
-// One warp per row, three coalesced passes over it (max, sum of exp, write); the row's
-// re-reads mostly hit L1/L2.
-__global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ out) {
+$(COMMENT)__global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ out) {
   const int lane = threadIdx.x & 31;
   const int row = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
   if (row >= kRows) return;  // the whole warp leaves together
   const float* in = x + int64_t(row) * kCols;
   float* dst = out + int64_t(row) * kCols;
   float m = kLowest;
-  for (int c = lane; c < kCols; c += 32) m = fmaxf(m, in[c]);
+$(STATISTICS)  const float inverse = 1.0f / s;
+  for (int c = lane; c < kCols; c += 32) dst[c] = expf(in[c] - m) * inverse;
+}
+
+void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
+  softmax_warp<<<(kRows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(inputs[0], output);
+}
+)",
+                                               {{"COMMENT", comment}, {"STATISTICS", statistics}});
+}
+
+std::string warp_source(const SoftmaxShape& shape) {
+  return softmax_warp_unit(shape,
+                           R"(// One warp per row, three coalesced passes over it (max, sum of exp, write); the row's
+// re-reads mostly hit L1/L2.
+)",
+                           R"(  for (int c = lane; c < kCols; c += 32) m = fmaxf(m, in[c]);
   for (int offset = 16; offset > 0; offset >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
   float s = 0.0f;
   for (int c = lane; c < kCols; c += 32) s += expf(in[c] - m);
   for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_xor_sync(0xffffffffu, s, offset);
-  const float inverse = 1.0f / s;
-  for (int c = lane; c < kCols; c += 32) dst[c] = expf(in[c] - m) * inverse;
-}
-)" + kSoftmaxWarpLaunch;
+)");
 }
 
 std::string online_source(const SoftmaxShape& shape) {
-  return prelude(shape) + R"(constexpr int kWarpsPerBlock = 8;
-
-// One warp per row. Pass 1 keeps a running max and a sum rescaled to it (online softmax), so the
+  return softmax_warp_unit(
+      shape, R"(// One warp per row. Pass 1 keeps a running max and a sum rescaled to it (online softmax), so the
 // row is read twice instead of three times; lanes merge their (max, sum) pairs with shuffles.
-__global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ out) {
-  const int lane = threadIdx.x & 31;
-  const int row = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= kRows) return;  // the whole warp leaves together
-  const float* in = x + int64_t(row) * kCols;
-  float* dst = out + int64_t(row) * kCols;
-  float m = kLowest;
-  float s = 0.0f;
+)",
+      R"(  float s = 0.0f;
   for (int c = lane; c < kCols; c += 32) {
     const float v = in[c];
     if (v > m) {
@@ -131,10 +125,7 @@ __global__ void softmax_warp(const float* __restrict__ x, float* __restrict__ ou
     s = s * expf(m - m_new) + s_other * expf(m_other - m_new);
     m = m_new;
   }
-  const float inverse = 1.0f / s;
-  for (int c = lane; c < kCols; c += 32) dst[c] = expf(in[c] - m) * inverse;
-}
-)" + kSoftmaxWarpLaunch;
+)");
 }
 
 std::string block_source(const SoftmaxShape& shape) {
@@ -201,98 +192,76 @@ TemplateValues reasoning_values(const SoftmaxShape& shape) {
   int64_t minimal = elements * 8;
   // max reads x; exp reads x, writes exps; sum reads exps; divide reads exps, writes out
   int64_t reference = elements * 4 * 6;
+  return row_values(
+      shape.rows, shape.cols,
+      {
+          {"BYTES", megabytes_text(minimal)},
+          {"TIME", hbm_time_text(minimal)},
+          {"REF_BYTES", megabytes_text(reference)},
+          {"ROWS_PER_SM", ratio_text(static_cast<double>(shape.rows) / 132)},
+          {"L1_NOTE", shape.cols * 4 * 8 <= 48 * 1024
+                          ? "a block's 8 rows are " + ratio_text(shape.cols * 4 * 8 / 1024.0) +
+                                " KB, so the second and third passes mostly hit L1"
+                          : "a block's 8 rows are " + ratio_text(shape.cols * 4 * 8 / 1024.0) +
+                                " KB, more than L1 keeps reliably next to other blocks, so the re-reads partly come "
+                                "from L2"},
+      });
+}
+
+std::vector<CandidateRecipe<SoftmaxShape>> softmax_recipes(const SoftmaxShape&) {
   return {
-      {"ROWS", std::to_string(shape.rows)},
-      {"COLS", std::to_string(shape.cols)},
-      {"BYTES", megabytes_text(minimal)},
-      {"TIME", hbm_time_text(minimal)},
-      {"REF_BYTES", megabytes_text(reference)},
-      {"ROW_KB", ratio_text(static_cast<double>(shape.cols) * 4 / 1024)},
-      {"PER_LANE", std::to_string((shape.cols + 31) / 32)},
-      {"REF_WARPS", std::to_string((shape.rows + 31) / 32)},
-      {"ROWS_PER_SM", ratio_text(static_cast<double>(shape.rows) / 132)},
-      {"L1_NOTE", shape.cols * 4 * 8 <= 48 * 1024
-                      ? "a block's 8 rows are " + ratio_text(shape.cols * 4 * 8 / 1024.0) +
-                            " KB, so the second and third passes mostly hit L1"
-                      : "a block's 8 rows are " + ratio_text(shape.cols * 4 * 8 / 1024.0) +
-                            " KB, more than L1 keeps reliably next to other blocks, so the re-reads partly come "
-                            "from L2"},
-  };
-}
-
-std::string warp_reasoning(const SoftmaxShape& shape) {
-  return fill_kernel_template(
-      "The reference is four launches: a row max and a row sum with one thread per row (only $(REF_WARPS) warps, "
-      "uncoalesced row walks), and two elementwise passes that write and re-read a full exp buffer, $(REF_BYTES) "
-      "of traffic against $(BYTES) for one read and one write. Fusing per row with a warp per row removes the "
-      "buffer and the launches: lanes stride the row coalesced, the max and the sum are five __shfl_xor_sync "
-      "steps each (xor so every lane has the result), and the write pass recomputes expf instead of storing it. "
-      "The row is read three times, but $(L1_NOTE).",
-      reasoning_values(shape));
-}
-
-std::string online_reasoning(const SoftmaxShape& shape) {
-  return fill_kernel_template(
-      "Softmax over $(ROWS) rows of $(COLS). The reference's exp buffer and four launches cost $(REF_BYTES) of "
-      "traffic; the fused minimum is $(BYTES) (about $(TIME)). A warp-per-row fused kernel still reads each row "
-      "three times (max, sum, write). The online-softmax recurrence merges the first two: each lane keeps a running "
-      "max m and a sum s relative to it, rescaling s by exp(m_old - m_new) when the max grows, and pairs (m, s) "
-      "merge across lanes the same way with shuffles. Two reads per row instead of three, at the cost of an extra "
-      "expf when the max changes. m starts at -FLT_MAX rather than -inf so that a merge of two empty states "
-      "computes exp(0) * 0 instead of NaN; with $(COLS) columns every lane sees at least one element anyway.",
-      reasoning_values(shape));
-}
-
-std::string block_reasoning(const SoftmaxShape& shape) {
-  return fill_kernel_template(
-      "Where does the reference spend its time? Four kernels. The row max and row sum kernels give each of the "
-      "$(ROWS) rows to one thread, $(REF_WARPS) warps in total, with each thread walking $(COLS) floats while its "
-      "warp neighbours are $(ROW_KB) KB away; these are latency bound and badly uncoalesced. The exp and divide "
-      "kernels are fine individually but exist only because of the unfused structure, and together they write and "
-      "read back a $(ROWS)x$(COLS) exp buffer, so total traffic is $(REF_BYTES) versus $(BYTES) for a fused kernel "
-      "that reads x once and writes the output once. So: fuse, and reduce each row cooperatively. A warp per row "
-      "is the usual choice, but it re-reads the row from cache for each pass. Here I give each row a 256-thread "
-      "block and keep the row in shared memory ($(ROW_KB) KB, well under the 48 KB static limit): the row is read "
-      "from global memory exactly once, the exponentials overwrite it in place, and the final pass scales from "
-      "shared memory, so global traffic is exactly the minimum. Reductions are two-level: __shfl_xor_sync inside "
-      "each warp, the 8 warp results through shared scratch, then every warp reduces the 8 values so all threads "
-      "hold the result without an extra broadcast. Each thread only reads back the columns it wrote itself, so no "
-      "barrier is needed around the shared row beyond those inside the reductions; the reductions end with a "
-      "barrier so the scratch can be reused. Occupancy: $(ROWS) blocks is about $(ROWS_PER_SM) per SM, and the "
-      "shared footprint allows several resident blocks, so the SMs stay busy. The risk is the three barriers per "
-      "row, which a warp-per-row kernel avoids; for long rows the single global read should win.",
-      reasoning_values(shape));
-}
-
-std::vector<KernelCandidate> softmax_candidates(const SoftmaxShape& shape, const KernelTask& task) {
-  return {
-      make_builtin_candidate(task, "fused_warp_per_row", warp_reasoning(shape), warp_source(shape)),
-      make_builtin_candidate(task, "fused_online_softmax", online_reasoning(shape), online_source(shape)),
-      make_builtin_candidate(task, "fused_block_shared_row", block_reasoning(shape), block_source(shape)),
+      {"fused_warp_per_row", warp_source,
+       "The reference is four launches: a row max and a row sum with one thread per row (only $(REF_WARPS) warps, "
+       "uncoalesced row walks), and two elementwise passes that write and re-read a full exp buffer, $(REF_BYTES) "
+       "of traffic against $(BYTES) for one read and one write. Fusing per row with a warp per row removes the "
+       "buffer and the launches: lanes stride the row coalesced, the max and the sum are five __shfl_xor_sync "
+       "steps each (xor so every lane has the result), and the write pass recomputes expf instead of storing it. "
+       "The row is read three times, but $(L1_NOTE)."},
+      {"fused_online_softmax", online_source,
+       "Softmax over $(ROWS) rows of $(COLS). The reference's exp buffer and four launches cost $(REF_BYTES) of "
+       "traffic; the fused minimum is $(BYTES) (about $(TIME)). A warp-per-row fused kernel still reads each row "
+       "three times (max, sum, write). The online-softmax recurrence merges the first two: each lane keeps a running "
+       "max m and a sum s relative to it, rescaling s by exp(m_old - m_new) when the max grows, and pairs (m, s) "
+       "merge across lanes the same way with shuffles. Two reads per row instead of three, at the cost of an extra "
+       "expf when the max changes. m starts at -FLT_MAX rather than -inf so that a merge of two empty states "
+       "computes exp(0) * 0 instead of NaN; with $(COLS) columns every lane sees at least one element anyway."},
+      {"fused_block_shared_row", block_source,
+       "Where does the reference spend its time? Four kernels. The row max and row sum kernels give each of the "
+       "$(ROWS) rows to one thread, $(REF_WARPS) warps in total, with each thread walking $(COLS) floats while its "
+       "warp neighbours are $(ROW_KB) KB away; these are latency bound and badly uncoalesced. The exp and divide "
+       "kernels are fine individually but exist only because of the unfused structure, and together they write and "
+       "read back a $(ROWS)x$(COLS) exp buffer, so total traffic is $(REF_BYTES) versus $(BYTES) for a fused kernel "
+       "that reads x once and writes the output once. So: fuse, and reduce each row cooperatively. A warp per row "
+       "is the usual choice, but it re-reads the row from cache for each pass. Here I give each row a 256-thread "
+       "block and keep the row in shared memory ($(ROW_KB) KB, well under the 48 KB static limit): the row is read "
+       "from global memory exactly once, the exponentials overwrite it in place, and the final pass scales from "
+       "shared memory, so global traffic is exactly the minimum. Reductions are two-level: __shfl_xor_sync inside "
+       "each warp, the 8 warp results through shared scratch, then every warp reduces the 8 values so all threads "
+       "hold the result without an extra broadcast. Each thread only reads back the columns it wrote itself, so no "
+       "barrier is needed around the shared row beyond those inside the reductions; the reductions end with a "
+       "barrier so the scratch can be reused. Occupancy: $(ROWS) blocks is about $(ROWS_PER_SM) per SM, and the "
+       "shared footprint allows several resident blocks, so the SMs stay busy. The risk is the three barriers per "
+       "row, which a warp-per-row kernel avoids; for long rows the single global read should win."},
   };
 }
 
 KernelTask softmax_task(const SoftmaxShape& shape) {
   int64_t elements = int64_t(shape.rows) * shape.cols;
-  KernelTask task;
-  task.name = shape.name;
-  task.operator_type = kFusionOperator;
-  task.domain = "tensor";
-  task.description = "softmax over each row of a " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
-                     " matrix; the reference runs max, exp, sum and divide as 4 kernels";
-  task.inputs.push_back({"x", elements});
-  task.output = {"out", elements};
-  task.reference_source = reference_source(shape);
-  return task;
+  return {.name = shape.name,
+          .operator_type = kFusionOperator,
+          .domain = "tensor",
+          .description = "softmax over each row of a " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
+                         " matrix; the reference runs max, exp, sum and divide as 4 kernels",
+          .inputs = {{"x", elements}},
+          .output = {"out", elements},
+          .reference_source = reference_source(shape)};
 }
 
 }  // namespace
 
 void add_softmax_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const SoftmaxShape& shape : softmax_shapes()) {
-    entries.push_back(
-        {softmax_task(shape), [shape](const KernelTask& task) { return softmax_candidates(shape, task); }});
-  }
+  add_family_tasks(entries,
+                   TaskFamily<SoftmaxShape>{softmax_shapes(), softmax_task, reasoning_values, softmax_recipes});
 }
 
 }  // namespace tailforge

@@ -132,69 +132,50 @@ TemplateValues values_1d(const Stencil1d& stencil) {
   };
 }
 
-std::string shared_1d_reasoning(const Stencil1d& stencil) {
-  return fill_kernel_template(
-      "3-point stencil over $(N) floats. The reference issues three global loads per output, $(LOADS) of load "
-      "requests for $(BYTES) of unique traffic; L1 absorbs most of the overlap, but every load still costs an "
-      "instruction and an L1 lookup. A 256-float shared tile plus two halo cells turns that into one global load "
-      "per element (plus two per block), with the neighbours read from shared memory after one __syncthreads. "
-      "Clamped loads past the end make the last block's right halo correct.",
-      values_1d(stencil));
-}
-
-std::string float4_1d_reasoning(const Stencil1d& stencil) {
-  return fill_kernel_template(
-      "Bandwidth bound ($(BYTES), ~$(TIME)). Each thread loads one float4 and the two scalars around it and writes "
-      "four outputs as a float4: 6 loads' worth of data for 4 outputs instead of 12 scalar loads, no shared memory "
-      "and no barrier. The neighbour scalars overlap with adjacent threads' float4s and hit L1. $(TAIL); unaligned "
-      "buffers fall back to the scalar kernel.",
-      values_1d(stencil));
-}
-
-std::string shared_unroll4_1d_reasoning(const Stencil1d& stencil) {
-  return fill_kernel_template(
-      "The reference is a one-thread-per-element stencil over $(N) floats that reads x[i-1], x[i] and x[i+1] from "
-      "global memory. Caches serve the overlap, so DRAM traffic is already near the $(BYTES) minimum; what it "
-      "wastes is load instructions (three per output) and per-thread overhead. A shared-memory tile with a halo "
-      "cuts the global loads to one per element, but with a 256-element tile the two halo loads and the barrier are "
-      "amortized over only 256 outputs, and each thread does very little work between the barrier and its exit. "
-      "So I give each block 1024 outputs: its 256 threads fill a 1026-float tile with a coalesced strided loop "
-      "(clamped indices, so the halo at either end of the array repeats the edge value, as the reference's clamp "
-      "does), synchronize once, and each computes 4 outputs, 256 apart, so that every store instruction of a warp "
-      "is still a contiguous 128-byte line. I considered computing 4 consecutive outputs per thread instead, which "
-      "would keep the left and right neighbours in registers, but then shared reads have a stride of 4 words "
-      "across the warp (4-way bank conflicts) and the stores stop being coalesced. Shared use is about 4 KB per "
-      "block, no occupancy limit. Outputs past the end are skipped, the tile beyond it holds clamped copies.",
-      values_1d(stencil));
-}
-
-std::vector<KernelCandidate> candidates_1d(const Stencil1d& stencil, const KernelTask& task) {
+std::vector<CandidateRecipe<Stencil1d>> recipes_1d(const Stencil1d&) {
   return {
-      make_builtin_candidate(task, "shared_halo_tile", shared_1d_reasoning(stencil), shared_1d(stencil)),
-      make_builtin_candidate(task, "float4_register_window", float4_1d_reasoning(stencil), float4_1d(stencil)),
-      make_builtin_candidate(task, "shared_halo_tile_unroll4", shared_unroll4_1d_reasoning(stencil),
-                             shared_unroll4_1d(stencil)),
+      {"shared_halo_tile", shared_1d,
+       "3-point stencil over $(N) floats. The reference issues three global loads per output, $(LOADS) of load "
+       "requests for $(BYTES) of unique traffic; L1 absorbs most of the overlap, but every load still costs an "
+       "instruction and an L1 lookup. A 256-float shared tile plus two halo cells turns that into one global load "
+       "per element (plus two per block), with the neighbours read from shared memory after one __syncthreads. "
+       "Clamped loads past the end make the last block's right halo correct."},
+      {"float4_register_window", float4_1d,
+       "Bandwidth bound ($(BYTES), ~$(TIME)). Each thread loads one float4 and the two scalars around it and writes "
+       "four outputs as a float4: 6 loads' worth of data for 4 outputs instead of 12 scalar loads, no shared memory "
+       "and no barrier. The neighbour scalars overlap with adjacent threads' float4s and hit L1. $(TAIL); unaligned "
+       "buffers fall back to the scalar kernel."},
+      {"shared_halo_tile_unroll4", shared_unroll4_1d,
+       "The reference is a one-thread-per-element stencil over $(N) floats that reads x[i-1], x[i] and x[i+1] from "
+       "global memory. Caches serve the overlap, so DRAM traffic is already near the $(BYTES) minimum; what it "
+       "wastes is load instructions (three per output) and per-thread overhead. A shared-memory tile with a halo "
+       "cuts the global loads to one per element, but with a 256-element tile the two halo loads and the barrier are "
+       "amortized over only 256 outputs, and each thread does very little work between the barrier and its exit. "
+       "So I give each block 1024 outputs: its 256 threads fill a 1026-float tile with a coalesced strided loop "
+       "(clamped indices, so the halo at either end of the array repeats the edge value, as the reference's clamp "
+       "does), synchronize once, and each computes 4 outputs, 256 apart, so that every store instruction of a warp "
+       "is still a contiguous 128-byte line. I considered computing 4 consecutive outputs per thread instead, which "
+       "would keep the left and right neighbours in registers, but then shared reads have a stride of 4 words "
+       "across the warp (4-way bank conflicts) and the stores stop being coalesced. Shared use is about 4 KB per "
+       "block, no occupancy limit. Outputs past the end are skipped, the tile beyond it holds clamped copies."},
   };
 }
 
 KernelTask task_1d(const Stencil1d& stencil) {
-  KernelTask task;
-  task.name = stencil.name;
-  task.operator_type = kStencilOperator;
-  task.domain = "stencil";
-  task.description = "1D 3-point stencil out[i] = 0.25 x[i-1] + 0.5 x[i] + 0.25 x[i+1] over " +
-                     std::to_string(stencil.count) + " floats, clamped at the ends";
-  task.inputs.push_back({"x", stencil.count});
-  task.output = {"out", stencil.count};
-  task.reference_source = reference_1d(stencil);
-  return task;
+  return {.name = stencil.name,
+          .operator_type = kStencilOperator,
+          .domain = "stencil",
+          .description = "1D 3-point stencil out[i] = 0.25 x[i-1] + 0.5 x[i] + 0.25 x[i+1] over " +
+                         std::to_string(stencil.count) + " floats, clamped at the ends",
+          .inputs = {{"x", stencil.count}},
+          .output = {"out", stencil.count},
+          .reference_source = reference_1d(stencil)};
 }
 
 }  // namespace
 
 void add_line_stencil_tasks(std::vector<KernelCatalogEntry>& entries) {
-  Stencil1d line{"stencil1d_3pt_16m", 16777213};
-  entries.push_back({task_1d(line), [line](const KernelTask& task) { return candidates_1d(line, task); }});
+  add_family_tasks(entries, TaskFamily<Stencil1d>{{{"stencil1d_3pt_16m", 16777213}}, task_1d, values_1d, recipes_1d});
 }
 
 }  // namespace tailforge

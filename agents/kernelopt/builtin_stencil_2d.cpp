@@ -62,22 +62,15 @@ std::string prelude_2d(const Stencil2d& stencil) {
     params += (i ? ", float " : "float ") + tap_name(stencil.taps[i]);
     sum += (i ? " + " : "") + tap_name(stencil.taps[i]);
   }
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kHeight = $(HEIGHT);
-constexpr int kWidth = $(WIDTH);
-
+  return kernel_prelude({{"kHeight", stencil.height}, {"kWidth", stencil.width}}) +
+         fill_kernel_template(R"(
 __device__ __forceinline__ int clamp_index(int value, int limit) {
   return value < 0 ? 0 : (value >= limit ? limit - 1 : value);
 }
 __device__ __forceinline__ float stencil($(PARAMS)) { return $(SCALE) * ($(SUM)); }
 
 )",
-                              {{"HEIGHT", std::to_string(stencil.height)},
-                               {"WIDTH", std::to_string(stencil.width)},
-                               {"PARAMS", params},
-                               {"SCALE", stencil.scale},
-                               {"SUM", sum}});
+                              {{"PARAMS", params}, {"SCALE", stencil.scale}, {"SUM", sum}});
 }
 
 std::string reference_2d(const Stencil2d& stencil) {
@@ -231,66 +224,48 @@ TemplateValues values_2d(const Stencil2d& stencil) {
   };
 }
 
-std::string shared_2d_reasoning(const Stencil2d& stencil) {
-  return fill_kernel_template(
-      "$(H)x$(W) image, $(TAPS)-tap stencil: the reference issues $(TAPS) global loads per output ($(LOADS) of "
-      "requests for $(BYTES) of unique traffic) and relies on L1 for the overlap. A 32x8 tile with a one-cell halo "
-      "in shared memory, 10x34 floats, is loaded once ($(HALO8)x the output count, clamped coordinates give the "
-      "edge behaviour), then every tap reads shared memory; rows of 34 floats keep a warp's reads in distinct "
-      "banks. The width $(EDGE_X) in 32-wide tiles and the height $(EDGE_Y8) in 8-row tiles; partial tiles check "
-      "bounds at the store.",
-      values_2d(stencil));
-}
-
-std::string shared_unroll4_2d_reasoning(const Stencil2d& stencil) {
-  return fill_kernel_template(
-      "The reference does $(TAPS) global loads per output over $(H)x$(W). Shared tiling fixes the load count, but "
-      "a small tile pays for its halo: a 32x8 tile loads $(HALO8)x its outputs. A 32x32 tile per block of 32x8 "
-      "threads, each thread computing 4 rows, loads only $(HALO32)x and amortizes the barrier over 4 outputs per "
-      "thread. The shared tile is 34x34 floats (4.6 KB). Height $(EDGE_Y32) in 32-row tiles; out-of-range "
-      "rows and columns are skipped at the store.",
-      values_2d(stencil));
-}
-
-std::string march_2d_reasoning(const Stencil2d& stencil) {
-  return fill_kernel_template(
-      "What does the reference actually cost? Each output of the $(H)x$(W) grid reads $(TAPS) neighbours straight "
-      "from global memory, $(LOADS) of load requests. DRAM traffic is probably close to the $(BYTES) minimum "
-      "(~$(TIME)) because neighbouring threads share lines in L1, so the real overhead is the load instructions "
-      "and L1 bandwidth: $(TAPS) loads for one store. Shared-memory tiling is the standard cure, but it adds a "
-      "halo load, index arithmetic for the cooperative fill, and a barrier. There is a cheaper structure for "
-      "vertical reuse: march down the columns. Each thread owns one column of a 32-row strip; it keeps the values "
-      "of the row above and the current row in registers and per step loads only what the new row below "
-      "contributes, $(ROW_LOADS). Every value then enters the thread once per row instead of up to three times. "
-      "Horizontal neighbours still come from global loads, but consecutive threads read consecutive addresses, "
-      "so a warp's west, centre and east loads are the same few cache lines and hit L1. No shared memory and no "
-      "__syncthreads, so a thread past the right edge can simply return. The grid is $(STRIPS) blocks of 128 "
-      "threads; 32 rows per strip is a compromise: longer strips amortize the two warm-up rows better but leave "
-      "fewer blocks to spread over the SMs. Boundaries use the same clamp as the reference, for the first row "
-      "above the strip and for the row below at the bottom, so edge outputs are identical.",
-      values_2d(stencil));
-}
-
-std::vector<KernelCandidate> candidates_2d(const Stencil2d& stencil, const KernelTask& task) {
+std::vector<CandidateRecipe<Stencil2d>> recipes_2d(const Stencil2d&) {
   return {
-      make_builtin_candidate(task, "shared_halo_tile", shared_2d_reasoning(stencil), shared_2d(stencil, 8, 8)),
-      make_builtin_candidate(task, "shared_halo_tile_unroll4", shared_unroll4_2d_reasoning(stencil),
-                             shared_2d(stencil, 32, 8)),
-      make_builtin_candidate(task, "register_column_march", march_2d_reasoning(stencil), march_2d(stencil)),
+      {"shared_halo_tile", [](const Stencil2d& stencil) { return shared_2d(stencil, 8, 8); },
+       "$(H)x$(W) image, $(TAPS)-tap stencil: the reference issues $(TAPS) global loads per output ($(LOADS) of "
+       "requests for $(BYTES) of unique traffic) and relies on L1 for the overlap. A 32x8 tile with a one-cell halo "
+       "in shared memory, 10x34 floats, is loaded once ($(HALO8)x the output count, clamped coordinates give the "
+       "edge behaviour), then every tap reads shared memory; rows of 34 floats keep a warp's reads in distinct "
+       "banks. The width $(EDGE_X) in 32-wide tiles and the height $(EDGE_Y8) in 8-row tiles; partial tiles check "
+       "bounds at the store."},
+      {"shared_halo_tile_unroll4", [](const Stencil2d& stencil) { return shared_2d(stencil, 32, 8); },
+       "The reference does $(TAPS) global loads per output over $(H)x$(W). Shared tiling fixes the load count, but "
+       "a small tile pays for its halo: a 32x8 tile loads $(HALO8)x its outputs. A 32x32 tile per block of 32x8 "
+       "threads, each thread computing 4 rows, loads only $(HALO32)x and amortizes the barrier over 4 outputs per "
+       "thread. The shared tile is 34x34 floats (4.6 KB). Height $(EDGE_Y32) in 32-row tiles; out-of-range "
+       "rows and columns are skipped at the store."},
+      {"register_column_march", march_2d,
+       "What does the reference actually cost? Each output of the $(H)x$(W) grid reads $(TAPS) neighbours straight "
+       "from global memory, $(LOADS) of load requests. DRAM traffic is probably close to the $(BYTES) minimum "
+       "(~$(TIME)) because neighbouring threads share lines in L1, so the real overhead is the load instructions "
+       "and L1 bandwidth: $(TAPS) loads for one store. Shared-memory tiling is the standard cure, but it adds a "
+       "halo load, index arithmetic for the cooperative fill, and a barrier. There is a cheaper structure for "
+       "vertical reuse: march down the columns. Each thread owns one column of a 32-row strip; it keeps the values "
+       "of the row above and the current row in registers and per step loads only what the new row below "
+       "contributes, $(ROW_LOADS). Every value then enters the thread once per row instead of up to three times. "
+       "Horizontal neighbours still come from global loads, but consecutive threads read consecutive addresses, "
+       "so a warp's west, centre and east loads are the same few cache lines and hit L1. No shared memory and no "
+       "__syncthreads, so a thread past the right edge can simply return. The grid is $(STRIPS) blocks of 128 "
+       "threads; 32 rows per strip is a compromise: longer strips amortize the two warm-up rows better but leave "
+       "fewer blocks to spread over the SMs. Boundaries use the same clamp as the reference, for the first row "
+       "above the strip and for the row below at the bottom, so edge outputs are identical."},
   };
 }
 
 KernelTask task_2d(const Stencil2d& stencil) {
   int64_t elements = int64_t(stencil.height) * stencil.width;
-  KernelTask task;
-  task.name = stencil.name;
-  task.operator_type = kStencilOperator;
-  task.domain = stencil.domain;
-  task.description = stencil.description;
-  task.inputs.push_back({"in", elements});
-  task.output = {"out", elements};
-  task.reference_source = reference_2d(stencil);
-  return task;
+  return {.name = stencil.name,
+          .operator_type = kStencilOperator,
+          .domain = stencil.domain,
+          .description = stencil.description,
+          .inputs = {{"in", elements}},
+          .output = {"out", elements},
+          .reference_source = reference_2d(stencil)};
 }
 
 std::vector<Stencil2d> stencils_2d() {
@@ -311,9 +286,7 @@ std::vector<Stencil2d> stencils_2d() {
 }  // namespace
 
 void add_grid_stencil_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const Stencil2d& stencil : stencils_2d()) {
-    entries.push_back({task_2d(stencil), [stencil](const KernelTask& task) { return candidates_2d(stencil, task); }});
-  }
+  add_family_tasks(entries, TaskFamily<Stencil2d>{stencils_2d(), task_2d, values_2d, recipes_2d});
 }
 
 }  // namespace tailforge

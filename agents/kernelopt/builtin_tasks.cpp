@@ -67,6 +67,12 @@ std::string fill_kernel_template(std::string_view text, const TemplateValues& va
   return filled;
 }
 
+std::string kernel_prelude(const std::vector<std::pair<std::string, int>>& constants) {
+  std::string text = "#include <cstdint>\n\n";
+  for (const auto& [name, value] : constants) text += "constexpr int " + name + " = " + std::to_string(value) + ";\n";
+  return text;
+}
+
 KernelCandidate make_builtin_candidate(const KernelTask& task, std::string strategy, std::string reasoning,
                                        std::string source) {
   KernelCandidate candidate;
@@ -76,6 +82,19 @@ KernelCandidate make_builtin_candidate(const KernelTask& task, std::string strat
   candidate.reasoning = std::move(reasoning);
   candidate.source = std::move(source);
   return candidate;
+}
+
+TemplateValues row_values(int rows, int cols, const TemplateValues& values) {
+  TemplateValues all = {
+      {"ROWS", std::to_string(rows)},
+      {"COLS", std::to_string(cols)},
+      {"ROW_BYTES", std::to_string(int64_t(cols) * 4)},
+      {"ROW_KB", ratio_text(static_cast<double>(cols) * 4 / 1024)},
+      {"PER_LANE", std::to_string((cols + 31) / 32)},
+      {"REF_WARPS", std::to_string((rows + 31) / 32)},
+  };
+  all.insert(all.end(), values.begin(), values.end());
+  return all;
 }
 
 std::string megabytes_text(int64_t bytes) {

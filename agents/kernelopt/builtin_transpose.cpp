@@ -15,16 +15,8 @@ std::vector<TransposeShape> transpose_shapes() {
   return {{"transpose_4096x4096", 4096, 4096}, {"transpose_3000x5003", 3000, 5003}};
 }
 
-TemplateValues shape_values(const TransposeShape& shape) {
-  return {{"ROWS", std::to_string(shape.rows)}, {"COLS", std::to_string(shape.cols)}};
-}
-
 std::string reference_source(const TransposeShape& shape) {
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-
+  return kernel_prelude({{"kRows", shape.rows}, {"kCols", shape.cols}}) + R"(
 // One thread per element: reads along a row (coalesced), writes down a column (stride kRows).
 __global__ void transpose_naive(const float* in, float* out) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -37,23 +29,14 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
   const dim3 grid((kCols + 15) / 16, (kRows + 15) / 16);
   transpose_naive<<<grid, block, 0, stream>>>(inputs[0], output);
 }
-)",
-                              shape_values(shape));
+)";
 }
 
 // A kTile x kTile tile through padded shared memory, blockDim (kTile, kBlockRows): each thread
 // moves kTile / kBlockRows elements in and out.
 std::string tiled_source(const TransposeShape& shape, int tile, int block_rows) {
-  TemplateValues values = shape_values(shape);
-  values.push_back({"TILE", std::to_string(tile)});
-  values.push_back({"BLOCK_ROWS", std::to_string(block_rows)});
-  return fill_kernel_template(R"(#include <cstdint>
-
-constexpr int kRows = $(ROWS);
-constexpr int kCols = $(COLS);
-constexpr int kTile = $(TILE);
-constexpr int kBlockRows = $(BLOCK_ROWS);
-
+  return kernel_prelude({{"kRows", shape.rows}, {"kCols", shape.cols}, {"kTile", tile}, {"kBlockRows", block_rows}}) +
+         R"(
 // Reads a tile along input rows, writes it along output rows; the +1 column of padding puts the
 // column reads of the second phase in distinct banks.
 __global__ void transpose_tiled(const float* __restrict__ in, float* __restrict__ out) {
@@ -78,8 +61,7 @@ void tf_launch(const float* const* inputs, float* output, cudaStream_t stream) {
   const dim3 grid((kCols + kTile - 1) / kTile, (kRows + kTile - 1) / kTile);
   transpose_tiled<<<grid, block, 0, stream>>>(inputs[0], output);
 }
-)",
-                              values);
+)";
 }
 
 TemplateValues reasoning_values(const TransposeShape& shape) {
@@ -99,77 +81,57 @@ TemplateValues reasoning_values(const TransposeShape& shape) {
   };
 }
 
-std::string tiled32_reasoning(const TransposeShape& shape) {
-  return fill_kernel_template(
-      "A $(ROWS)x$(COLS) transpose moves $(BYTES) (read plus write) and does no arithmetic, so the target is the "
-      "copy bandwidth, about $(TIME). The reference reads coalesced but writes each warp's 32 values to 32 "
-      "different rows of the output, $(STRIDE) bytes apart: every store touches its own 32-byte sector, so the write "
-      "side moves about 8x the useful bytes. Staging a 32x32 tile in shared memory fixes that: the block reads 32 "
-      "input rows coalesced, synchronizes, and writes 32 output rows coalesced, reading the tile by column. A column "
-      "read of a [32][32] array would hit one bank 32 times, so the tile is [32][33]. Blocks are 32x8 threads, each "
-      "moving 4 elements: 256 threads keep occupancy high and the extra elements per thread amortize index math. "
-      "$(EDGE)",
-      reasoning_values(shape));
-}
-
-std::string tiled16_reasoning(const TransposeShape& shape) {
-  return fill_kernel_template(
-      "Strided stores are the problem: consecutive threads write $(STRIDE) bytes apart. A 16x16 shared tile (padded "
-      "to 17 columns against bank conflicts) lets a block write whole 64-byte row segments instead. One element per "
-      "thread, 16x16 blocks. $(EDGE)",
-      reasoning_values(shape));
-}
-
-std::string tiled32_full_reasoning(const TransposeShape& shape) {
-  return fill_kernel_template(
-      "Starting point: the transpose of a $(ROWS)x$(COLS) float matrix is pure data movement, $(BYTES) over HBM, "
-      "so the ideal is a kernel that runs at copy speed, about $(TIME). The reference's stores are the bottleneck: "
-      "thread (x, y) writes out[x][y], so a warp scatters its 32 stores over 32 rows $(STRIDE) bytes apart and each "
-      "one becomes a separate partial-sector write. The standard fix is a tile through shared memory so both global "
-      "phases are row-wise. The questions are tile size and threads per tile. 16x16 tiles only give 64-byte "
-      "segments per warp row, half a cache line; 64x64 tiles would need 16.6 KB of shared memory per block and "
-      "produce fewer blocks than is comfortable on the smaller edge. 32x32 matches a warp to a tile row, which is "
-      "what makes both the loads and the stores full 128-byte lines. For the thread shape I chose one thread per "
-      "element, 32x32 = 1024 threads: each thread does exactly one load and one store with no loop, and two such "
-      "blocks fill an SM's 2048 thread slots. The alternative, 32x8 threads looping over 4 rows, gives more "
-      "independent blocks per SM and slightly better latency hiding, so this variant trades a little of that for "
-      "simpler code and fewer instructions per element; it is worth measuring both. Bank conflicts: the second "
-      "phase reads tile[tx][ty], a column, so the row length is padded to 33 floats to spread a warp's 32 reads "
-      "over 32 banks. Only one __syncthreads is needed between the phases since each block uses its tile once. "
-      "$(EDGE)",
-      reasoning_values(shape));
-}
-
-std::vector<KernelCandidate> transpose_candidates(const TransposeShape& shape, const KernelTask& task) {
+std::vector<CandidateRecipe<TransposeShape>> transpose_recipes(const TransposeShape&) {
   return {
-      make_builtin_candidate(task, "shared_tiling32_padded", tiled32_reasoning(shape), tiled_source(shape, 32, 8)),
-      make_builtin_candidate(task, "shared_tiling16", tiled16_reasoning(shape), tiled_source(shape, 16, 16)),
-      make_builtin_candidate(task, "shared_tiling32_full_block", tiled32_full_reasoning(shape),
-                             tiled_source(shape, 32, 32)),
+      {"shared_tiling32_padded", [](const TransposeShape& shape) { return tiled_source(shape, 32, 8); },
+       "A $(ROWS)x$(COLS) transpose moves $(BYTES) (read plus write) and does no arithmetic, so the target is the "
+       "copy bandwidth, about $(TIME). The reference reads coalesced but writes each warp's 32 values to 32 "
+       "different rows of the output, $(STRIDE) bytes apart: every store touches its own 32-byte sector, so the write "
+       "side moves about 8x the useful bytes. Staging a 32x32 tile in shared memory fixes that: the block reads 32 "
+       "input rows coalesced, synchronizes, and writes 32 output rows coalesced, reading the tile by column. A column "
+       "read of a [32][32] array would hit one bank 32 times, so the tile is [32][33]. Blocks are 32x8 threads, each "
+       "moving 4 elements: 256 threads keep occupancy high and the extra elements per thread amortize index math. "
+       "$(EDGE)"},
+      {"shared_tiling16", [](const TransposeShape& shape) { return tiled_source(shape, 16, 16); },
+       "Strided stores are the problem: consecutive threads write $(STRIDE) bytes apart. A 16x16 shared tile (padded "
+       "to 17 columns against bank conflicts) lets a block write whole 64-byte row segments instead. One element per "
+       "thread, 16x16 blocks. $(EDGE)"},
+      {"shared_tiling32_full_block", [](const TransposeShape& shape) { return tiled_source(shape, 32, 32); },
+       "Starting point: the transpose of a $(ROWS)x$(COLS) float matrix is pure data movement, $(BYTES) over HBM, "
+       "so the ideal is a kernel that runs at copy speed, about $(TIME). The reference's stores are the bottleneck: "
+       "thread (x, y) writes out[x][y], so a warp scatters its 32 stores over 32 rows $(STRIDE) bytes apart and each "
+       "one becomes a separate partial-sector write. The standard fix is a tile through shared memory so both global "
+       "phases are row-wise. The questions are tile size and threads per tile. 16x16 tiles only give 64-byte "
+       "segments per warp row, half a cache line; 64x64 tiles would need 16.6 KB of shared memory per block and "
+       "produce fewer blocks than is comfortable on the smaller edge. 32x32 matches a warp to a tile row, which is "
+       "what makes both the loads and the stores full 128-byte lines. For the thread shape I chose one thread per "
+       "element, 32x32 = 1024 threads: each thread does exactly one load and one store with no loop, and two such "
+       "blocks fill an SM's 2048 thread slots. The alternative, 32x8 threads looping over 4 rows, gives more "
+       "independent blocks per SM and slightly better latency hiding, so this variant trades a little of that for "
+       "simpler code and fewer instructions per element; it is worth measuring both. Bank conflicts: the second "
+       "phase reads tile[tx][ty], a column, so the row length is padded to 33 floats to spread a warp's 32 reads "
+       "over 32 banks. Only one __syncthreads is needed between the phases since each block uses its tile once. "
+       "$(EDGE)"},
   };
 }
 
 KernelTask transpose_task(const TransposeShape& shape) {
   int64_t elements = int64_t(shape.rows) * shape.cols;
-  KernelTask task;
-  task.name = shape.name;
-  task.operator_type = kSingleOperator;
-  task.domain = "linalg";
-  task.description = "transpose a " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
-                     " row-major matrix into " + std::to_string(shape.cols) + "x" + std::to_string(shape.rows);
-  task.inputs.push_back({"in", elements});
-  task.output = {"out", elements};
-  task.reference_source = reference_source(shape);
-  return task;
+  return {.name = shape.name,
+          .operator_type = kSingleOperator,
+          .domain = "linalg",
+          .description = "transpose a " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
+                         " row-major matrix into " + std::to_string(shape.cols) + "x" + std::to_string(shape.rows),
+          .inputs = {{"in", elements}},
+          .output = {"out", elements},
+          .reference_source = reference_source(shape)};
 }
 
 }  // namespace
 
 void add_transpose_tasks(std::vector<KernelCatalogEntry>& entries) {
-  for (const TransposeShape& shape : transpose_shapes()) {
-    entries.push_back(
-        {transpose_task(shape), [shape](const KernelTask& task) { return transpose_candidates(shape, task); }});
-  }
+  add_family_tasks(entries,
+                   TaskFamily<TransposeShape>{transpose_shapes(), transpose_task, reasoning_values, transpose_recipes});
 }
 
 }  // namespace tailforge
