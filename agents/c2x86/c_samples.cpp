@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "agents/c2x86/c_generator.h"
+#include "agents/generator.h"
 #include "store/evaluations.h"
 
 namespace tailforge {
@@ -11,14 +12,7 @@ using nlohmann::json;
 
 Sample c2x86_sample(const CFunction& function, const std::string& kind, const std::string& origin,
                     std::optional<int64_t> cycle) {
-  Sample sample;
-  sample.track = "c2x86";
-  sample.origin = origin;
-  sample.language = "c";
-  sample.text = function.function;
-  sample.domain = kind;
-  sample.features = function.features;
-  sample.cycle_id = cycle;
+  Sample sample = generated_sample("c2x86", origin, "c", function.function, kind, function.features, cycle);
   json variables = json{{"name", function.name},
                           {"kind", kind},
                           {"declarations", function.declarations},

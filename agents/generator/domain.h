@@ -58,12 +58,23 @@ struct DomainContext {
   std::string shared_array(const std::string& name, const std::string& type,
                            const std::string& count) const;
   std::string shared_launch_bytes(const std::string& type, const std::string& count) const;
+  // The grid of a grid-stride loop over `count` elements: enough blocks of `block` threads to
+  // cover them, at most `cap`.
+  std::string grid_for(int64_t count, int64_t cap) const;
   // Host expression for one input element: small integers or dyadic values (exact sums).
   std::string input_expression() const;
   // The option nearest in log scale to the hinted element count's `dims`-th root (a side length
   // for 2D/3D domains); a random option when there is no hint.
   int64_t pick_size(const std::vector<int64_t>& options, int dims = 1);
   std::string fill(const std::string& text, const std::map<std::string, std::string>& values);
+  // Integer knobs, each both the placeholder ${NAME} (its name upper-cased) and the recorded
+  // parameter of its name.
+  void record(std::map<std::string, std::string>& values,
+              std::initializer_list<std::pair<const char*, int64_t>> knobs);
+  // ${SHARED}, a shared array `name` of one `type` a thread, and ${SHMEM}, the launch's dynamic
+  // size of it in `host_type` elements.
+  void add_thread_shared(std::map<std::string, std::string>& values, const std::string& name,
+                         const std::string& type, const std::string& host_type) const;
   std::string fill_nested(const std::string& text,
                           const std::map<std::string, std::string>& values, int depth);
 };
@@ -89,6 +100,106 @@ struct DomainCode {
   std::string kernels;    // device code and host helpers, after the shared prelude
   std::string main_body;  // statements of main()
 };
+
+// A domain's code: `kernels` filled `kernel_fills` times, then `main_body` `main_fills` times (a
+// second fill resolves placeholders that values bring, such as ${BLOCK} in a shared array).
+DomainCode fill_code(DomainContext& c, const std::string& kernels, const std::string& main_body,
+                     const std::map<std::string, std::string>& values, int kernel_fills, int main_fills);
+
+// The text of a switch's two users, or of case 0 alone without `use_switch`: the kernel declares
+// `variable` (`<type> <variable>;` before the switch, `<single_type> <variable> = <case 0>;`
+// alone) and the host reference returns it.
+struct SwitchUse {
+  std::string selector;
+  std::string variable;
+  std::string type;
+  std::string single_type;
+  int device_indent = 4;
+  int host_indent = 2;
+};
+SwitchText write_switch_use(const SwitchUse& use, const std::vector<SwitchCase>& cases, bool use_switch);
+
+// The same text on the device and in the host reference.
+inline SwitchCase same_case(const std::string& text) { return {text, text}; }
+
+// With the "switch" knob, appends 2 to 1 + `most_extra` cases from `next` (one call a case) after
+// `cases` (case 0); the switch's users, or case 0's alone.
+template <typename MakeCase>
+SwitchText switch_over_cases(DomainContext& c, const SwitchUse& use, std::vector<SwitchCase>& cases,
+                             uint64_t most_extra, MakeCase next) {
+  bool use_switch = c.has("switch");
+  if (use_switch) {
+    int extra = 2 + static_cast<int>(c.random.below(most_extra));
+    for (int k = 0; k < extra; ++k) cases.push_back(next());
+  }
+  return write_switch_use(use, cases, use_switch);
+}
+
+// Host text that the domains' main() bodies share (agents/generator_host_text.cpp): raw main text,
+// its ${NAME} placeholders unfilled, for a domain to put between its own lines.
+
+// value_t buffers of `count` elements on the device (`value_t* <device> = ...`), device_begin(),
+// `before_upload` ("" for none) and the uploads of the buffers that have a host `source`.
+struct DeviceBuffer {
+  std::string device;
+  std::string source;  // the host vector uploaded to it; "" for none
+};
+std::string host_device_buffers(const std::vector<DeviceBuffer>& buffers, const std::string& count,
+                                const std::string& before_upload);
+
+// A one-in, one-out domain's value_t arrays: the host vectors (the input filled with ${INPUT}),
+// their device copies, device_begin(), `before_upload` and the input's upload.
+struct HostArrays {
+  std::string input, output;                // host vectors
+  std::string device_input, device_output;  // their device copies
+  std::string length;                       // the vectors' length as declared
+  std::string fill_loop;                    // the header of the loop that fills the input
+  std::string count;                        // the element count the allocations and the upload use
+  std::string before_upload;                // lines after device_begin() ("" for none)
+};
+std::string host_arrays_setup(const HostArrays& arrays);
+// host_arrays_setup for `rows` x `cols` matrices input and output (d_input, d_output).
+std::string host_matrix_setup();
+
+// Tables the kernel reads, either in __constant__ memory (`constant`) or as `const T*` parameters,
+// as the placeholders ${CONSTANT} (the declarations), ${TABLE_PARAMS} and ${TABLE_ARGS} (the
+// kernel's parameters and the launch's arguments, each with a trailing ", "), ${TABLE_ALLOC} (the
+// device buffers) and ${TABLE_UPLOAD} (the copies from the host).
+struct ReadOnlyTable {
+  std::string name;      // the kernel's name for it
+  std::string device;    // the device buffer, without constant memory
+  std::string host;      // the host vector it is copied from
+  std::string declared;  // its element count in the __constant__ declaration
+  std::string count;     // its element count in host code
+};
+void add_read_only_tables(std::map<std::string, std::string>& values, bool constant,
+                          const std::vector<ReadOnlyTable>& tables);
+
+// With `constant`, ${CONSTANT} declares the __constant__ array `name` of `literals` and
+// ${CONSTANT_UPLOAD} copies them there from the host array `host`; both are empty without it.
+void add_constant_literals(std::map<std::string, std::string>& values, bool constant, const std::string& name,
+                           const std::string& host, const std::vector<std::string>& literals);
+
+// A block's tree sum of `variable` through the shared array `cache` (one element a thread), left
+// in `variable` of every thread.
+std::string block_tree_sum(const std::string& variable);
+
+// One line of a program's report, `report_<kind>("<name>", <expression>);` (kind "count" or
+// "value").
+struct HostReport {
+  std::string kind;
+  std::string name;
+  std::string expression;
+};
+// `reports` at main's top level, then `return finish(passed);`.
+std::string host_reports(const std::vector<HostReport>& reports);
+// `reports` in a loop over `label` (at index `index`), each after a printf of "<label> <index> ".
+std::string labelled_reports(const std::string& label, const std::string& index,
+                             const std::vector<HostReport>& reports);
+
+// After the launches: the launch check, the download of `host` from `device` (`bytes`),
+// device_end() and the start of the verdict, `bool passed = true;`.
+std::string host_collect(const std::string& host, const std::string& device, const std::string& bytes);
 
 struct DomainSpec {
   std::string name;

@@ -254,12 +254,9 @@ ${RELEASE}  return finish(passed);
       {"W", str(width)},
       {"H", str(height)},
       {"D", str(depth)},
-      {"GRID1", str(std::min<int64_t>((width + c.block - 1) / c.block, 256))}};
-  c.parameters["resource"] = resource;
-  c.parameters["address"] = address;
-  c.parameters["shift"] = {shift_x, shift_y};
-  c.parameters["filter"] = linear_filter ? "linear" : "point";
-  c.parameters["bytes"] = bytes;
+      {"GRID1", c.grid_for(width, 256)}};
+  c.parameters.update({{"resource", resource}, {"address", address}, {"shift", {shift_x, shift_y}},
+                        {"filter", linear_filter ? "linear" : "point"}, {"bytes", bytes}});
   return {c.fill(kernel, values), c.fill(main_body, values)};
 }
 
@@ -333,7 +330,7 @@ __global__ void read_mirrored(cudaSurfaceObject_t surface, float* out, int width
   std::map<std::string, std::string> values = {{"FIRST", first.device},       {"SECOND", second.device},
                                                {"HOST_FIRST", first.host},    {"HOST_SECOND", second.host},
                                                {"W", str(width)},             {"H", str(height)}};
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -447,12 +444,10 @@ ${TIMING_END}
   CHECK(cudaEventDestroy(started));
   CHECK(cudaEventDestroy(stopped));)"
                             : ""},
-      {"N", str(n)},
-      {"CHUNKS", str(chunks)}};
-  c.parameters["chunks"] = chunks;
-  c.parameters["priority"] = priority;
-  c.parameters["host_function"] = host_function;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+      {"N", str(n)}};
+  c.record(values, {{"chunks", chunks}});
+  c.parameters.update({{"priority", priority}, {"host_function", host_function}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -528,13 +523,12 @@ ${BUILD}
 )";
   std::map<std::string, std::string> values = {{"BUILD", build},
                                                {"N", str(n)},
-                                               {"REPLAYS", str(replays)},
                                                {"ADD", str(add)},
                                                {"SCALE", str(scale)},
-                                               {"GRID", str(std::min<int64_t>((n + c.block - 1) / c.block, 128))}};
+                                               {"GRID", c.grid_for(n, 128)}};
   c.parameters["captured"] = captured;
-  c.parameters["replays"] = replays;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  c.record(values, {{"replays", replays}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -620,9 +614,8 @@ ${OPT_IN}
   std::map<std::string, std::string> values = {{"ATTRIBUTES", attributes}, {"SIZING", sizing}, {"OPT_IN", opt_in},
                                                {"WEIGHT", c.lit(weight)},   {"HOST_WEIGHT", std::to_string(weight)},
                                                {"N", str(n)}};
-  c.parameters["potential_block_size"] = potential;
-  c.parameters["large_shared"] = large_shared;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  c.parameters.update({{"potential_block_size", potential}, {"large_shared", large_shared}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -713,9 +706,9 @@ ${FLOW}
                                                {"N", str(n)},
                                                {"BASE", str(base)},
                                                {"STRIDE", str(stride)},
-                                               {"GRID", str(std::min<int64_t>((n + c.block - 1) / c.block, 256))}};
+                                               {"GRID", c.grid_for(n, 256)}};
   c.parameters["host_memory"] = kind;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -792,9 +785,8 @@ ${BF16}
 )";
   std::map<std::string, std::string> values = {{"LAUNCH", launch}, {"BF16", bf16_part}, {"N", str(n)},
                                                {"A", c.lit(a)}};
-  c.parameters["paired"] = paired;
-  c.parameters["bf16"] = bf16;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  c.parameters.update({{"paired", paired}, {"bf16", bf16}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -918,9 +910,8 @@ ${DOWNLOAD}
       {"MEAN", expected_mean},
       {"BAND", band},
       {"N", str(n)}};
-  c.parameters["host_api"] = host_api;
-  c.parameters["distribution"] = distribution;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  c.parameters.update({{"host_api", host_api}, {"distribution", distribution}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1007,13 +998,12 @@ const char* sparse_status_name(cusparseStatus_t status) {
   CHECK_SPARSE(cusparseDestroy(handle));
   return finish(passed);
 )";
-  c.parameters["alpha"] = alpha;
-  c.parameters["beta"] = beta;
+  c.parameters.update({{"alpha", alpha}, {"beta", beta}});
   std::map<std::string, std::string> values = {{"ROWS", str(rows)},          {"COLS", str(cols)},
                                                {"STEP", str(step)},          {"ALPHA", c.lit(alpha)},
                                                {"BETA", c.lit(beta)},        {"ALPHA_D", std::to_string(alpha)},
                                                {"BETA_D", std::to_string(beta)}};
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1125,9 +1115,8 @@ ${CALL}
       {"ALGORITHM", algorithm},
       {"CHECKED_COLUMNS", operation == "gemv" ? "1" : "n"},
       {"COPIES", operation == "gemm_batched" ? "2" : "1"}};
-  c.parameters["operation"] = operation;
-  c.parameters["transpose_a"] = transpose_a;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  c.parameters.update({{"operation", operation}, {"transpose_a", transpose_a}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1190,10 +1179,10 @@ ${VOTE}
   report_count("total", total);
   return finish(passed);
 )";
-  std::map<std::string, std::string> values = {{"TILE", str(tile)}, {"VOTE", vote_text}, {"VOTED", vote ? "true" : "false"},
+  std::map<std::string, std::string> values = {{"VOTE", vote_text}, {"VOTED", vote ? "true" : "false"},
                                                {"N", str(n)}};
-  c.parameters["tile"] = tile;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  c.record(values, {{"tile", tile}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1238,10 +1227,9 @@ __global__ void normalize_stream(const float* in, float* out, int n) {
                                                {"EXPRESSION", expression},
                                                {"HOST", host},
                                                {"N", str(n)},
-                                               {"GRID", str(std::min<int64_t>((n + c.block - 1) / c.block, 512))}};
-  c.parameters["load"] = load;
-  c.parameters["store"] = store;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+                                               {"GRID", c.grid_for(n, 512)}};
+  c.parameters.update({{"load", load}, {"store", store}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1375,11 +1363,9 @@ ${POP}
       {"FACTOR", c.lit(factor)},
       {"HOST_FACTOR", std::to_string(factor)},
       {"N", str(n)}};
-  c.parameters["async"] = async_copies;
-  c.parameters["staged"] = staged;
-  c.parameters["context_stack"] = context_stack;
-  c.parameters["device_to_device"] = device_to_device;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  c.parameters.update({{"async", async_copies}, {"staged", staged}, {"context_stack", context_stack},
+                        {"device_to_device", device_to_device}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1483,8 +1469,7 @@ ${GLOBAL}
       {"HOST_BIAS", global_parameter ? " + 0.25" : ""},
       {"SCALE", c.lit(scale)},
       {"N", str(n)}};
-  c.parameters["operation"] = operation;
-  c.parameters["global"] = global_parameter;
+  c.parameters.update({{"operation", operation}, {"global", global_parameter}});
   std::string kernel_text = c.fill(kernels, values);
   std::string main_text = c.fill(main_body, values);
   // `scale` in the host formula is the program's float: keep the formula in double.
@@ -1650,10 +1635,8 @@ ${CHECK}  return finish(passed);
       {"SM80_STORE", sm80 ? "    summary[warp * 6 + 4] = total;\n    summary[warp * 6 + 5] = __popc(peers);" : ""},
       {"N", str(n)}};
   values["CHECK"] = c.fill(check, values);
-  c.parameters["shape"] = shape;
-  c.parameters["mask"] = mask;
-  c.parameters["sm80"] = sm80;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  c.parameters.update({{"shape", shape}, {"mask", mask}, {"sm80", sm80}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1780,10 +1763,7 @@ ${DOWNLOAD_SYMBOL}
     sum += (double)out[i];
   }
   if (positive != want_positive) passed = false;
-  report_value("mean", sum / n);
-  report_count("positive", positive);
-  return finish(passed);
-)";
+)" + host_reports({{"value", "mean", "sum / n"}, {"count", "positive", "positive"}});
   std::vector<double> offsets;
   for (int k = 0; k < 4; ++k) offsets.push_back(c.random.pick(std::vector<double>{0, 0.25, -0.5, 1, 0.75, -1.25}));
   std::string offsets_text;
@@ -1821,12 +1801,10 @@ ${DOWNLOAD_SYMBOL}
   values["UPLOAD_INPUT"] = upload_input;
   // A reset of the chosen device before any allocation: the state an earlier user left is gone.
   values["RESET"] = reset ? "  CHECK(cudaDeviceReset());\n" : "";
-  c.parameters["peer"] = peer;
-  c.parameters["reset"] = reset;
-  c.parameters["choose_device"] = choose;
-  c.parameters["symbols"] = symbol_address ? "address" : async_symbols ? "async" : "copy";
-  c.parameters["device_cache"] = device_cache;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  c.parameters.update({{"peer", peer}, {"reset", reset}, {"choose_device", choose},
+                        {"symbols", symbol_address ? "address" : async_symbols ? "async" : "copy"},
+                        {"device_cache", device_cache}});
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 }  // namespace

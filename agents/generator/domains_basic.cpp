@@ -7,10 +7,6 @@
 namespace tailforge {
 namespace {
 
-std::string grid_for(int64_t n, int block, int64_t cap) {
-  return str(std::min<int64_t>((n + block - 1) / block, cap));
-}
-
 // ---------------------------------------------------------------------------------------------
 // A random expression over x[i] and z[i] for elementwise's switch: sums, differences, at most two
 // products and max-style ternaries over the inputs and small dyadic (or integer) constants, so
@@ -45,7 +41,6 @@ SwitchCase elementwise_expression(DomainContext& c, int depth, int& products_lef
 
 DomainCode write_elementwise(DomainContext& c) {
   int64_t n = c.pick_size({65536, 262144, 1048576});
-  bool use_switch = c.has("switch");
   bool use_constant = c.has("constant_memory");
   double a = c.is_integer() ? 3 : 1.5;
   double b = c.is_integer() ? -2 : -0.25;
@@ -54,20 +49,10 @@ DomainCode write_elementwise(DomainContext& c) {
   // Case 0 is the linear combination; a switch adds 2 to 7 random expressions after it.
   std::vector<SwitchCase> cases = {{coef_a + " * x[i] + " + coef_b + " * z[i]",
                                     std::to_string(a) + " * x + " + std::to_string(b) + " * z"}};
-  if (use_switch) {
-    int extra = 2 + static_cast<int>(c.random.below(6));
-    for (int k = 0; k < extra; ++k) {
-      int products_left = 2;
-      cases.push_back(elementwise_expression(c, 1 + static_cast<int>(c.random.below(3)), products_left));
-    }
-  }
-  std::string body = "    T result = " + cases[0].device + ";";
-  std::string reference = "    return " + cases[0].host + ";";
-  if (use_switch) {
-    SwitchText text = write_switch("op", "result", cases, 4, 4);
-    body = "    T result;\n" + text.device;
-    reference = text.host;
-  }
+  SwitchText combine = switch_over_cases(c, {"op", "result", "T", "T", 4, 4}, cases, 6, [&c] {
+    int products_left = 2;
+    return elementwise_expression(c, 1 + static_cast<int>(c.random.below(3)), products_left);
+  });
   std::string kernels = R"(
 ${CONSTANT}
 ${KERNEL}combine_kernel(const T* x, const T* z, T* out, int n, int op) {
@@ -78,6 +63,7 @@ ${BODY}
   }
 }
 )";
+  std::string buffers = host_device_buffers({{"d_x", "x"}, {"d_z", "z"}, {"d_out", ""}}, "n", "${CONSTANT_UPLOAD}");
   std::string main_body = R"(  auto reference_combine = [](int op, double x, double z) -> double {
 ${REFERENCE}
   };
@@ -87,14 +73,7 @@ ${REFERENCE}
     x[i] = (value_t)${INPUT};
     z[i] = (value_t)${INPUT};
   }
-  value_t* d_x = (value_t*)device_alloc(n * sizeof(value_t));
-  value_t* d_z = (value_t*)device_alloc(n * sizeof(value_t));
-  value_t* d_out = (value_t*)device_alloc(n * sizeof(value_t));
-  device_begin();
-${CONSTANT_UPLOAD}
-  upload(d_x, x.data(), n * sizeof(value_t));
-  upload(d_z, z.data(), n * sizeof(value_t));
-  bool passed = true;
+)" + buffers + R"(  bool passed = true;
   for (int op = 0; op < ${OPS}; ++op) {
     combine_kernel${TARG}<<<${GRID}, ${BLOCK}, 0, g_stream>>>(d_x, d_z, d_out, n, op);
     after_launch();
@@ -104,29 +83,20 @@ ${CONSTANT_UPLOAD}
       if (!close_enough((double)out[i], reference_combine(op, (double)x[i], (double)z[i]), 1e-5)) passed = false;
       sum += (double)out[i];
     }
-    printf("op %d ", op);
-    report_value("mean", sum / n);
-  }
+)" + labelled_reports("op", "op", {{"value", "mean", "sum / n"}}) + R"(  }
   device_end();
   return finish(passed);
 )";
   std::map<std::string, std::string> values = {
-      {"CONSTANT", use_constant ? "__constant__ value_t coefficients[2];" : ""},
-      {"CONSTANT_UPLOAD",
-       use_constant ? "  const value_t host_coefficients[2] = {(value_t)" + c.lit(a) +
-                          ", (value_t)" + c.lit(b) +
-                          "};\n  CHECK(cudaMemcpyToSymbol(coefficients, host_coefficients, "
-                          "sizeof(host_coefficients)));"
-                    : ""},
-      {"BODY", body},
-      {"REFERENCE", reference},
-      {"N", str(n)},
+      {"BODY", combine.device},
+      {"REFERENCE", combine.host},
       {"INPUT", c.is_integer() ? "random_int(-100, 100)" : "random_dyadic(4, 16)"},
       {"OPS", str(static_cast<int64_t>(cases.size()))},
-      {"GRID", grid_for(n, c.block, 1024)}};
-  c.parameters["n"] = n;
+      {"GRID", c.grid_for(n, 1024)}};
+  add_constant_literals(values, use_constant, "coefficients", "host_coefficients", {c.lit(a), c.lit(b)});
+  c.record(values, {{"n", n}});
   c.parameters["cases"] = cases.size();
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -145,13 +115,7 @@ DomainCode write_reduction(DomainContext& c) {
     sum = lane < (int)(blockDim.x / ${WARP}) ? cache[lane] : (T)0;
     for (int offset = ${WARP} / 2; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
   })"
-              : R"(  cache[threadIdx.x] = sum;
-  ${SYNC}
-  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride) cache[threadIdx.x] += cache[threadIdx.x + stride];
-    ${SYNC}
-  }
-  sum = cache[0];)";
+              : block_tree_sum("sum");
   std::string finish_block;
   if (final_step == "atomic") {
     finish_block = "  if (threadIdx.x == 0) atomicAdd(result, sum);";
@@ -218,18 +182,16 @@ ${GATHER}
   return finish(close_enough((double)gpu_sum, want, 1e-6));
 )";
   std::map<std::string, std::string> values = {
-      {"SHARED", c.shared_array("cache", "T", "${BLOCK}")},
-      {"SHMEM", c.shared_launch_bytes("value_t", str(c.block))},
       {"BLOCK_REDUCE", block_reduce},
       {"FINISH", finish_block},
       {"LAUNCH", launch},
       {"GATHER", gather},
-      {"N", str(n)},
       {"INPUT", c.input_expression()},
-      {"GRID", grid_for(n, c.block, 256)}};
-  c.parameters["n"] = n;
+      {"GRID", c.grid_for(n, 256)}};
+  c.add_thread_shared(values, "cache", "T", "value_t");
+  c.record(values, {{"n", n}});
   c.parameters["final_step"] = final_step;
-  return {c.fill(c.fill(kernels, values), values), c.fill(c.fill(main_body, values), values)};
+  return fill_code(c, kernels, main_body, values, 2, 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -302,28 +264,19 @@ ${KERNEL}add_offsets_kernel(T* output, const T* block_sums, int n) {
   scan_block_sums_kernel${TARG}<<<1, 1, 0, g_stream>>>(d_block_sums, blocks);
   after_launch();
   add_offsets_kernel${TARG}<<<blocks, ${BLOCK}, 0, g_stream>>>(d_output, d_block_sums, n);
-  after_launch();
-  download(output.data(), d_output, n * sizeof(value_t));
-  device_end();
-  bool passed = true;
-  double running = 0;
+)" + host_collect("output", "d_output", "n * sizeof(value_t)") + R"(  double running = 0;
   for (int i = 0; i < n; ++i) {
     running += (double)input[i];
     if (!close_enough((double)output[i], running, 1e-6)) passed = false;
   }
-  report_count("n", n);
-  report_value("middle", (double)output[n / 2]);
-  report_value("total", (double)output[n - 1]);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "n", "n"}, {"value", "middle", "(double)output[n / 2]"},
+                   {"value", "total", "(double)output[n - 1]"}});
   std::map<std::string, std::string> values = {
-      {"SHARED", c.shared_array("cache", "T", "${BLOCK}")},
-      {"SHMEM", c.shared_launch_bytes("value_t", str(c.block))},
       {"BLOCK_SCAN", block_scan},
-      {"N", str(n)},
       {"INPUT", c.input_expression()}};
-  c.parameters["n"] = n;
-  return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
+  c.add_thread_shared(values, "cache", "T", "value_t");
+  c.record(values, {{"n", n}});
+  return fill_code(c, kernels, main_body, values, 2, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,23 +307,10 @@ DomainCode write_histogram(DomainContext& c) {
   int bins = c.random.pick(std::vector<int>{64, 128, 256});
   int log2_bins = bins == 64 ? 6 : bins == 128 ? 7 : 8;
   bool private_bins = c.has("static_shared") || c.has("dynamic_shared");
-  bool use_switch = c.has("switch");
   // Mode 0 is the plain modulo; a switch adds 2 to 6 random hash-and-reduce modes after it.
   std::vector<SwitchCase> modes = {{"v % ${BINS}u", "v % ${BINS}u"}};
-  if (use_switch) {
-    int extra = 2 + static_cast<int>(c.random.below(5));
-    for (int k = 0; k < extra; ++k) {
-      std::string mode = histogram_mode(c);
-      modes.push_back({mode, mode});
-    }
-  }
-  std::string bin_code = "    unsigned int bin = " + modes[0].device + ";";
-  std::string reference = "  return " + modes[0].host + ";";
-  if (use_switch) {
-    SwitchText text = write_switch("mode", "bin", modes, 4, 2);
-    bin_code = "    unsigned int bin;\n" + text.device;
-    reference = text.host;
-  }
+  SwitchText bin = switch_over_cases(c, {"mode", "bin", "unsigned int", "unsigned int", 4, 2}, modes, 5,
+                                     [&c] { return same_case(histogram_mode(c)); });
   std::string kernels = private_bins ? R"(
 ${KERNEL}histogram_kernel(const unsigned int* data, unsigned int* histogram, int n, int mode) {
   ${SHARED}
@@ -421,28 +361,21 @@ ${REFERENCE}
       weighted += (long long)b * histogram[b];
       largest = std::max(largest, histogram[b]);
     }
-    printf("mode %d ", mode);
-    report_count("weighted", weighted);
-    printf("mode %d ", mode);
-    report_count("largest_bin", largest);
-  }
+)" + labelled_reports("mode", "mode", {{"count", "weighted", "weighted"}, {"count", "largest_bin", "largest"}}) + R"(  }
   device_end();
   return finish(passed);
 )";
   std::map<std::string, std::string> values = {
       {"SHARED", c.shared_array("local_bins", "unsigned int", "${BINS}")},
       {"SHMEM", private_bins ? c.shared_launch_bytes("unsigned int", str(bins)) : "0"},
-      {"BIN", bin_code},
-      {"REFERENCE", reference},
-      {"BINS", str(bins)},
+      {"BIN", bin.device},
+      {"REFERENCE", bin.host},
       {"LOG2", str(log2_bins)},
       {"MODES", str(static_cast<int64_t>(modes.size()))},
-      {"N", str(n)},
-      {"GRID", grid_for(n, c.block, 512)}};
-  c.parameters["n"] = n;
-  c.parameters["bins"] = bins;
+      {"GRID", c.grid_for(n, 512)}};
+  c.record(values, {{"n", n}, {"bins", bins}});
   c.parameters["modes"] = modes.size();
-  return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
+  return fill_code(c, kernels, main_body, values, 2, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -491,45 +424,27 @@ ${KERNEL}transpose_kernel(const T* input, T* output, int rows, int cols) {
 )";
   std::string main_body = R"(  const int rows = ${ROWS};
   const int cols = ${COLS};
-  std::vector<value_t> input((size_t)rows * cols), output((size_t)rows * cols);
-  for (size_t i = 0; i < input.size(); ++i) input[i] = (value_t)${INPUT};
-  value_t* d_input = (value_t*)device_alloc(input.size() * sizeof(value_t));
-  value_t* d_output = (value_t*)device_alloc(input.size() * sizeof(value_t));
-  device_begin();
-  upload(d_input, input.data(), input.size() * sizeof(value_t));
-  dim3 block(${TILE}, ${TILE_ROWS});
+)" + host_matrix_setup() + R"(  dim3 block(${TILE}, ${TILE_ROWS});
   dim3 grid((cols + ${TILE} - 1) / ${TILE}, (rows + ${TILE} - 1) / ${TILE});
   transpose_kernel${TARG}<<<grid, block, ${SHMEM}, g_stream>>>(d_input, d_output, rows, cols);
-  after_launch();
-  download(output.data(), d_output, output.size() * sizeof(value_t));
-  device_end();
-  bool passed = true;
-  double weighted = 0;
+)" + host_collect("output", "d_output", "output.size() * sizeof(value_t)") + R"(  double weighted = 0;
   for (int r = 0; r < rows; ++r) {
     for (int col = 0; col < cols; ++col) {
       if (output[(size_t)col * rows + r] != input[(size_t)r * cols + col]) passed = false;
     }
   }
   for (size_t i = 0; i < output.size(); ++i) weighted += (double)output[i] * (double)(i % 7);
-  report_count("rows", rows);
-  report_count("cols", cols);
-  report_value("weighted", weighted / output.size());
-  return finish(passed);
-)";
+)" + host_reports({{"count", "rows", "rows"}, {"count", "cols", "cols"},
+                   {"value", "weighted", "weighted / output.size()"}});
   std::map<std::string, std::string> values = {
       {"SHARED", shared_decl},
       {"SHMEM", dynamic ? c.shared_launch_bytes("value_t", str(tile * (tile + 1))) : "0"},
       {"STORE_TILE", store_tile},
       {"LOAD_TILE", load_tile},
-      {"TILE", str(tile)},
       {"TILE_ROWS", str(tile_rows)},
-      {"ROWS", str(rows)},
-      {"COLS", str(cols)},
       {"INPUT", c.input_expression()}};
-  c.parameters["rows"] = rows;
-  c.parameters["cols"] = cols;
-  c.parameters["tile"] = tile;
-  return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
+  c.record(values, {{"rows", rows}, {"cols", cols}, {"tile", tile}});
+  return fill_code(c, kernels, main_body, values, 2, 1);
 }
 
 }  // namespace

@@ -79,18 +79,13 @@ ${VISIT}
     depth_sum += depth[v];
     deepest = std::max(deepest, depth[v]);
   }
-  report_count("vertices", vertices);
-  report_count("edges", edge_count);
-  report_count("reached", reached);
-  report_count("deepest", deepest);
-  report_count("depth_sum", depth_sum);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "vertices", "vertices"}, {"count", "edges", "edge_count"}, {"count", "reached", "reached"},
+                   {"count", "deepest", "deepest"}, {"count", "depth_sum", "depth_sum"}});
   std::map<std::string, std::string> values = {
-      {"VISIT", visit}, {"VERTICES", str(vertices)}, {"AVERAGE", str(average)}};
-  c.parameters["vertices"] = vertices;
+      {"VISIT", visit}, {"AVERAGE", str(average)}};
+  c.record(values, {{"vertices", vertices}});
   c.parameters["average_degree"] = average;
-  return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
+  return fill_code(c, kernels, main_body, values, 2, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -163,21 +158,15 @@ ${STEPS}
   bool passed = sorted == want;
   double weighted = 0;
   for (int i = 0; i < n; ++i) weighted += (double)sorted[i] * (double)(i % 13);
-  report_count("n", n);
-  report_value("smallest", (double)sorted[0]);
-  report_value("median", (double)sorted[n / 2]);
-  report_value("largest", (double)sorted[n - 1]);
-  report_value("weighted_mean", weighted / n);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "n", "n"}, {"value", "smallest", "(double)sorted[0]"},
+                   {"value", "median", "(double)sorted[n / 2]"}, {"value", "largest", "(double)sorted[n - 1]"},
+                   {"value", "weighted_mean", "weighted / n"}});
   std::map<std::string, std::string> values = {
-      {"SHARED", c.shared_array("keys", "T", "${BLOCK}")},
-      {"SHMEM", c.shared_launch_bytes("value_t", str(c.block))},
       {"STEPS", steps},
-      {"DIVISOR", c.is_integer() ? "1" : "4.0"},
-      {"N", str(n)}};
-  c.parameters["n"] = n;
-  return {c.fill(c.fill(kernels, values), values), c.fill(c.fill(main_body, values), values)};
+      {"DIVISOR", c.is_integer() ? "1" : "4.0"}};
+  c.add_thread_shared(values, "keys", "T", "value_t");
+  c.record(values, {{"n", n}});
+  return fill_code(c, kernels, main_body, values, 2, 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,11 +254,7 @@ ${KERNEL}sha256_kernel(uint32_t* digests, int count, int length) {
   uint32_t* d_digests = (uint32_t*)device_alloc(digests.size() * sizeof(uint32_t));
   device_begin();
   sha256_kernel${TARG}<<<std::min((count + ${BLOCK} - 1) / ${BLOCK}, 1024), ${BLOCK}, 0, g_stream>>>(d_digests, count, length);
-  after_launch();
-  download(digests.data(), d_digests, digests.size() * sizeof(uint32_t));
-  device_end();
-  bool passed = true;
-  uint32_t folded = 0;
+)" + host_collect("digests", "d_digests", "digests.size() * sizeof(uint32_t)") + R"(  uint32_t folded = 0;
   for (int i = 0; i < count; ++i) {
     uint32_t want[8];
     sha256_host((unsigned int)i, length, sha256_table_host, want);
@@ -281,12 +266,8 @@ ${KERNEL}sha256_kernel(uint32_t* digests, int count, int length) {
   printf("digest[0]: ");
   for (int k = 0; k < 8; ++k) printf("%08x", digests[k]);
   printf("\n");
-  report_count("messages", count);
-  report_count("folded", folded);
-  return finish(passed);
-)";
-  c.parameters["messages"] = count;
-  c.parameters["message_length"] = length;
+)" + host_reports({{"count", "messages", "count"}, {"count", "folded", "folded"}});
+  c.parameters.update({{"messages", count}, {"message_length", length}});
   return {kernels, c.fill(main_body, {{"COUNT", str(count)}, {"LENGTH", str(length)}})};
 }
 

@@ -65,18 +65,13 @@ ${UPDATE}
     std::swap(d_a, d_b);
   }
   value_t* d_final = d_a;)";
+  std::string buffers = host_device_buffers({{"d_a", "field"}, {"d_b", "field"}}, "cells", "${CONSTANT_UPLOAD}");
   std::string main_body = R"(  const int side = ${SIDE};
   const int cells = side * side;
   std::vector<value_t> field(cells, (value_t)0), result(cells);
   for (int x = 0; x < side; ++x) field[x] = (value_t)1;
   for (int y = 0; y < side; ++y) field[y * side] = (value_t)0.5;
-  value_t* d_a = (value_t*)device_alloc(cells * sizeof(value_t));
-  value_t* d_b = (value_t*)device_alloc(cells * sizeof(value_t));
-  device_begin();
-${CONSTANT_UPLOAD}
-  upload(d_a, field.data(), cells * sizeof(value_t));
-  upload(d_b, field.data(), cells * sizeof(value_t));
-${LAUNCH}
+)" + buffers + R"(${LAUNCH}
   download(result.data(), d_final, cells * sizeof(value_t));
   device_end();
   std::vector<double> want(field.begin(), field.end()), next(want);
@@ -95,27 +90,17 @@ ${LAUNCH}
     if (fabs((double)result[i] - want[i]) > 1e-4) passed = false;
     total += (double)result[i];
   }
-  report_count("side", side);
-  report_count("steps", ${STEPS});
-  report_value("mean_temperature", total / cells);
-  report_value("probe", (double)result[2 * side + side / 2]);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "side", "side"}, {"count", "steps", "${STEPS}"},
+                   {"value", "mean_temperature", "total / cells"},
+                   {"value", "probe", "(double)result[2 * side + side / 2]"}});
   std::map<std::string, std::string> values = {
-      {"CONSTANT", constant ? "__constant__ value_t heat_alpha[1];" : ""},
-      {"CONSTANT_UPLOAD",
-       constant ? "  const value_t host_alpha[1] = {(value_t)0.2};\n"
-                  "  CHECK(cudaMemcpyToSymbol(heat_alpha, host_alpha, sizeof(host_alpha)));"
-                : ""},
       {"UPDATE", update},
       {"ALPHA", alpha},
       {"FOUR", c.lit(4.0)},
-      {"LAUNCH", launch},
-      {"STEPS", str(steps)},
-      {"SIDE", str(side)}};
-  c.parameters["side"] = side;
-  c.parameters["steps"] = steps;
-  return {c.fill(c.fill(kernels, values), values), c.fill(c.fill(main_body, values), values)};
+      {"LAUNCH", launch}};
+  add_constant_literals(values, constant, "heat_alpha", "host_alpha", {"0.2"});
+  c.record(values, {{"side", side}, {"steps", steps}});
+  return fill_code(c, kernels, main_body, values, 2, 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -128,7 +113,7 @@ DomainCode write_convolution(DomainContext& c) {
   bool constant = c.has("constant_memory");
   std::string kernels = R"(
 ${CONSTANT}
-${KERNEL}convolution_kernel(const T* image, ${FILTER_PARAM}T* output, int width, int height) {
+${KERNEL}convolution_kernel(const T* image, ${TABLE_PARAMS}T* output, int width, int height) {
   const int x = blockIdx.x * 16 + threadIdx.x;
   const int y = blockIdx.y * 16 + threadIdx.y;
   if (x >= width || y >= height) return;
@@ -153,18 +138,14 @@ ${KERNEL}convolution_kernel(const T* image, ${FILTER_PARAM}T* output, int width,
   for (int i = 0; i < ${TAPS} * ${TAPS}; ++i) filter_host[i] = (value_t)(random_int(-8, 8) / 32.0);
   value_t* d_image = (value_t*)device_alloc(pixels * sizeof(value_t));
   value_t* d_output = (value_t*)device_alloc(pixels * sizeof(value_t));
-${FILTER_ALLOC}
+${TABLE_ALLOC}
   device_begin();
-${FILTER_UPLOAD}
+${TABLE_UPLOAD}
   upload(d_image, image.data(), pixels * sizeof(value_t));
   dim3 block(16, 16);
   dim3 blocks((width + 15) / 16, (height + 15) / 16);
-  convolution_kernel${TARG}<<<blocks, block, 0, g_stream>>>(d_image, ${FILTER_ARG}d_output, width, height);
-  after_launch();
-  download(output.data(), d_output, pixels * sizeof(value_t));
-  device_end();
-  bool passed = true;
-  double total = 0;
+  convolution_kernel${TARG}<<<blocks, block, 0, g_stream>>>(d_image, ${TABLE_ARGS}d_output, width, height);
+)" + host_collect("output", "d_output", "pixels * sizeof(value_t)") + R"(  double total = 0;
   for (int y = 0; y < height; ++y) {
     for (int x = 0; x < width; ++x) {
       double want = 0;
@@ -179,29 +160,14 @@ ${FILTER_UPLOAD}
       total += (double)output[y * width + x];
     }
   }
-  report_count("taps", ${TAPS});
-  report_value("mean", total / pixels);
-  report_value("corner", (double)output[0]);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "taps", "${TAPS}"}, {"value", "mean", "total / pixels"},
+                   {"value", "corner", "(double)output[0]"}});
   std::map<std::string, std::string> values = {
-      {"CONSTANT", constant ? "__constant__ value_t filter[${TAPS} * ${TAPS}];" : ""},
-      {"FILTER_PARAM", constant ? "" : "const T* filter, "},
-      {"FILTER_ARG", constant ? "" : "d_filter, "},
-      {"FILTER_ALLOC",
-       constant ? ""
-                : "  value_t* d_filter = (value_t*)device_alloc(${TAPS} * ${TAPS} * sizeof(value_t));"},
-      {"FILTER_UPLOAD",
-       constant ? "  CHECK(cudaMemcpyToSymbol(filter, filter_host.data(), ${TAPS} * ${TAPS} * sizeof(value_t)));"
-                : "  upload(d_filter, filter_host.data(), ${TAPS} * ${TAPS} * sizeof(value_t));"},
-      {"TAPS", str(taps)},
-      {"WIDTH", str(width)},
-      {"HEIGHT", str(height)},
       {"INPUT", c.input_expression()}};
-  c.parameters["width"] = width;
-  c.parameters["height"] = height;
-  c.parameters["taps"] = taps;
-  return {c.fill(c.fill(kernels, values), values), c.fill(c.fill(main_body, values), values)};
+  add_read_only_tables(values, constant,
+                       {{"filter", "d_filter", "filter_host", "${TAPS} * ${TAPS}", "${TAPS} * ${TAPS}"}});
+  c.record(values, {{"width", width}, {"height", height}, {"taps", taps}});
+  return fill_code(c, kernels, main_body, values, 2, 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,11 +273,8 @@ ${CONSTANT_UPLOAD}
         if (edges[y * width + x] > 128) strong += 1;
       }
     }
-    printf("border %d ", border);
-    report_count("edge_sum", total);
-    printf("border %d ", border);
-    report_count("strong_edges", strong);
-  }
+)" + labelled_reports("border", "border", {{"count", "edge_sum", "total"},
+                      {"count", "strong_edges", "strong"}}) + R"(  }
   device_end();
   return finish(passed);
 )";
@@ -327,12 +290,9 @@ ${CONSTANT_UPLOAD}
                 : "  const int sobel_x[9] = {-1, 0, 1, -2, 0, 2, -1, 0, 1};\n"
                   "  const int sobel_y[9] = {-1, -2, -1, 0, 0, 0, 1, 2, 1};"},
       {"FETCH", fetch},
-      {"MODES", use_switch ? "3" : "1"},
-      {"WIDTH", str(width)},
-      {"HEIGHT", str(height)}};
-  c.parameters["width"] = width;
-  c.parameters["height"] = height;
-  return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
+      {"MODES", use_switch ? "3" : "1"}};
+  c.record(values, {{"width", width}, {"height", height}});
+  return fill_code(c, kernels, main_body, values, 2, 1);
 }
 
 }  // namespace

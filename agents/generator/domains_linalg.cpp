@@ -87,11 +87,7 @@ ${KERNEL}matmul_kernel(const T* a, const T* b, T* product, int m, int n, int k) 
   dim3 block(${TILE}, ${TILE});
   dim3 blocks((n + ${TILE} - 1) / ${TILE}, (m + ${TILE} - 1) / ${TILE});
   matmul_kernel${TARG}<<<blocks, block, ${SHMEM}, g_stream>>>(d_a, d_b, d_product, m, n, k);
-  after_launch();
-  download(product.data(), d_product, product.size() * sizeof(value_t));
-  device_end();
-  bool passed = true;
-  double total = 0;
+)" + host_collect("product", "d_product", "product.size() * sizeof(value_t)") + R"(  double total = 0;
   for (int row = 0; row < m; ++row) {
     for (int col = 0; col < n; ++col) {
       double want = 0;
@@ -100,26 +96,15 @@ ${KERNEL}matmul_kernel(const T* a, const T* b, T* product, int m, int n, int k) 
       total += (double)product[(size_t)row * n + col];
     }
   }
-  report_count("m", m);
-  report_count("n", n);
-  report_count("k", k);
-  report_value("mean", total / ((double)m * n));
-  report_value("corner", (double)product[product.size() - 1]);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "m", "m"}, {"count", "n", "n"}, {"count", "k", "k"},
+                   {"value", "mean", "total / ((double)m * n)"},
+                   {"value", "corner", "(double)product[product.size() - 1]"}});
   std::map<std::string, std::string> values = {
       {"SHARED", c.shared_array("tiles", "T", "2 * ${TILE} * ${TILE}")},
       {"SHMEM", shared ? c.shared_launch_bytes("value_t", str(2 * tile * tile)) : "0"},
-      {"TILE", str(tile)},
-      {"M", str(m)},
-      {"N", str(n)},
-      {"K", str(k)},
       {"INPUT", c.input_expression()}};
-  c.parameters["m"] = m;
-  c.parameters["n"] = n;
-  c.parameters["k"] = k;
-  c.parameters["tile"] = tile;
-  return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
+  c.record(values, {{"m", m}, {"n", n}, {"k", k}, {"tile", tile}});
+  return fill_code(c, kernels, main_body, values, 2, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,18 +127,8 @@ ${REDUCE_SUM}
 )";
   std::string main_body = R"(  const int rows = ${ROWS};
   const int cols = ${COLS};
-  std::vector<value_t> input((size_t)rows * cols), output((size_t)rows * cols);
-  for (size_t i = 0; i < input.size(); ++i) input[i] = (value_t)${INPUT};
-  value_t* d_input = (value_t*)device_alloc(input.size() * sizeof(value_t));
-  value_t* d_output = (value_t*)device_alloc(input.size() * sizeof(value_t));
-  device_begin();
-  upload(d_input, input.data(), input.size() * sizeof(value_t));
-  softmax_kernel${TARG}<<<rows, ${BLOCK}, ${SHMEM}, g_stream>>>(d_input, d_output, cols);
-  after_launch();
-  download(output.data(), d_output, output.size() * sizeof(value_t));
-  device_end();
-  bool passed = true;
-  double peak_total = 0;
+)" + host_matrix_setup() + R"(  softmax_kernel${TARG}<<<rows, ${BLOCK}, ${SHMEM}, g_stream>>>(d_input, d_output, cols);
+)" + host_collect("output", "d_output", "output.size() * sizeof(value_t)") + R"(  double peak_total = 0;
   for (int row = 0; row < rows; ++row) {
     const value_t* in = &input[(size_t)row * cols];
     double row_max = in[0];
@@ -170,23 +145,15 @@ ${REDUCE_SUM}
   }
   double first_row = 0;
   for (int col = 0; col < cols; ++col) first_row += (double)output[col];
-  report_count("rows", rows);
-  report_count("cols", cols);
-  report_value("first_row_sum", first_row);
-  report_value("mean_peak", peak_total / rows);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "rows", "rows"}, {"count", "cols", "cols"}, {"value", "first_row_sum", "first_row"},
+                   {"value", "mean_peak", "peak_total / rows"}});
   std::map<std::string, std::string> values = {
-      {"SHARED", c.shared_array("cache", "T", "${BLOCK}")},
-      {"SHMEM", c.shared_launch_bytes("value_t", str(c.block))},
       {"REDUCE_MAX", block_reduce(c, "local_max", "max", "row_max")},
       {"REDUCE_SUM", block_reduce(c, "local_sum", "sum", "row_sum")},
-      {"ROWS", str(rows)},
-      {"COLS", str(cols)},
       {"INPUT", c.input_expression()}};
-  c.parameters["rows"] = rows;
-  c.parameters["cols"] = cols;
-  return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
+  c.add_thread_shared(values, "cache", "T", "value_t");
+  c.record(values, {{"rows", rows}, {"cols", cols}});
+  return fill_code(c, kernels, main_body, values, 2, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -196,7 +163,7 @@ DomainCode write_layernorm(DomainContext& c) {
   bool constant = c.has("constant_memory");
   std::string kernels = R"(
 ${CONSTANT}
-${KERNEL}layernorm_kernel(const T* input, ${PARAMS}T* output, int cols) {
+${KERNEL}layernorm_kernel(const T* input, ${TABLE_PARAMS}T* output, int cols) {
   ${SHARED}
   const T* row_in = input + (size_t)blockIdx.x * cols;
   T* row_out = output + (size_t)blockIdx.x * cols;
@@ -221,16 +188,12 @@ ${REDUCE_SQUARE}
   }
   value_t* d_input = (value_t*)device_alloc(input.size() * sizeof(value_t));
   value_t* d_output = (value_t*)device_alloc(input.size() * sizeof(value_t));
-${ALLOC}
+${TABLE_ALLOC}
   device_begin();
-${UPLOAD}
+${TABLE_UPLOAD}
   upload(d_input, input.data(), input.size() * sizeof(value_t));
-  layernorm_kernel${TARG}<<<rows, ${BLOCK}, ${SHMEM}, g_stream>>>(d_input, ${ARGS}d_output, cols);
-  after_launch();
-  download(output.data(), d_output, output.size() * sizeof(value_t));
-  device_end();
-  bool passed = true;
-  double total = 0;
+  layernorm_kernel${TARG}<<<rows, ${BLOCK}, ${SHMEM}, g_stream>>>(d_input, ${TABLE_ARGS}d_output, cols);
+)" + host_collect("output", "d_output", "output.size() * sizeof(value_t)") + R"(  double total = 0;
   for (int row = 0; row < rows; ++row) {
     const value_t* in = &input[(size_t)row * cols];
     double mean = 0;
@@ -246,35 +209,19 @@ ${UPLOAD}
       total += got * got;
     }
   }
-  report_count("rows", rows);
-  report_count("cols", cols);
-  report_value("mean_square", total / ((double)rows * cols));
-  report_value("first", (double)output[0]);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "rows", "rows"}, {"count", "cols", "cols"},
+                   {"value", "mean_square", "total / ((double)rows * cols)"}, {"value", "first", "(double)output[0]"}});
   std::map<std::string, std::string> values = {
-      {"CONSTANT", constant ? "__constant__ value_t scale[${COLS}];\n__constant__ value_t shift[${COLS}];" : ""},
-      {"PARAMS", constant ? "" : "const T* scale, const T* shift, "},
-      {"ARGS", constant ? "" : "d_gamma, d_beta, "},
-      {"ALLOC", constant ? ""
-                         : "  value_t* d_gamma = (value_t*)device_alloc(cols * sizeof(value_t));\n"
-                           "  value_t* d_beta = (value_t*)device_alloc(cols * sizeof(value_t));"},
-      {"UPLOAD", constant ? "  CHECK(cudaMemcpyToSymbol(scale, gamma_host.data(), cols * sizeof(value_t)));\n"
-                            "  CHECK(cudaMemcpyToSymbol(shift, beta_host.data(), cols * sizeof(value_t)));"
-                          : "  upload(d_gamma, gamma_host.data(), cols * sizeof(value_t));\n"
-                            "  upload(d_beta, beta_host.data(), cols * sizeof(value_t));"},
-      {"SHARED", c.shared_array("cache", "T", "${BLOCK}")},
-      {"SHMEM", c.shared_launch_bytes("value_t", str(c.block))},
       {"REDUCE_SUM", block_reduce(c, "local_sum", "sum", "row_sum")},
       {"REDUCE_SQUARE", block_reduce(c, "local_square", "sum", "row_square")},
       {"ONE", c.lit(1.0)},
       {"EPS", c.lit(1e-5)},
-      {"ROWS", str(rows)},
-      {"COLS", str(cols)},
       {"INPUT", c.input_expression()}};
-  c.parameters["rows"] = rows;
-  c.parameters["cols"] = cols;
-  return {c.fill(c.fill(kernels, values), values), c.fill(c.fill(main_body, values), values)};
+  c.add_thread_shared(values, "cache", "T", "value_t");
+  add_read_only_tables(values, constant, {{"scale", "d_gamma", "gamma_host", "${COLS}", "cols"},
+                       {"shift", "d_beta", "beta_host", "${COLS}", "cols"}});
+  c.record(values, {{"rows", rows}, {"cols", cols}});
+  return fill_code(c, kernels, main_body, values, 2, 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,13 +299,12 @@ ${KERNEL}spmv_csr_kernel(const int* row_start, const int* columns, const T* entr
   download(y.data(), d_y, rows * sizeof(value_t));
   device_end();
 )" + kSparseReport;
-  std::map<std::string, std::string> values = {{"ROWS", str(rows)},
-                                               {"AVERAGE", str(average)},
+  std::map<std::string, std::string> values = {{"AVERAGE", str(average)},
                                                {"VECTOR", vector ? "true" : "false"},
                                                {"INPUT", c.input_expression()}};
-  c.parameters["rows"] = rows;
+  c.record(values, {{"rows", rows}});
   c.parameters["average_nonzeros"] = average;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 DomainCode write_spmv_ell(DomainContext& c) {
@@ -403,10 +349,10 @@ ${KERNEL}spmv_ell_kernel(const int* ell_columns, const T* ell_entries, const T* 
   report_count("width", width);
 )" + kSparseReport;
   std::map<std::string, std::string> values = {
-      {"ROWS", str(rows)}, {"AVERAGE", str(average)}, {"INPUT", c.input_expression()}};
-  c.parameters["rows"] = rows;
+      {"AVERAGE", str(average)}, {"INPUT", c.input_expression()}};
+  c.record(values, {{"rows", rows}});
   c.parameters["average_nonzeros"] = average;
-  return {c.fill(kernels, values), c.fill(main_body, values)};
+  return fill_code(c, kernels, main_body, values, 1, 1);
 }
 
 }  // namespace

@@ -117,11 +117,8 @@ ${LOOP}
     speed_total += std::sqrt(gx * gx + gy * gy + gz * gz);
     spread += std::fabs((double)result[7 * (size_t)n + i]);
   }
-  report_count("bodies", n);
-  report_value("mean_speed", speed_total / n);
-  report_value("mean_abs_x", spread / n);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "bodies", "n"}, {"value", "mean_speed", "speed_total / n"},
+                   {"value", "mean_abs_x", "spread / n"}});
   std::map<std::string, std::string> values = {
       {"SHARED", shared ? c.shared_array("tile", "T", "4 * ${BLOCK}") : ""},
       {"SHMEM", shared ? c.shared_launch_bytes("value_t", str(4 * c.block)) : "0"},
@@ -130,7 +127,7 @@ ${LOOP}
       {"DT", c.lit(0.01)},
       {"N", str(n)}};
   c.parameters["bodies"] = n;
-  return {c.fill(c.fill(c.fill(kernels, values), values), values), c.fill(main_body, values)};
+  return fill_code(c, kernels, main_body, values, 3, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -158,26 +155,13 @@ std::string monte_carlo_region(DomainContext& c) {
 DomainCode write_monte_carlo(DomainContext& c) {
   int64_t samples = c.pick_size({1 << 18, 1 << 20, 1 << 22});
   int per_thread = c.random.pick(std::vector<int>{16, 64});
-  bool use_switch = c.has("switch");
   bool shuffle = c.has("warp_shuffle");
   bool atomics = c.has("atomics");
   // Estimator 0 is the quarter circle (4 x hits / samples estimates pi); a switch adds 2 to 6
   // random regions of the unit square after it.
   std::vector<SwitchCase> regions = {{"x * x + y * y < (1ull << 32)", "x * x + y * y < (1ull << 32)"}};
-  if (use_switch) {
-    int extra = 2 + static_cast<int>(c.random.below(5));
-    for (int k = 0; k < extra; ++k) {
-      std::string region = monte_carlo_region(c);
-      regions.push_back({region, region});
-    }
-  }
-  std::string test = "      const bool inside = " + regions[0].device + ";";
-  std::string reference = "  return " + regions[0].host + ";";
-  if (use_switch) {
-    SwitchText text = write_switch("estimator", "inside", regions, 6, 2);
-    test = "      bool inside;\n" + text.device;
-    reference = text.host;
-  }
+  SwitchText inside = switch_over_cases(c, {"estimator", "inside", "bool", "const bool", 6, 2}, regions, 5,
+                                        [&c] { return same_case(monte_carlo_region(c)); });
   std::string reduce = shuffle ? R"(  const int lane = threadIdx.x % ${WARP};
   for (int offset = ${WARP} / 2; offset > 0; offset /= 2) hits += __shfl_down_sync(0xffffffffu, hits, offset);
   if (lane == 0) cache[threadIdx.x / ${WARP}] = hits;
@@ -185,15 +169,7 @@ DomainCode write_monte_carlo(DomainContext& c) {
   if (threadIdx.x == 0) {
     for (int w = 1; w < (int)(blockDim.x / ${WARP}); ++w) hits += cache[w];
   })"
-                               : R"(  cache[threadIdx.x] = hits;
-  ${SYNC}
-  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride) cache[threadIdx.x] += cache[threadIdx.x + stride];
-    ${SYNC}
-  }
-  hits = cache[0];)";
-  std::string publish = atomics ? "  if (threadIdx.x == 0) atomicAdd(total, (unsigned long long)hits);"
-                                : "  if (threadIdx.x == 0) partials[blockIdx.x] = hits;";
+                               : block_tree_sum("hits");
   std::string kernels = R"(
 __host__ __device__ inline uint32_t counter_hash(uint32_t key, uint32_t counter) {
   uint32_t x = counter * 0x9e3779b9u ^ key;
@@ -260,20 +236,18 @@ ${GATHER}
                                : "    download(partials.data(), d_partials, blocks * sizeof(unsigned int));\n"
                                  "    for (int b = 0; b < blocks; ++b) hits += partials[b];";
   std::map<std::string, std::string> values = {
-      {"SHARED", c.shared_array("cache", "unsigned int", "${BLOCK}")},
-      {"SHMEM", c.shared_launch_bytes("unsigned int", str(c.block))},
-      {"TEST", test},
-      {"REFERENCE", reference},
+      {"TEST", inside.device},
+      {"REFERENCE", inside.host},
       {"REDUCE", reduce},
-      {"PUBLISH", publish},
+      {"PUBLISH", atomics ? "  if (threadIdx.x == 0) atomicAdd(total, (unsigned long long)hits);"
+                          : "  if (threadIdx.x == 0) partials[blockIdx.x] = hits;"},
       {"GATHER", gather},
       {"PER_THREAD", str(per_thread)},
-      {"ESTIMATORS", str(static_cast<int64_t>(regions.size()))},
-      {"SAMPLES", str(samples)}};
-  c.parameters["samples"] = samples;
-  c.parameters["samples_per_thread"] = per_thread;
-  c.parameters["estimators"] = regions.size();
-  return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
+      {"ESTIMATORS", str(static_cast<int64_t>(regions.size()))}};
+  c.add_thread_shared(values, "cache", "unsigned int", "unsigned int");
+  c.record(values, {{"samples", samples}});
+  c.parameters.update({{"samples_per_thread", per_thread}, {"estimators", regions.size()}});
+  return fill_code(c, kernels, main_body, values, 2, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,7 +260,7 @@ DomainCode write_kmeans(DomainContext& c) {
   std::string centroid_source = constant ? "centroids" : shared ? "local_centroids" : "centroids";
   std::string kernels = R"(
 ${CONSTANT}
-${KERNEL}assign_kernel(const T* points, ${CENTROID_PARAM}int* assignment, T* sums, int* counts, int n) {
+${KERNEL}assign_kernel(const T* points, ${TABLE_PARAMS}int* assignment, T* sums, int* counts, int n) {
 ${SHARED_LOAD}
   for (int i = ${IDX}; i < n; i += gridDim.x * blockDim.x) {
     const T x = points[2 * i];
@@ -342,11 +316,11 @@ ${KERNEL_NB}centroid_sum_kernel(const T* points, const int* assignment, T* sums,
   int* d_assignment = (int*)device_alloc(n * sizeof(int));
   value_t* d_sums = (value_t*)device_alloc(2 * clusters * sizeof(value_t));
   int* d_counts = (int*)device_alloc(clusters * sizeof(int));
-${ALLOC}
+${TABLE_ALLOC}
   device_begin();
-${UPLOAD}
+${TABLE_UPLOAD}
   upload(d_points, points.data(), points.size() * sizeof(value_t));
-  assign_kernel${TARG}<<<std::min((n + ${BLOCK} - 1) / ${BLOCK}, 256), ${BLOCK}, ${SHMEM}, g_stream>>>(d_points, ${CENTROID_ARG}d_assignment, d_sums, d_counts, n);
+  assign_kernel${TARG}<<<std::min((n + ${BLOCK} - 1) / ${BLOCK}, 256), ${BLOCK}, ${SHMEM}, g_stream>>>(d_points, ${TABLE_ARGS}d_assignment, d_sums, d_counts, n);
   after_launch();
 ${SUM_LAUNCH}
   download(assignment.data(), d_assignment, n * sizeof(int));
@@ -380,20 +354,10 @@ ${SUM_LAUNCH}
     const double cx = counts[k] > 0 ? (double)sums[2 * k] / counts[k] : 0;
     const double cy = counts[k] > 0 ? (double)sums[2 * k + 1] / counts[k] : 0;
     printf("cluster %d count: %d\n", k, counts[k]);
-    printf("cluster %d ", k);
-    report_value("x", cx);
-    printf("cluster %d ", k);
-    report_value("y", cy);
-  }
+)" + labelled_reports("cluster", "k", {{"value", "x", "cx"}, {"value", "y", "cy"}}) + R"(  }
   return finish(passed);
 )";
   std::map<std::string, std::string> values = {
-      {"CONSTANT", constant ? "__constant__ value_t centroids[2 * ${CLUSTERS}];" : ""},
-      {"CENTROID_PARAM", constant ? "" : "const T* centroids, "},
-      {"CENTROID_ARG", constant ? "" : "d_centroids, "},
-      {"ALLOC", constant ? "" : "  value_t* d_centroids = (value_t*)device_alloc(2 * clusters * sizeof(value_t));"},
-      {"UPLOAD", constant ? "  CHECK(cudaMemcpyToSymbol(centroids, centroids_host.data(), 2 * clusters * sizeof(value_t)));"
-                          : "  upload(d_centroids, centroids_host.data(), 2 * clusters * sizeof(value_t));"},
       {"SHARED_LOAD", shared_load},
       {"SHARED", c.shared_array("local_centroids", "T", "2 * ${CLUSTERS}")},
       {"SHMEM", shared ? c.shared_launch_bytes("value_t", str(2 * clusters)) : "0"},
@@ -404,11 +368,12 @@ ${SUM_LAUNCH}
       {"SUM_LAUNCH", atomics ? ""
                              : "  centroid_sum_kernel${TARG}<<<1, 32, 0, g_stream>>>(d_points, d_assignment, d_sums, d_counts, n);\n"
                                "  after_launch();"},
-      {"CLUSTERS", str(clusters)},
       {"N", str(n)}};
   c.parameters["points"] = n;
-  c.parameters["clusters"] = clusters;
-  return {c.fill(c.fill(kernels, values), values), c.fill(c.fill(main_body, values), values)};
+  c.record(values, {{"clusters", clusters}});
+  add_read_only_tables(values, constant,
+                       {{"centroids", "d_centroids", "centroids_host", "2 * ${CLUSTERS}", "2 * clusters"}});
+  return fill_code(c, kernels, main_body, values, 2, 2);
 }
 
 }  // namespace

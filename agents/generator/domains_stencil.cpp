@@ -59,32 +59,20 @@ ${SUM}
   }
 }
 )";
+  std::string arrays =
+      host_arrays_setup({"x", "y", "d_x", "d_y", "n", "int i = 0; i < n; ++i", "n", "${CONSTANT_UPLOAD}"});
   std::string main_body = R"(  const int n = ${N};
   const double weights_host[] = {${WEIGHTS}};
-  std::vector<value_t> x(n), y(n);
-  for (int i = 0; i < n; ++i) x[i] = (value_t)${INPUT};
-  value_t* d_x = (value_t*)device_alloc(n * sizeof(value_t));
-  value_t* d_y = (value_t*)device_alloc(n * sizeof(value_t));
-  device_begin();
-${CONSTANT_UPLOAD}
-  upload(d_x, x.data(), n * sizeof(value_t));
-  stencil_kernel${TARG}<<<(n + ${BLOCK} - 1) / ${BLOCK}, ${BLOCK}, ${SHMEM}, g_stream>>>(d_x, d_y, n);
-  after_launch();
-  download(y.data(), d_y, n * sizeof(value_t));
-  device_end();
-  bool passed = true;
-  double total = 0;
+)" + arrays + R"(  stencil_kernel${TARG}<<<(n + ${BLOCK} - 1) / ${BLOCK}, ${BLOCK}, ${SHMEM}, g_stream>>>(d_x, d_y, n);
+)" + host_collect("y", "d_y", "n * sizeof(value_t)") + R"(  double total = 0;
   for (int i = 0; i < n; ++i) {
     double want = 0;
     for (int k = -${R}; k <= ${R}; ++k) want += weights_host[k + ${R}] * (double)x[std::min(std::max(i + k, 0), n - 1)];
     if (!close_enough((double)y[i], want, 1e-5)) passed = false;
     total += (double)y[i];
   }
-  report_count("radius", ${R});
-  report_value("mean", total / n);
-  report_value("sample", (double)y[n / 3]);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "radius", "${R}"}, {"value", "mean", "total / n"},
+                   {"value", "sample", "(double)y[n / 3]"}});
   std::map<std::string, std::string> values = {
       {"CONSTANT", constant ? "__constant__ value_t weights[2 * ${R} + 1];" : ""},
       {"CONSTANT_UPLOAD",
@@ -96,12 +84,11 @@ ${CONSTANT_UPLOAD}
       {"SHMEM", shared ? c.shared_launch_bytes("value_t", str(c.block + 2 * radius)) : "0"},
       {"SUM", sum},
       {"R", str(radius)},
-      {"N", str(n)},
       {"WEIGHTS", weights_host},
       {"INPUT", c.input_expression()}};
-  c.parameters["n"] = n;
+  c.record(values, {{"n", n}});
   c.parameters["radius"] = radius;
-  return {c.fill(c.fill(kernels, values), values), c.fill(c.fill(main_body, values), values)};
+  return fill_code(c, kernels, main_body, values, 2, 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -149,15 +136,11 @@ ${KERNEL}jacobi_kernel(const T* in, T* out, int side) {
   }
 }
 )";
+  std::string arrays =
+      host_arrays_setup({"grid", "result", "d_a", "d_b", "cells", "int i = 0; i < cells; ++i", "cells", ""});
   std::string main_body = R"(  const int side = ${SIDE};
   const int cells = side * side;
-  std::vector<value_t> grid(cells), result(cells);
-  for (int i = 0; i < cells; ++i) grid[i] = (value_t)${INPUT};
-  value_t* d_a = (value_t*)device_alloc(cells * sizeof(value_t));
-  value_t* d_b = (value_t*)device_alloc(cells * sizeof(value_t));
-  device_begin();
-  upload(d_a, grid.data(), cells * sizeof(value_t));
-  dim3 block(${TILE}, ${TILE});
+)" + arrays + R"(  dim3 block(${TILE}, ${TILE});
   dim3 blocks((side + ${TILE} - 1) / ${TILE}, (side + ${TILE} - 1) / ${TILE});
   for (int iteration = 0; iteration < ${ITERATIONS}; ++iteration) {
     jacobi_kernel${TARG}<<<blocks, block, ${SHMEM}, g_stream>>>(d_a, d_b, side);
@@ -183,23 +166,17 @@ ${KERNEL}jacobi_kernel(const T* in, T* out, int side) {
     if (!close_enough((double)result[i], want[i], 1e-5)) passed = false;
     total += (double)result[i];
   }
-  report_count("side", side);
-  report_value("mean", total / cells);
-  report_value("center", (double)result[(side / 2) * side + side / 2]);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "side", "side"}, {"value", "mean", "total / cells"},
+                   {"value", "center", "(double)result[(side / 2) * side + side / 2]"}});
   std::map<std::string, std::string> values = {
       {"SHARED", c.shared_array("tile", "T", "(${TILE} + 2) * (${TILE} + 2)")},
       {"SHMEM", shared ? c.shared_launch_bytes("value_t", str((tile + 2) * (tile + 2))) : "0"},
       {"C0", center},
       {"C1", neighbour},
       {"TILE", str(tile)},
-      {"SIDE", str(side)},
-      {"ITERATIONS", str(iterations)},
       {"INPUT", c.input_expression()}};
-  c.parameters["side"] = side;
-  c.parameters["iterations"] = iterations;
-  return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
+  c.record(values, {{"side", side}, {"iterations", iterations}});
+  return fill_code(c, kernels, main_body, values, 2, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,24 +207,15 @@ ${KERNEL}stencil_3d_kernel(const T* in, T* out, int side) {
   }
 }
 )";
+  std::string arrays = host_arrays_setup(
+      {"grid", "result", "d_in", "d_out", "cells", "int i = 0; i < cells; ++i", "cells", "${CONSTANT_UPLOAD}"});
   std::string main_body = R"(  const int side = ${SIDE};
   const int cells = side * side * side;
   const int plane = side * side;
-  std::vector<value_t> grid(cells), result(cells);
-  for (int i = 0; i < cells; ++i) grid[i] = (value_t)${INPUT};
-  value_t* d_in = (value_t*)device_alloc(cells * sizeof(value_t));
-  value_t* d_out = (value_t*)device_alloc(cells * sizeof(value_t));
-  device_begin();
-${CONSTANT_UPLOAD}
-  upload(d_in, grid.data(), cells * sizeof(value_t));
-  dim3 block(${BX}, ${BY});
+)" + arrays + R"(  dim3 block(${BX}, ${BY});
   dim3 blocks((side + ${BX} - 1) / ${BX}, (side + ${BY} - 1) / ${BY});
   stencil_3d_kernel${TARG}<<<blocks, block, 0, g_stream>>>(d_in, d_out, side);
-  after_launch();
-  download(result.data(), d_out, cells * sizeof(value_t));
-  device_end();
-  bool passed = true;
-  double total = 0;
+)" + host_collect("result", "d_out", "cells * sizeof(value_t)") + R"(  double total = 0;
   for (int z = 0; z < side; ++z) {
     for (int y = 0; y < side; ++y) {
       for (int x = 0; x < side; ++x) {
@@ -262,25 +230,17 @@ ${CONSTANT_UPLOAD}
       }
     }
   }
-  report_count("side", side);
-  report_value("mean", total / cells);
-  report_value("sample", (double)result[cells / 2 + side / 2]);
-  return finish(passed);
-)";
+)" + host_reports({{"count", "side", "side"}, {"value", "mean", "total / cells"},
+                   {"value", "sample", "(double)result[cells / 2 + side / 2]"}});
   std::map<std::string, std::string> values = {
-      {"CONSTANT", constant ? "__constant__ value_t coefficients[2];" : ""},
-      {"CONSTANT_UPLOAD",
-       constant ? "  const value_t host_coefficients[2] = {(value_t)0.25, (value_t)0.125};\n"
-                  "  CHECK(cudaMemcpyToSymbol(coefficients, host_coefficients, sizeof(host_coefficients)));"
-                : ""},
       {"C0", c0},
       {"C1", c1},
       {"BX", str(bx)},
       {"BY", str(by)},
-      {"SIDE", str(side)},
       {"INPUT", c.input_expression()}};
-  c.parameters["side"] = side;
-  return {c.fill(c.fill(kernels, values), values), c.fill(main_body, values)};
+  add_constant_literals(values, constant, "coefficients", "host_coefficients", {"0.25", "0.125"});
+  c.record(values, {{"side", side}});
+  return fill_code(c, kernels, main_body, values, 2, 1);
 }
 
 }  // namespace

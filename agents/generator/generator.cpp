@@ -420,21 +420,27 @@ GenerationRequest batch_request(uint64_t seed, size_t index) {
   return request;
 }
 
+Sample generated_sample(const std::string& track, const std::string& origin, const std::string& language,
+                        const std::string& text, const std::string& domain,
+                        const std::vector<std::string>& features, std::optional<int64_t> cycle_id) {
+  return Sample{.track = track,
+                .origin = origin,
+                .language = language,
+                .text = text,
+                .domain = domain,
+                .features = features,
+                .cycle_id = cycle_id};
+}
+
 Sample sample_from_program(const GeneratedProgram& program, const std::string& origin,
                            std::optional<int64_t> cycle_id) {
-  Sample sample;
-  sample.track = "cuda2hip";
-  sample.origin = origin;
-  sample.language = "cuda";
-  sample.text = program.source;
+  Sample sample = generated_sample("cuda2hip", origin, "cuda", program.source, program.domain,
+                                   program.features, cycle_id);
   sample.template_id = program.template_id;
   sample.persona = persona_to_json(program.persona).dump();
   sample.variables = program.variables.dump();
   sample.seed = static_cast<int64_t>(program.seed);
   sample.prompt_hash = sha256_hex(program.prompt_text);
-  sample.domain = program.domain;
-  sample.features = program.features;
-  sample.cycle_id = cycle_id;
   return sample;
 }
 

@@ -43,6 +43,12 @@ struct GeneratedProgram {
 Result<GeneratedProgram> generate_program(const GeneratorCatalog& catalog,
                                           const GenerationRequest& request);
 
+// What a generated sample of any track starts with: track, origin, language, text, domain,
+// feature tags and cycle. Callers add their variables and lineage.
+Sample generated_sample(const std::string& track, const std::string& origin, const std::string& language,
+                        const std::string& text, const std::string& domain,
+                        const std::vector<std::string>& features, std::optional<int64_t> cycle_id);
+
 // The store's sample for a generated CUDA program of the cuda2hip track: source, template,
 // persona, placeholder values, seed, prompt hash, domain and feature tags, with `origin` and
 // `cycle_id`. Callers add what is theirs (more variables or tags, the model).

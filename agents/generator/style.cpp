@@ -15,31 +15,33 @@ namespace {
 
 using Renames = std::vector<std::pair<std::string, std::string>>;
 
-// Style 0 is the prelude's own spelling; the others rename every helper it defines.
+// Style 0 is the prelude's own spelling; the others rename every helper it defines: each lists its
+// spellings in the order of the prelude's names.
 const std::vector<Renames>& styles() {
-  static const std::vector<Renames> table = {
-      {},
-      {{"check_cuda", "cuda_check_status"}, {"CHECK", "CUDA_CHECK"}, {"g_stream", "g_work_stream"}, {"g_start", "g_timer_begin"}, {"g_stop", "g_timer_end"},
-       {"g_device_buffers", "g_allocations"}, {"device_begin", "setup_device"}, {"device_end", "teardown_device"},
-       {"device_alloc", "gpu_alloc"}, {"upload", "copy_to_device"}, {"download", "copy_to_host"},
-       {"after_launch", "check_last_launch"}, {"g_input_state", "g_rng_state"}, {"next_random", "next_bits"},
-       {"random_int", "uniform_int"}, {"random_dyadic", "uniform_dyadic"}, {"close_enough", "approx_equal"},
-       {"report_value", "print_value"}, {"report_count", "print_count"}, {"finish", "pass_or_fail"}},
-      {{"check_cuda", "checkCudaStatus"}, {"CHECK", "checkCuda"},
-       {"g_stream", "gStream"}, {"g_start", "gStartEvent"}, {"g_stop", "gStopEvent"},
-       {"g_device_buffers", "gBuffers"}, {"device_begin", "beginDevice"}, {"device_end", "endDevice"},
-       {"device_alloc", "deviceMalloc"}, {"upload", "hostToDevice"}, {"download", "deviceToHost"},
-       {"after_launch", "checkKernel"}, {"g_input_state", "gSeed"}, {"next_random", "nextRandom"},
-       {"random_int", "randomInt"}, {"random_dyadic", "randomDyadic"}, {"close_enough", "nearlyEqual"},
-       {"report_value", "printValue"}, {"report_count", "printCount"}, {"finish", "finishRun"}},
-      {{"check_cuda", "gpu_assert"}, {"CHECK", "GPU_CHECK"},
-       {"g_stream", "stream0"}, {"g_start", "tic"}, {"g_stop", "toc"},
-       {"g_device_buffers", "gpu_buffers"}, {"device_begin", "gpu_init"}, {"device_end", "gpu_shutdown"},
-       {"device_alloc", "dev_alloc"}, {"upload", "h2d"}, {"download", "d2h"},
-       {"after_launch", "sync_check"}, {"g_input_state", "lcg_state"}, {"next_random", "lcg_next"},
-       {"random_int", "rand_int"}, {"random_dyadic", "rand_dyadic"}, {"close_enough", "within_tolerance"},
-       {"report_value", "show_value"}, {"report_count", "show_count"}, {"finish", "complete"}},
-  };
+  static const std::vector<Renames> table = [] {
+    const std::vector<std::string> prelude_names = {
+        "check_cuda", "CHECK", "g_stream", "g_start", "g_stop", "g_device_buffers", "device_begin",
+        "device_end", "device_alloc", "upload", "download", "after_launch", "g_input_state", "next_random",
+        "random_int", "random_dyadic", "close_enough", "report_value", "report_count", "finish"};
+    const std::vector<std::vector<std::string>> spellings = {
+        {"cuda_check_status", "CUDA_CHECK", "g_work_stream", "g_timer_begin", "g_timer_end", "g_allocations",
+         "setup_device", "teardown_device", "gpu_alloc", "copy_to_device", "copy_to_host",
+         "check_last_launch", "g_rng_state", "next_bits", "uniform_int", "uniform_dyadic", "approx_equal",
+         "print_value", "print_count", "pass_or_fail"},
+        {"checkCudaStatus", "checkCuda", "gStream", "gStartEvent", "gStopEvent", "gBuffers", "beginDevice",
+         "endDevice", "deviceMalloc", "hostToDevice", "deviceToHost", "checkKernel", "gSeed", "nextRandom",
+         "randomInt", "randomDyadic", "nearlyEqual", "printValue", "printCount", "finishRun"},
+        {"gpu_assert", "GPU_CHECK", "stream0", "tic", "toc", "gpu_buffers", "gpu_init", "gpu_shutdown",
+         "dev_alloc", "h2d", "d2h", "sync_check", "lcg_state", "lcg_next", "rand_int", "rand_dyadic",
+         "within_tolerance", "show_value", "show_count", "complete"}};
+    std::vector<Renames> built(1);
+    for (const std::vector<std::string>& spelling : spellings) {
+      Renames renames;
+      for (size_t k = 0; k < prelude_names.size(); ++k) renames.emplace_back(prelude_names[k], spelling[k]);
+      built.push_back(renames);
+    }
+    return built;
+  }();
   return table;
 }
 
