@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "agents/c2x86/c_generator.h"
-#include "agents/generator.h"
+#include "agents/generator/generator.h"
 #include "store/evaluations.h"
 
 namespace tailforge {

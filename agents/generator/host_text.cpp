@@ -5,7 +5,7 @@
 #include <cctype>
 #include <string>
 
-#include "agents/generator_domain.h"
+#include "agents/generator/domain.h"
 
 namespace tailforge {
 
