@@ -20,14 +20,11 @@
 #include "store/samples.h"
 #include "synth/minhash.h"
 #include "synth/stored_index.h"
+#include "verifier/process.h"  // seconds_since
 
 using namespace tailforge;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 size_t heap_in_use() { return mallinfo2().uordblks + mallinfo2().hblkhd; }
 
