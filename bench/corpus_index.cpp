@@ -16,6 +16,7 @@
 #include "agents/c2x86/c_generator.h"
 #include "agents/c2x86/c_samples.h"
 #include "base/clock.h"
+#include "base/process.h"  // seconds_since
 #include "store/corpus.h"
 #include "store/database.h"
 #include "store/samples.h"
@@ -25,10 +26,6 @@
 using namespace tailforge;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 size_t heap_in_use() { return mallinfo2().uordblks + mallinfo2().hblkhd; }
 

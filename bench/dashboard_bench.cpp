@@ -26,6 +26,7 @@
 #include <httplib.h>
 
 #include "base/clock.h"
+#include "bench/bench_support.h"
 #include "bench/daemon_process.h"
 #include "dashboard/dashboard.h"
 #include "store/corpus.h"
@@ -39,10 +40,6 @@ using namespace tailforge;
 namespace fs = std::filesystem;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 const std::vector<std::string> kStages = {"nvidia.ptx", "nvidia.cubin.sm_80", "translate.hip", "amd.asm.gfx1100",
                                           "amd.assemble.gfx1100", "nvidia.run", "compare", "x86.run",
@@ -59,16 +56,31 @@ const std::vector<std::string> kDomains = {"reduction", "scan", "stencil_1d", "h
 const std::vector<std::string> kFeatures = {"atomics", "shared_memory", "warp_shuffle", "cooperative_groups",
                                             "streams_events", "templates"};
 
-// Fills the store in one transaction; returns a sample with lineage and artifacts for the sample page.
-std::string build_store(Database& db, int samples) {
-  (void)db.exec("PRAGMA cache_size = -262144");
-  std::mt19937_64 random(7);
-  int64_t now = now_ms();
+// The store's shape: samples over `span` milliseconds to `now`, in `cycles` cycles.
+struct StoreShape {
+  int samples = 0;
+  int cycles = 300;
+  int64_t now = 0;
   int64_t span = 3LL * 86400000;
-  const int cycles = 300;
-  auto started = std::chrono::steady_clock::now();
+};
+
+// Every sample's failures, one per stage, their categories skewed to a long tail.
+void insert_failures(Database& db, const Sample& s, const std::string& id, std::mt19937_64& random) {
+  for (const std::string& stage : kStages) {
+    size_t c = static_cast<size_t>(std::min<double>(kCategories.size() - 1, std::exponential_distribution<>(0.3)(random)));
+    (void)insert_failure(db, sample_failure(s, id, stage, kCategories[c], "error: evidence of " + kCategories[c],
+                                            s.created_ms));
+  }
+}
+
+// The samples, with their lineage, artifacts and failures, in one transaction; the cycles run one
+// after another, as the daemon's do. Returns a sample with lineage and artifacts for the sample
+// page, and leaves `cycle` at the last cycle, still open.
+std::string insert_samples(Database& db, const StoreShape& shape, std::mt19937_64& random, int64_t& cycle) {
+  const int samples = shape.samples, cycles = shape.cycles;
+  const int64_t now = shape.now, span = shape.span;
   Transaction transaction(db);
-  int64_t cycle = start_cycle(db, 1, samples / cycles).value();
+  cycle = start_cycle(db, 1, samples / cycles).value();
   std::string showcase;
   std::vector<std::string> templates;
   for (int i = 0; i < samples; ++i) {
@@ -105,25 +117,18 @@ std::string build_store(Database& db, int samples) {
       (void)insert_artifact(db, id, {"amd.asm.gfx1100", "rdna3_asm", "rdna3_asm", body});
       if (s.origin != "template") showcase = id;
     }
-    for (const std::string& stage : kStages) {
-      FailureRecord f;
-      f.sample_id = id;
-      f.stage = stage;
-      size_t c = static_cast<size_t>(std::min<double>(kCategories.size() - 1, std::exponential_distribution<>(0.3)(random)));
-      f.category = kCategories[c];
-      f.message = "error: evidence of " + f.category;
-      f.track = s.track;
-      f.origin = s.origin;
-      f.domain = s.domain;
-      f.created_ms = s.created_ms;
-      (void)insert_failure(db, f);
-    }
+    insert_failures(db, s, id, random);
   }
   (void)transaction.commit();
-  std::printf("  samples and failures: %.0f s\n", seconds_since(started));
-  std::fflush(stdout);
+  return showcase;
+}
+
+// Closes the last cycle, then a retrain event every 30 cycles and each cycle's tail list.
+void insert_cycle_reports(Database& db, const StoreShape& shape, int64_t last_cycle) {
+  const int cycles = shape.cycles;
+  const int64_t now = shape.now, span = shape.span;
   Transaction rest(db);
-  CycleRecord last = find_cycle(db, cycle).value().value();
+  CycleRecord last = find_cycle(db, last_cycle).value().value();
   last.state = "done";
   last.finished_ms = now;
   (void)finish_cycle(db, last);
@@ -147,8 +152,10 @@ std::string build_store(Database& db, int samples) {
     }
     if (Status stored = replace_tail_report(db, c, rows); !stored) std::fprintf(stderr, "%s\n", stored.message().c_str());
   }
-  std::printf("  cycles, retrains and tail lists: %.0f s\n", seconds_since(started));
-  // Ten model versions, each judged on 500 evaluation items.
+}
+
+// Ten model versions, each judged on 500 evaluation items.
+void insert_models(Database& db, std::mt19937_64& random) {
   std::vector<std::string> items;
   {
     Result<Statement> select = db.prepare("SELECT id FROM sample WHERE track = 'cuda2hip' AND status = 'verified' LIMIT 500");
@@ -184,6 +191,23 @@ std::string build_store(Database& db, int samples) {
     if (Status committed = judged.commit(); !committed) std::fprintf(stderr, "%s\n", committed.message().c_str());
     parent = id;
   }
+}
+
+// Fills the store; returns a sample with lineage and artifacts for the sample page.
+std::string build_store(Database& db, int samples) {
+  use_big_cache(db);
+  std::mt19937_64 random(7);
+  StoreShape shape;
+  shape.samples = samples;
+  shape.now = now_ms();
+  auto started = std::chrono::steady_clock::now();
+  int64_t cycle = 0;
+  std::string showcase = insert_samples(db, shape, random, cycle);
+  std::printf("  samples and failures: %.0f s\n", seconds_since(started));
+  std::fflush(stdout);
+  insert_cycle_reports(db, shape, cycle);
+  std::printf("  cycles, retrains and tail lists: %.0f s\n", seconds_since(started));
+  insert_models(db, random);
   std::printf("  models and evaluations: %.0f s\n", seconds_since(started));
   (void)db.exec("ANALYZE");
   return showcase;
@@ -250,7 +274,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: dashboard_bench [--samples N] [--db FILE] [--tailforge PATH] [--keep]\n");
     return 2;
   }
-  fs::path dir = fs::temp_directory_path() / ("tf-dashboard-bench-" + std::to_string(getpid()));
+  fs::path dir = bench_run_dir("dashboard-bench");
   if (!enter_run_dir(dir, tailforge)) return 1;
   std::string db_path = existing_db.empty() ? (dir / "big.db").string() : existing_db;
   auto build_started = std::chrono::steady_clock::now();

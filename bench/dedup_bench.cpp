@@ -11,15 +11,12 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/process.h"  // seconds_since
 #include "synth/minhash.h"
 
 using namespace tailforge;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::string random_program(std::mt19937_64& random, int index) {
   static const char* ops[] = {"+", "-", "*", "/", "^", "&", "|"};

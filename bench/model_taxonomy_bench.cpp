@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "bench/bench_support.h"
 #include "store/evaluations.h"
 #include "store/failures.h"
 #include "store/models.h"
@@ -19,10 +20,6 @@
 using namespace tailforge;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 struct Category {
   std::string path, stage;
@@ -102,12 +99,10 @@ int fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   int items = argc > 1 ? std::atoi(argv[1]) : 100000;
-  std::string path = (std::filesystem::temp_directory_path() / "tailforge-model-taxonomy-bench.db").string();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
-  Result<Database> opened = Database::open(path);
-  if (!opened) return fail(opened.message());
+  Result<Database> opened = open_fresh_bench_database("tailforge-model-taxonomy-bench.db", "");
+  if (!opened) return 1;
   Database& db = opened.value();
-  (void)db.exec("PRAGMA cache_size = -262144");
+  use_big_cache(db);
   int64_t now = now_ms();
   Result<int64_t> model_a = insert_model(db, ModelRecord{.name = "bench-v1", .kind = "builtin"});
   Result<int64_t> model_b = insert_model(db, ModelRecord{.name = "bench-v2", .kind = "builtin"});
@@ -165,7 +160,7 @@ int main(int argc, char** argv) {
               static_cast<long long>(c.common_items), c.accuracy_a, c.accuracy_b, c.rows.size());
   std::printf("  with the comparison: %8.1f ms  (target 300 ms, ratio %.2f)\n", both.best_ms, both.best_ms / 300.0);
   if (!std::getenv("TAILFORGE_BENCH_KEEP_DB")) {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    remove_bench_database(db.path());
   }
   return 0;
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.h"
 #include "bench/daemon_process.h"
 #include "store/status.h"
 #include "synth/model_report.h"
@@ -26,25 +27,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Options {
-  int cycles = 5;
-  std::string config;
-  std::string tailforge;
-  std::string db;
-  bool keep = false;
-};
+const char* const kUsage = "refinement [--cycles N] [--config FILE] [--tailforge PATH] [--db PATH] [--keep]";
 
-std::optional<Options> parse_options(int argc, char** argv) {
-  Options options;
-  options.tailforge = default_tailforge_binary();
-  bool ok = parse_bench_flags(
-      argc, argv,
-      {{"--cycles", [&](const std::string& value) { options.cycles = std::max(1, std::atoi(value.c_str())); }},
-       {"--config", [&](const std::string& value) { options.config = fs::absolute(value).string(); }},
-       {"--tailforge", [&](const std::string& value) { options.tailforge = value; }},
-       {"--db", [&](const std::string& value) { options.db = value; }}},
-      options.keep);
-  if (!ok) return std::nullopt;
+std::optional<DaemonBenchOptions> parse_options(int argc, char** argv) {
+  DaemonBenchOptions options;
+  if (!parse_bench_flags(argc, argv, daemon_bench_flags(options), options.keep)) return std::nullopt;
   return options;
 }
 
@@ -58,33 +45,16 @@ std::string percent(int64_t ok, int64_t items) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::optional<Options> options = parse_options(argc, argv);
-  if (!options) {
-    std::fprintf(stderr, "usage: refinement [--cycles N] [--config FILE] [--tailforge PATH] [--db PATH] [--keep]\n");
-    return 2;
-  }
-  fs::path dir = fs::temp_directory_path() / ("tf-refinement-" + std::to_string(getpid()));
-  std::string db_path = options->db;
-  if (db_path.empty()) {
-    if (!enter_run_dir(dir, options->tailforge)) return 1;  // the snapshots land there
-    db_path = (dir / "refinement.db").string();
-    std::vector<std::string> args = {options->tailforge, "daemon", "--cycles", std::to_string(options->cycles),
-                                     "--db", db_path, "--no-progress"};
-    if (!options->config.empty()) args.insert(args.end(), {"--config", options->config});
-    std::printf("refinement: `tailforge daemon --cycles %d` on the embedded default%s%s\n", options->cycles,
-                options->config.empty() ? "" : " with ", options->config.c_str());
-    std::fflush(stdout);
-    std::string log_path = (dir / "daemon.log").string();
-    FinishedRun run = run_daemon_to_end(args, log_path);
-    std::printf("daemon exited with status %d after %.0f s (log: %s)\n", run.status, run.seconds, log_path.c_str());
-    if (run.status != 0) return 1;
-  }
-
-  Result<Database> db = Database::open(db_path);
-  if (!db) {
-    std::fprintf(stderr, "%s\n", db.message().c_str());
-    return 1;
-  }
+  std::optional<DaemonBenchOptions> options = parse_options(argc, argv);
+  if (!options) return bench_usage(kUsage);
+  fs::path dir = bench_run_dir("refinement");
+  std::optional<Database> db = open_daemon_bench_store(*options, dir, "refinement.db", [&](const std::string& db_path) {
+    std::vector<std::string> config_args;
+    if (!options->config.empty()) config_args = {"--config", options->config};
+    std::string note = "the embedded default" + (options->config.empty() ? "" : " with " + options->config);
+    return run_daemon_cycles("refinement", *options, db_path, config_args, note, dir);
+  });
+  if (!db) return 1;
   if (Result<StatusSummary> summary = query_status(*db); summary) {
     std::printf("store: %lld cycles, %lld samples, %lld verified, %lld retrain events\n",
                 static_cast<long long>(summary->cycles), static_cast<long long>(summary->samples),

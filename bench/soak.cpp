@@ -30,6 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_support.h"
 #include "bench/daemon_process.h"
 #include "store/cache.h"
 #include "store/cycles.h"
@@ -40,6 +41,9 @@ using namespace tailforge;
 namespace fs = std::filesystem;
 
 namespace {
+
+const char* const kUsage =
+    "soak [--minutes M] [--samples N] [--interval S] [--window S] [--start-by S] [--tailforge PATH] [--keep]";
 
 struct SoakOptions {
   double minutes = 30;
@@ -142,97 +146,79 @@ WindowFigures window_figures(const std::vector<RssSample>& samples, double from,
   return {in_window.front(), in_window[in_window.size() / 2]};
 }
 
-}  // namespace
+using Clock = std::chrono::steady_clock;
 
-int main(int argc, char** argv) {
-  std::optional<SoakOptions> options = parse_options(argc, argv);
-  if (!options) {
-    std::fprintf(stderr, "usage: soak [--minutes M] [--samples N] [--interval S] [--window S] [--start-by S] [--tailforge PATH] [--keep]\n");
-    return 2;
-  }
-  fs::path dir = fs::temp_directory_path() / ("tf-soak-" + std::to_string(getpid()));
-  if (!enter_run_dir(dir, options->tailforge)) return 1;
-  std::string db_path = (dir / "soak.db").string();
-  std::vector<std::string> args = {options->tailforge, "daemon", "--cycles", "0", "--db", db_path, "--no-progress"};
-  std::string config_note = "the embedded default configuration";
-  if (options->samples > 0) {
-    std::string config_path = (dir / "config.json").string();
-    std::ofstream(config_path) << nlohmann::json{{"daemon", {{"samples_per_cycle", options->samples}}}}.dump();
-    args.insert(args.end(), {"--config", config_path});
-    config_note = "the embedded default with daemon.samples_per_cycle = " + std::to_string(options->samples);
-  }
-  std::printf("soak: %.1f minutes of `tailforge daemon --cycles 0` on %s\n", options->minutes, config_note.c_str());
-  std::fflush(stdout);
-
-  using clock = std::chrono::steady_clock;
-  auto started = clock::now();
-  pid_t pid = spawn_daemon(args, (dir / "daemon.log").string());
-  if (pid < 0) {
-    std::fprintf(stderr, "cannot start %s\n", options->tailforge.c_str());
-    return 1;
-  }
-  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
-
+// The daemon's resident memory, sampled every interval until the soak's minutes are up or the
+// daemon exits: from the start point (the first finished cycle, or the start-by time) on.
+struct RssTrace {
   std::vector<RssSample> trace;  // every sample from the start point on
   std::vector<Resident> parts;   // the same samples' anonymous and file parts
   int64_t start_rss = 0, end_rss = 0, max_rss = 0;
   double start_at = 0;
   std::string start_when;
   bool exited_early = false;
-  int status = 0;
+  int status = 0;  // the daemon's wait status when it exited early
+};
+
+RssTrace trace_daemon(pid_t pid, const SoakOptions& options, const std::string& db_path, Clock::time_point started) {
+  RssTrace out;
   double next_trace = 60;
-  while (elapsed() < options->minutes * 60) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(options->interval_seconds));
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      exited_early = true;
+  while (seconds_since(started) < options.minutes * 60) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(options.interval_seconds));
+    if (waitpid(pid, &out.status, WNOHANG) == pid) {
+      out.exited_early = true;
       break;
     }
     Resident resident = resident_kb(pid);
     int64_t rss = resident.total_kb;
     if (rss == 0) continue;
-    end_rss = rss;
-    if (start_rss == 0) {
+    out.end_rss = rss;
+    if (out.start_rss == 0) {
       if (first_cycle_finished(db_path)) {
-        start_when = "after the first cycle finished";
-      } else if (options->start_by_seconds > 0 && elapsed() >= options->start_by_seconds) {
-        start_when = "at the start-by time (no cycle had finished yet)";
+        out.start_when = "after the first cycle finished";
+      } else if (options.start_by_seconds > 0 && seconds_since(started) >= options.start_by_seconds) {
+        out.start_when = "at the start-by time (no cycle had finished yet)";
       }
-      if (!start_when.empty()) {
-        start_rss = rss;
-        start_at = elapsed();
-        std::printf("start RSS %.1f MiB taken at %.0f s, %s\n", mib(rss), start_at, start_when.c_str());
+      if (!out.start_when.empty()) {
+        out.start_rss = rss;
+        out.start_at = seconds_since(started);
+        std::printf("start RSS %.1f MiB taken at %.0f s, %s\n", mib(rss), out.start_at, out.start_when.c_str());
         std::fflush(stdout);
       }
     }
-    if (start_rss != 0) {
-      trace.push_back({elapsed(), rss});
-      parts.push_back(resident);
-      max_rss = std::max(max_rss, rss);
+    if (out.start_rss != 0) {
+      out.trace.push_back({seconds_since(started), rss});
+      out.parts.push_back(resident);
+      out.max_rss = std::max(out.max_rss, rss);
     }
-    if (elapsed() >= next_trace) {
-      std::printf("  %5.1f min  RSS %.1f MiB\n", elapsed() / 60, mib(rss));
+    if (seconds_since(started) >= next_trace) {
+      std::printf("  %5.1f min  RSS %.1f MiB\n", seconds_since(started) / 60, mib(rss));
       std::fflush(stdout);
       next_trace += 60;
     }
   }
+  return out;
+}
 
-  double drain_seconds = 0;
-  if (!exited_early) {
-    kill(pid, SIGTERM);
-    auto term_at = clock::now();
-    while (waitpid(pid, &status, WNOHANG) != pid) {
-      if (clock::now() - term_at > std::chrono::seconds(120)) {
-        std::printf("daemon still running 120 s after SIGTERM: SIGKILL\n");
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+// SIGTERM, then up to 120 s for the daemon to drain and exit (then SIGKILL); the seconds it took.
+double stop_daemon(pid_t pid, int& status) {
+  kill(pid, SIGTERM);
+  auto term_at = Clock::now();
+  while (waitpid(pid, &status, WNOHANG) != pid) {
+    if (Clock::now() - term_at > std::chrono::seconds(120)) {
+      std::printf("daemon still running 120 s after SIGTERM: SIGKILL\n");
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
     }
-    drain_seconds = std::chrono::duration<double>(clock::now() - term_at).count();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  double run_seconds = elapsed();
+  return seconds_since(term_at);
+}
 
+// Cycles and samples from the store, and what a weekend costs on disk: the database file (with
+// its WAL) and the artifacts in it.
+void print_store_figures(const std::string& db_path) {
   int64_t cycles_done = 0, cycles = 0, verified = 0, samples = 0, stored_artifact_bytes = 0, compile_cache_bytes = 0;
   if (Result<Database> db = Database::open(db_path); db) {
     if (Result<StatusSummary> summary = query_status(*db); summary) {
@@ -246,13 +232,8 @@ int main(int argc, char** argv) {
       cycles_done = std::count_if(list->begin(), list->end(), [](const CycleRecord& c) { return c.state == "done"; });
     }
   }
-
-  std::printf("daemon %s after %.0f s%s; exit %s %d\n", exited_early ? "EXITED EARLY" : "stopped by SIGTERM", run_seconds,
-              exited_early ? "" : (", drained in " + std::to_string(static_cast<int>(drain_seconds + 0.5)) + " s").c_str(),
-              WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
   std::printf("cycles: %lld started, %lld finished; samples %lld, verified %lld\n", static_cast<long long>(cycles),
               static_cast<long long>(cycles_done), static_cast<long long>(samples), static_cast<long long>(verified));
-  // What a weekend costs on disk: the database file (with its WAL) and the artifacts in it.
   std::error_code ignored;
   uintmax_t file_bytes = fs::file_size(db_path, ignored);
   if (fs::exists(db_path + "-wal")) file_bytes += fs::file_size(db_path + "-wal", ignored);
@@ -264,24 +245,27 @@ int main(int argc, char** argv) {
     std::printf("  of the database: compile cache %.1f MiB (bounded by verifier.cache_max_mb), artifacts %.1f MiB "
                 "(bounded by store.artifact_cap_mb)\n", compile_cache_bytes / 1048576.0, stored_artifact_bytes / 1048576.0);
   }
-  if (start_rss == 0 || end_rss == 0) {
-    std::printf("no RSS figures: the daemon did not run long enough (see %s/daemon.log)\n", dir.c_str());
-    return 1;
-  }
+}
+
+// The trace as rss.csv in the run's folder, then the RSS figures: single samples, the start and
+// end windows' floors and medians, and the line fitted through the samples, against the target.
+void print_rss_figures(const RssTrace& rss, double window_seconds, const fs::path& dir) {
+  const std::vector<RssSample>& trace = rss.trace;
+  double start_at = rss.start_at;
   double end_at = trace.back().at_seconds;
-  double window = std::min(options->window_seconds, (end_at - start_at) / 2);
+  double window = std::min(window_seconds, (end_at - start_at) / 2);
   WindowFigures start = window_figures(trace, start_at, start_at + window);
   WindowFigures end = window_figures(trace, end_at - window, end_at);
   if (std::FILE* csv = std::fopen((dir / "rss.csv").c_str(), "w")) {
     std::fprintf(csv, "seconds,rss_kb,anon_kb,file_kb\n");
     for (size_t i = 0; i < trace.size(); ++i) {
       std::fprintf(csv, "%.1f,%lld,%lld,%lld\n", trace[i].at_seconds, static_cast<long long>(trace[i].kb),
-                   static_cast<long long>(parts[i].anon_kb), static_cast<long long>(parts[i].file_kb));
+                   static_cast<long long>(rss.parts[i].anon_kb), static_cast<long long>(rss.parts[i].file_kb));
     }
     std::fclose(csv);
   }
   std::printf("single samples: first %.1f MiB (at %.0f s, %s), last %.1f MiB (at %.0f s, before SIGTERM), max %.1f MiB\n",
-              mib(start_rss), start_at, start_when.c_str(), mib(end_rss), end_at, mib(max_rss));
+              mib(rss.start_rss), start_at, rss.start_when.c_str(), mib(rss.end_rss), end_at, mib(rss.max_rss));
   std::printf("start window %.0f-%.0f s: floor %.1f MiB, median %.1f MiB\n", start_at, start_at + window,
               mib(start.floor_kb), mib(start.median_kb));
   std::printf("end window   %.0f-%.0f s: floor %.1f MiB, median %.1f MiB\n", end_at - window, end_at,
@@ -291,7 +275,7 @@ int main(int argc, char** argv) {
               trace.size(), fitted_start / 1024, start_at, fitted_end / 1024, end_at,
               (fitted_end - fitted_start) / 1024 / ((end_at - start_at) / 60));
   for (auto [name, field] : {std::pair{"anonymous", &Resident::anon_kb}, std::pair{"file-backed", &Resident::file_kb}}) {
-    auto [part_start, part_end] = fitted_line(part_of(trace, parts, field), start_at, end_at);
+    auto [part_start, part_end] = fitted_line(part_of(trace, rss.parts, field), start_at, end_at);
     std::printf("  of which %-11s %.1f MiB -> %.1f MiB (%+.3f MiB per minute)\n", name, part_start / 1024, part_end / 1024,
                 (part_end - part_start) / 1024 / ((end_at - start_at) / 60));
   }
@@ -299,6 +283,47 @@ int main(int argc, char** argv) {
   std::printf("end/start ratio (medians of the windows): %.3f\n", static_cast<double>(end.median_kb) / start.median_kb);
   double ratio = fitted_end / fitted_start;
   std::printf("end/start ratio (fitted line): %.3f   target <= 1.10   %s\n", ratio, ratio <= 1.10 ? "PASS" : "BELOW");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::optional<SoakOptions> options = parse_options(argc, argv);
+  if (!options) return bench_usage(kUsage);
+  fs::path dir = bench_run_dir("soak");
+  if (!enter_run_dir(dir, options->tailforge)) return 1;
+  std::string db_path = (dir / "soak.db").string();
+  std::vector<std::string> args = {options->tailforge, "daemon", "--cycles", "0", "--db", db_path, "--no-progress"};
+  std::string config_note = "the embedded default configuration";
+  if (options->samples > 0) {
+    std::string config_path = (dir / "config.json").string();
+    std::ofstream(config_path) << nlohmann::json{{"daemon", {{"samples_per_cycle", options->samples}}}}.dump();
+    args.insert(args.end(), {"--config", config_path});
+    config_note = "the embedded default with daemon.samples_per_cycle = " + std::to_string(options->samples);
+  }
+  std::printf("soak: %.1f minutes of `tailforge daemon --cycles 0` on %s\n", options->minutes, config_note.c_str());
+  std::fflush(stdout);
+
+  auto started = Clock::now();
+  pid_t pid = spawn_daemon(args, (dir / "daemon.log").string());
+  if (pid < 0) {
+    std::fprintf(stderr, "cannot start %s\n", options->tailforge.c_str());
+    return 1;
+  }
+  RssTrace rss = trace_daemon(pid, *options, db_path, started);
+  int status = rss.status;
+  double drain_seconds = rss.exited_early ? 0 : stop_daemon(pid, status);
+  double run_seconds = seconds_since(started);
+  bool exited_early = rss.exited_early;
+  std::printf("daemon %s after %.0f s%s; exit %s %d\n", exited_early ? "EXITED EARLY" : "stopped by SIGTERM", run_seconds,
+              exited_early ? "" : (", drained in " + std::to_string(static_cast<int>(drain_seconds + 0.5)) + " s").c_str(),
+              WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  print_store_figures(db_path);
+  if (rss.start_rss == 0 || rss.end_rss == 0) {
+    std::printf("no RSS figures: the daemon did not run long enough (see %s/daemon.log)\n", dir.c_str());
+    return 1;
+  }
+  print_rss_figures(rss, options->window_seconds, dir);
   leave_run_dir(dir, options->keep);
   return exited_early ? 1 : 0;
 }

@@ -6,29 +6,17 @@
 #include <string>
 
 #include "base/clock.h"
+#include "bench/bench_support.h"
 #include "store/queue.h"
 #include "store/samples.h"
 
 using namespace tailforge;
 
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   int samples = argc > 1 ? std::stoi(argv[1]) : 100000;
   int jobs = argc > 2 ? std::stoi(argv[2]) : 20000;
-  std::string path = (std::filesystem::temp_directory_path() / "tailforge_store_bench.db").string();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
-  Result<Database> db = Database::open(path);
-  if (!db) {
-    std::fprintf(stderr, "store_bench: %s\n", db.message().c_str());
-    return 1;
-  }
+  Result<Database> db = open_fresh_bench_database("tailforge_store_bench.db", "store_bench: ");
+  if (!db) return 1;
 
   const int batch = 1000;
   auto start = std::chrono::steady_clock::now();
@@ -76,6 +64,6 @@ int main(int argc, char** argv) {
               inserts_per_second, inserts_per_second / 20000.0);
   std::printf("lease+complete:      %d in %.3f s = %.0f/s (target 5000/s, ratio %.2f)\n", cycles, queue_seconds,
               cycles_per_second, cycles_per_second / 5000.0);
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  remove_bench_database(db->path());
   return 0;
 }

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_support.h"
 #include "bench/daemon_process.h"
 #include "store/corpus.h"
 #include "store/status.h"
@@ -28,55 +29,36 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Options {
-  int cycles = 5;
+const char* const kUsage =
+    "tail_series [--cycles N] [--samples N | --config FILE] [--tailforge PATH] [--db PATH] [--keep]";
+
+struct Options : DaemonBenchOptions {
   int samples = 0;
-  std::string config;
-  std::string tailforge;
-  std::string db;
-  bool keep = false;
 };
 
 std::optional<Options> parse_options(int argc, char** argv) {
   Options options;
-  options.tailforge = default_tailforge_binary();
-  bool ok = parse_bench_flags(
-      argc, argv,
-      {{"--cycles", [&](const std::string& value) { options.cycles = std::max(1, std::atoi(value.c_str())); }},
-       {"--samples", [&](const std::string& value) { options.samples = std::atoi(value.c_str()); }},
-       {"--config", [&](const std::string& value) { options.config = fs::absolute(value).string(); }},
-       {"--tailforge", [&](const std::string& value) { options.tailforge = value; }},
-       {"--db", [&](const std::string& value) { options.db = value; }}},
-      options.keep);
-  if (!ok) return std::nullopt;
+  std::vector<ValueFlag> flags = daemon_bench_flags(options);
+  flags.push_back({"--samples", [&](const std::string& value) { options.samples = std::atoi(value.c_str()); }});
+  if (!parse_bench_flags(argc, argv, flags, options.keep)) return std::nullopt;
   if (options.samples > 0 && !options.config.empty()) return std::nullopt;
   return options;
 }
 
 // Runs the daemon to the end of its bounded cycles; false when it did not exit cleanly.
 bool run_daemon(const Options& options, const fs::path& dir, const std::string& db_path) {
-  std::vector<std::string> args = {options.tailforge, "daemon", "--cycles", std::to_string(options.cycles),
-                                   "--db", db_path, "--no-progress"};
+  std::vector<std::string> config_args;
   std::string note = "the embedded default";
   if (options.samples > 0) {
     std::string config_path = (dir / "config.json").string();
     std::ofstream(config_path) << nlohmann::json{{"daemon", {{"samples_per_cycle", options.samples}}}}.dump();
-    args.insert(args.end(), {"--config", config_path});
+    config_args = {"--config", config_path};
     note += " with daemon.samples_per_cycle = " + std::to_string(options.samples);
   } else if (!options.config.empty()) {
-    args.insert(args.end(), {"--config", options.config});
+    config_args = {"--config", options.config};
     note += " with " + options.config;
   }
-  std::printf("tail_series: `tailforge daemon --cycles %d` on %s\n", options.cycles, note.c_str());
-  std::fflush(stdout);
-  std::string log_path = (dir / "daemon.log").string();
-  FinishedRun run = run_daemon_to_end(args, log_path);
-  if (run.status < 0) {
-    std::fprintf(stderr, "cannot start %s\n", options.tailforge.c_str());
-    return false;
-  }
-  std::printf("daemon exited with status %d after %.0f s (log: %s)\n", run.status, run.seconds, log_path.c_str());
-  return run.status == 0;
+  return run_daemon_cycles("tail_series", options, db_path, config_args, note, dir);
 }
 
 // The share after cycle `cycle` in a series; 0 before the first cycle.
@@ -92,23 +74,11 @@ double share_after(const std::vector<TailSharePoint>& series, int64_t cycle) {
 
 int main(int argc, char** argv) {
   std::optional<Options> options = parse_options(argc, argv);
-  if (!options) {
-    std::fprintf(stderr, "usage: tail_series [--cycles N] [--samples N | --config FILE] [--tailforge PATH] [--db PATH] [--keep]\n");
-    return 2;
-  }
-  fs::path dir = fs::temp_directory_path() / ("tf-tail-series-" + std::to_string(getpid()));
-  std::string db_path = options->db;
-  if (db_path.empty()) {
-    if (!enter_run_dir(dir, options->tailforge)) return 1;
-    db_path = (dir / "tail_series.db").string();
-    if (!run_daemon(*options, dir, db_path)) return 1;
-  }
-
-  Result<Database> db = Database::open(db_path);
-  if (!db) {
-    std::fprintf(stderr, "%s\n", db.message().c_str());
-    return 1;
-  }
+  if (!options) return bench_usage(kUsage);
+  fs::path dir = bench_run_dir("tail-series");
+  std::optional<Database> db = open_daemon_bench_store(
+      *options, dir, "tail_series.db", [&](const std::string& db_path) { return run_daemon(*options, dir, db_path); });
+  if (!db) return 1;
   const std::string track = "cuda2hip";
   if (Result<StatusSummary> summary = query_status(*db); summary) {
     std::printf("store: %lld cycles, %lld samples, %lld verified\n\n", static_cast<long long>(summary->cycles),

@@ -13,16 +13,13 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "bench/bench_support.h"
 #include "store/failures.h"
 #include "store/samples.h"
 
 using namespace tailforge;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 const std::vector<std::string> kStages = {"nvidia.ptx", "nvidia.cubin.sm_80", "translate.hip", "amd.asm.gfx1100",
                                           "amd.assemble.gfx1100", "nvidia.run", "compare", "x86.run"};
@@ -97,15 +94,10 @@ void print(const char* label, const Timing& t) {
 
 int main(int argc, char** argv) {
   int samples = argc > 1 ? std::atoi(argv[1]) : 125000;
-  std::string path = (std::filesystem::temp_directory_path() / "tailforge-taxonomy-bench.db").string();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
-  Result<Database> opened = Database::open(path);
-  if (!opened) {
-    std::fprintf(stderr, "%s\n", opened.message().c_str());
-    return 1;
-  }
+  Result<Database> opened = open_fresh_bench_database("tailforge-taxonomy-bench.db", "");
+  if (!opened) return 1;
   Database& db = opened.value();
-  (void)db.exec("PRAGMA cache_size = -262144");  // 256 MiB: the one big transaction stays in memory
+  use_big_cache(db);
   int64_t now = now_ms();
   std::mt19937_64 random(42);
   auto start = std::chrono::steady_clock::now();
@@ -126,17 +118,11 @@ int main(int argc, char** argv) {
         return 1;
       }
       for (const std::string& stage : kStages) {
-        FailureRecord f;
-        f.sample_id = inserted->id;
-        f.stage = stage;
         // skewed: low category indexes are common, high ones form the long tail
         size_t c = static_cast<size_t>(std::min<double>(kCategories.size() - 1, std::exponential_distribution<>(0.25)(random)));
-        f.category = kCategories[c];
-        f.message = "error: something about " + f.category;
-        f.track = s.track;
-        f.origin = s.origin;
-        f.domain = s.domain;
-        f.created_ms = now - static_cast<int64_t>(random() % (7LL * 86400000));
+        int64_t created_ms = now - static_cast<int64_t>(random() % (7LL * 86400000));
+        FailureRecord f = sample_failure(s, inserted->id, stage, kCategories[c],
+                                         "error: something about " + kCategories[c], created_ms);
         if (Status st = insert_failure(db, f); !st) {
           std::fprintf(stderr, "%s\n", st.message().c_str());
           return 1;
@@ -152,7 +138,7 @@ int main(int argc, char** argv) {
   (void)db.exec("ANALYZE");
   print("schema indexes", time_queries(db, now));
   if (!std::getenv("TAILFORGE_BENCH_KEEP_DB")) {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    remove_bench_database(db.path());
   }
   return 0;
 }

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -295,6 +296,127 @@ int fail(const std::string& message) {
   return 1;
 }
 
+// The replay file: one line per program, its toolchain and sandboxed commands run in order.
+struct ReplayFile {
+  std::string path;
+  int64_t commands = 0, sandboxed = 0, recorded_verified = 0;
+};
+
+ReplayFile write_replay_file(const std::vector<Program>& programs, const std::string& path) {
+  ReplayFile file{path};
+  std::ofstream replay(path);
+  for (const Program& program : programs) {
+    replay << replay_line(program) << "\n";
+    file.commands += static_cast<int64_t>(program.commands.size());
+    file.sandboxed += program.sandboxed;
+    file.recorded_verified += program.verified + program.verified_pairs;
+  }
+  return file;
+}
+
+// The cold daemon runs (the first one given) and the xargs replays, each run's wall seconds.
+struct ColdRuns {
+  std::vector<double> cold_seconds, cold_cycle_seconds, xargs_seconds;
+  int replay_exit = 0;
+};
+
+// Cold daemon runs and xargs replays alternate, so a busy neighbour slows both alike.
+Result<ColdRuns> run_cold_and_replays(const DaemonRun& first, int repetitions, const std::string& tailforge,
+                                      const std::function<std::string(int)>& db_of, const std::string& config_path,
+                                      const std::string& replay_file, int cores) {
+  ColdRuns runs;
+  runs.cold_seconds = {first.wall_seconds};
+  runs.cold_cycle_seconds = {first.cycle_seconds};
+  for (int repetition = 0; repetition < repetitions; ++repetition) {
+    if (repetition > 0) {
+      DaemonRun cold = run_daemon_cycle(tailforge, db_of(repetition), config_path);
+      if (!cold.ok) return make_error("daemon cold run failed: " + cold.error);
+      if (cold.sample_ids != first.sample_ids || cold.verified != first.verified) {
+        return make_error("cold repetition " + std::to_string(repetition) + " made other programs or verdicts");
+      }
+      runs.cold_seconds.push_back(cold.wall_seconds);
+      runs.cold_cycle_seconds.push_back(cold.cycle_seconds);
+    }
+    ProcessResult replayed = replay_with_xargs(replay_file, cores);
+    if (!replayed.spawned || replayed.timed_out || replayed.signal != 0) {
+      return make_error("xargs replay did not finish: " + replayed.spawn_error + replayed.stderr_text);
+    }
+    runs.replay_exit = std::max(runs.replay_exit, replayed.exit_code);
+    runs.xargs_seconds.push_back(replayed.wall_seconds);
+  }
+  return runs;
+}
+
+// The warm daemon runs: the first cold run's store emptied but for its compile cache, each time.
+struct WarmRuns {
+  std::vector<double> seconds, cycle_seconds;
+  int64_t cache_entries = 0, verified = 0, samples = 0;
+  bool same_programs = true;
+};
+
+Result<WarmRuns> run_warm(const DaemonRun& first, int repetitions, const std::string& tailforge,
+                          const std::string& db_path, const std::string& config_path) {
+  WarmRuns runs;
+  for (int repetition = 0; repetition < repetitions; ++repetition) {
+    Result<int64_t> entries = clear_keeping_cache(db_path);
+    if (!entries) return entries.error();
+    runs.cache_entries = *entries;
+    DaemonRun warm = run_daemon_cycle(tailforge, db_path, config_path);
+    if (!warm.ok) return make_error("daemon warm run failed: " + warm.error);
+    runs.same_programs = runs.same_programs && warm.sample_ids == first.sample_ids;
+    runs.verified = warm.verified;
+    runs.samples = warm.samples;
+    runs.seconds.push_back(warm.wall_seconds);
+    runs.cycle_seconds.push_back(warm.cycle_seconds);
+  }
+  return runs;
+}
+
+// The table of the three kinds of run, and the ratios of the daemon's rates to the replay's.
+void print_runs(const DaemonRun& first, size_t programs, const ColdRuns& cold, const WarmRuns& warm,
+                const ReplayFile& replay) {
+  double cold_s = median(cold.cold_seconds), xargs_s = median(cold.xargs_seconds), warm_s = median(warm.seconds);
+  double rate_cold = per_minute(first.verified, cold_s);
+  double rate_warm = per_minute(warm.verified, warm_s);
+  // The replay verifies nothing itself: it does the same work on the same programs, so it is
+  // credited with the cold run's verified count.
+  double rate_xargs = per_minute(first.verified, xargs_s);
+  std::printf("%-12s %9s %9s %10s %11s %12s   %s\n", "run (median)", "programs", "verified", "wall s", "cycle s",
+              "verified/min", "each run's wall s");
+  std::printf("%-12s %9lld %9lld %10.1f %11.1f %12.2f   %s\n", "daemon cold", static_cast<long long>(first.samples),
+              static_cast<long long>(first.verified), cold_s, median(cold.cold_cycle_seconds), rate_cold,
+              listed(cold.cold_seconds).c_str());
+  std::printf("%-12s %9zu %9s %10.1f %11s %12.2f   %s\n", "xargs -P", programs, "(same)", xargs_s, "-",
+              rate_xargs, listed(cold.xargs_seconds).c_str());
+  std::printf("%-12s %9lld %9lld %10.2f %11.2f %12.2f   %s\n", "daemon warm", static_cast<long long>(warm.samples),
+              static_cast<long long>(warm.verified), warm_s, median(warm.cycle_seconds), rate_warm,
+              listed(warm.seconds).c_str());
+  std::printf("daemon wall s: the whole `tailforge daemon --cycles 1` process (start-up, generation, verification,\n"
+              "storage); cycle s: the cycle row's start to finish. xargs replayed the %lld commands of the\n"
+              "programs' chains and kernel pairs (%lld of them sandboxed program runs; the in-process CUDA->HIP\n"
+              "translation is left out); replay exit %d. In-process recording\n"
+              "verified %lld samples of %zu programs, the daemon %lld.\n"
+              "Warm runs: same programs %s, %lld compile cache entries kept.\n",
+              static_cast<long long>(replay.commands), static_cast<long long>(replay.sandboxed), cold.replay_exit,
+              static_cast<long long>(replay.recorded_verified), programs, static_cast<long long>(first.verified),
+              warm.same_programs ? "yes" : "NO", static_cast<long long>(warm.cache_entries));
+  print_ratio("cold", rate_xargs > 0 ? rate_cold / rate_xargs : 0, 1.0);
+  print_ratio("warm", rate_xargs > 0 ? rate_warm / rate_xargs : 0, 10);
+}
+
+// Against the ideal: every core busy with verifier stages from start to end of the process.
+void print_ideal(const DaemonRun& first, int cores) {
+  if (first.programs_finished <= 0 || first.stage_seconds <= 0) return;
+  double per_program = first.stage_seconds / first.programs_finished;
+  double ideal = cores * 60.0 / per_program;
+  double achieved = per_minute(first.programs_finished, first.wall_seconds);
+  std::printf("stage seconds per program (its chain and its kernel pairs, slot waits not counted): %.2f over %lld\n"
+              "programs; ideal = %d cores x 60 / %.2f = %.1f programs/min; the first cold run finished %.1f/min\n",
+              per_program, static_cast<long long>(first.programs_finished), cores, per_program, ideal, achieved);
+  std::printf("ideal ratio (daemon programs/min / ideal):          %6.2f   target >= %-4g %s\n", achieved / ideal, 0.9,
+              achieved / ideal >= 0.9 ? "PASS" : "BELOW");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -334,93 +456,13 @@ int main(int argc, char** argv) {
   if (Status recorded = record_commands(*programs, *config, (dir / "scratch").string(), cores); !recorded) {
     return fail("recording the toolchain commands: " + recorded.message());
   }
-  std::string replay_file = (dir / "replay.txt").string();
-  int64_t commands = 0, sandboxed = 0, recorded_verified = 0;
-  {
-    std::ofstream replay(replay_file);
-    for (const Program& program : *programs) {
-      replay << replay_line(program) << "\n";
-      commands += static_cast<int64_t>(program.commands.size());
-      sandboxed += program.sandboxed;
-      recorded_verified += program.verified + program.verified_pairs;
-    }
-  }
-
-  // Cold daemon runs and xargs replays alternate, so a busy neighbour slows both alike.
-  std::vector<double> cold_seconds = {first.wall_seconds}, cold_cycle_seconds = {first.cycle_seconds}, xargs_seconds;
-  int replay_exit = 0;
-  for (int repetition = 0; repetition < repetitions; ++repetition) {
-    if (repetition > 0) {
-      DaemonRun cold = run_daemon_cycle(tailforge, db_of(repetition), config_path);
-      if (!cold.ok) return fail("daemon cold run failed: " + cold.error);
-      if (cold.sample_ids != first.sample_ids || cold.verified != first.verified) {
-        return fail("cold repetition " + std::to_string(repetition) + " made other programs or verdicts");
-      }
-      cold_seconds.push_back(cold.wall_seconds);
-      cold_cycle_seconds.push_back(cold.cycle_seconds);
-    }
-    ProcessResult replayed = replay_with_xargs(replay_file, cores);
-    if (!replayed.spawned || replayed.timed_out || replayed.signal != 0) {
-      return fail("xargs replay did not finish: " + replayed.spawn_error + replayed.stderr_text);
-    }
-    replay_exit = std::max(replay_exit, replayed.exit_code);
-    xargs_seconds.push_back(replayed.wall_seconds);
-  }
-
-  std::vector<double> warm_seconds, warm_cycle_seconds;
-  int64_t cache_entries = 0, warm_verified = 0, warm_samples = 0;
-  bool same_programs = true;
-  for (int repetition = 0; repetition < repetitions; ++repetition) {
-    Result<int64_t> entries = clear_keeping_cache(db_of(0));
-    if (!entries) return fail(entries.message());
-    cache_entries = *entries;
-    DaemonRun warm = run_daemon_cycle(tailforge, db_of(0), config_path);
-    if (!warm.ok) return fail("daemon warm run failed: " + warm.error);
-    same_programs = same_programs && warm.sample_ids == first.sample_ids;
-    warm_verified = warm.verified;
-    warm_samples = warm.samples;
-    warm_seconds.push_back(warm.wall_seconds);
-    warm_cycle_seconds.push_back(warm.cycle_seconds);
-  }
-
-  double cold_s = median(cold_seconds), xargs_s = median(xargs_seconds), warm_s = median(warm_seconds);
-  double rate_cold = per_minute(first.verified, cold_s);
-  double rate_warm = per_minute(warm_verified, warm_s);
-  // The replay verifies nothing itself: it does the same work on the same programs, so it is
-  // credited with the cold run's verified count.
-  double rate_xargs = per_minute(first.verified, xargs_s);
-  std::printf("%-12s %9s %9s %10s %11s %12s   %s\n", "run (median)", "programs", "verified", "wall s", "cycle s",
-              "verified/min", "each run's wall s");
-  std::printf("%-12s %9lld %9lld %10.1f %11.1f %12.2f   %s\n", "daemon cold", static_cast<long long>(first.samples),
-              static_cast<long long>(first.verified), cold_s, median(cold_cycle_seconds), rate_cold,
-              listed(cold_seconds).c_str());
-  std::printf("%-12s %9zu %9s %10.1f %11s %12.2f   %s\n", "xargs -P", programs->size(), "(same)", xargs_s, "-",
-              rate_xargs, listed(xargs_seconds).c_str());
-  std::printf("%-12s %9lld %9lld %10.2f %11.2f %12.2f   %s\n", "daemon warm", static_cast<long long>(warm_samples),
-              static_cast<long long>(warm_verified), warm_s, median(warm_cycle_seconds), rate_warm,
-              listed(warm_seconds).c_str());
-  std::printf("daemon wall s: the whole `tailforge daemon --cycles 1` process (start-up, generation, verification,\n"
-              "storage); cycle s: the cycle row's start to finish. xargs replayed the %lld commands of the\n"
-              "programs' chains and kernel pairs (%lld of them sandboxed program runs; the in-process CUDA->HIP\n"
-              "translation is left out); replay exit %d. In-process recording\n"
-              "verified %lld samples of %zu programs, the daemon %lld.\n"
-              "Warm runs: same programs %s, %lld compile cache entries kept.\n",
-              static_cast<long long>(commands), static_cast<long long>(sandboxed), replay_exit,
-              static_cast<long long>(recorded_verified), programs->size(), static_cast<long long>(first.verified),
-              same_programs ? "yes" : "NO", static_cast<long long>(cache_entries));
-  print_ratio("cold", rate_xargs > 0 ? rate_cold / rate_xargs : 0, 1.0);
-  print_ratio("warm", rate_xargs > 0 ? rate_warm / rate_xargs : 0, 10);
-  // Against the ideal: every core busy with verifier stages from start to end of the process.
-  if (first.programs_finished > 0 && first.stage_seconds > 0) {
-    double per_program = first.stage_seconds / first.programs_finished;
-    double ideal = cores * 60.0 / per_program;
-    double achieved = per_minute(first.programs_finished, first.wall_seconds);
-    std::printf("stage seconds per program (its chain and its kernel pairs, slot waits not counted): %.2f over %lld\n"
-                "programs; ideal = %d cores x 60 / %.2f = %.1f programs/min; the first cold run finished %.1f/min\n",
-                per_program, static_cast<long long>(first.programs_finished), cores, per_program, ideal, achieved);
-    std::printf("ideal ratio (daemon programs/min / ideal):          %6.2f   target >= %-4g %s\n", achieved / ideal, 0.9,
-                achieved / ideal >= 0.9 ? "PASS" : "BELOW");
-  }
+  ReplayFile replay = write_replay_file(*programs, (dir / "replay.txt").string());
+  Result<ColdRuns> cold = run_cold_and_replays(first, repetitions, tailforge, db_of, config_path, replay.path, cores);
+  if (!cold) return fail(cold.message());
+  Result<WarmRuns> warm = run_warm(first, repetitions, tailforge, db_of(0), config_path);
+  if (!warm) return fail(warm.message());
+  print_runs(first, programs->size(), *cold, *warm, replay);
+  print_ideal(first, cores);
   if (!keep) {
     std::error_code ignored;
     fs::remove_all(dir, ignored);

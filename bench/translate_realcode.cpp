@@ -109,6 +109,88 @@ std::string top_categories(const std::vector<FileRow>& rows, Outcome FileRow::*w
   return out.empty() ? "-" : out;
 }
 
+// What compiles the files: nvcc for the original, clang for the two translations to AMD.
+struct Compilers {
+  const Taxonomy& taxonomy;
+  const Tool& clang;
+  const Tool& nvcc;
+  std::string device_libs;
+};
+
+// Compiles each .cu file of `tree` with nvcc, and its hipify-perl and tailforge translations
+// with clang for AMD, on `jobs` threads. A file the translator could not fully translate fails
+// under the translator's category.
+std::vector<FileRow> compile_tree_files(const Compilers& compilers, const fs::path& tree, const fs::path& hipified,
+                                        const fs::path& translated, const TreeTranslation& translation, int jobs) {
+  std::map<std::string, const TreeFileReport*> by_path;
+  for (const TreeFileReport& file : translation.files) by_path[file.path] = &file;
+  std::vector<std::string> files = cu_files(tree);
+  std::vector<FileRow> rows(files.size());
+  std::atomic<size_t> next{0};
+  auto amd_compile = [&](const fs::path& root, const std::string& file) {
+    std::vector<std::string> args = {compilers.clang.path, "-x", "hip", "-std=c++17", "-O2", "--rocm-path=/usr",
+                                     "--cuda-device-only", "-S", "--offload-arch=gfx1100",
+                                     "--hip-device-lib-path=" + compilers.device_libs,
+                                     "-I", (root / fs::path(file).parent_path()).string(), "-I", root.string()};
+    args.insert(args.end(), {(root / file).string(), "-o", "/dev/null"});
+    return compile(compilers.taxonomy, "amd.asm.gfx1100", args);
+  };
+  auto worker = [&]() {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      FileRow& row = rows[i];
+      row.path = files[i];
+      if (!compilers.nvcc.path.empty())
+        row.nvcc = compile(compilers.taxonomy, "nvidia.exe",
+                           {compilers.nvcc.path, "-c", "-std=c++17", "-arch=sm_90", "-I",
+                            (tree / fs::path(files[i]).parent_path()).string(), "-I", tree.string(),
+                            (tree / files[i]).string(), "-o", "/dev/null"});
+      row.hipify = amd_compile(hipified, files[i]);
+      row.tailforge = amd_compile(translated, files[i]);
+      auto file = by_path.find(files[i]);
+      if (!row.tailforge.ok && file != by_path.end() && !file->second->issues.empty())
+        row.tailforge.category = file->second->issues.front().category;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < jobs; ++t) threads.emplace_back(worker);
+  for (auto& thread : threads) thread.join();
+  return rows;
+}
+
+// One tree's entry of the JSON report: its counts and each file's outcome; printed as a table
+// row with the top failure categories unless the output is JSON.
+nlohmann::ordered_json tree_report(const std::string& name, const std::vector<FileRow>& rows, bool json_output) {
+  int nvcc_ok = 0, hipify_ok = 0, tailforge_ok = 0, tailforge_of_nvcc = 0, uncategorized = 0;
+  for (const FileRow& row : rows) {
+    nvcc_ok += row.nvcc.ok;
+    hipify_ok += row.hipify.ok;
+    tailforge_ok += row.tailforge.ok;
+    tailforge_of_nvcc += row.nvcc.ok && row.tailforge.ok;
+    uncategorized += !row.tailforge.ok && row.tailforge.category.find("uncategorized") != std::string::npos;
+  }
+  double ratio = hipify_ok ? static_cast<double>(tailforge_ok) / hipify_ok : 0;
+  double of_nvcc = nvcc_ok ? static_cast<double>(tailforge_of_nvcc) / nvcc_ok : 0;
+  nlohmann::ordered_json files_json = nlohmann::ordered_json::array();
+  for (const FileRow& row : rows)
+    files_json.push_back({{"path", row.path}, {"nvcc", row.nvcc.ok ? "ok" : row.nvcc.category},
+                          {"hipify_perl", row.hipify.ok ? "ok" : row.hipify.category},
+                          {"tailforge", row.tailforge.ok ? "ok" : row.tailforge.category}});
+  if (!json_output) {
+    std::string ratio_text = hipify_ok ? std::to_string(ratio).substr(0, 4) + "x" : "-";  // none to divide by
+    std::printf("%-24s %5zu %7d %8d %9d %8s %5d/%d %3.0f%%\n", name.c_str(), rows.size(), nvcc_ok, hipify_ok,
+                tailforge_ok, ratio_text.c_str(), tailforge_of_nvcc, nvcc_ok, 100 * of_nvcc);
+    std::printf("  nvcc failures:        %s\n", top_categories(rows, &FileRow::nvcc, 4).c_str());
+    std::printf("  hipify-perl failures: %s\n", top_categories(rows, &FileRow::hipify, 4).c_str());
+    std::printf("  tailforge failures:   %s (uncategorized: %d)\n", top_categories(rows, &FileRow::tailforge, 4).c_str(),
+                uncategorized);
+  }
+  return {{"tree", name}, {"files", rows.size()}, {"nvcc_ok", nvcc_ok}, {"hipify_perl_ok", hipify_ok},
+          {"tailforge_ok", tailforge_ok},
+          {"ratio", hipify_ok ? nlohmann::ordered_json(ratio) : nlohmann::ordered_json(nullptr)}, {"tailforge_ok_of_nvcc_ok", tailforge_of_nvcc},
+          {"share_of_nvcc_ok", of_nvcc}, {"tailforge_uncategorized", uncategorized},
+          {"files_detail", files_json}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -176,69 +258,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: %s\n", name.c_str(), translation.message().c_str());
       return 1;
     }
-    std::map<std::string, const TreeFileReport*> by_path;
-    for (const TreeFileReport& file : translation->files) by_path[file.path] = &file;
-
-    std::vector<std::string> files = cu_files(tree);
-    std::vector<FileRow> rows(files.size());
-    std::atomic<size_t> next{0};
-    auto amd_compile = [&](const fs::path& root, const std::string& file) {
-      std::vector<std::string> args = {clang.path, "-x", "hip", "-std=c++17", "-O2", "--rocm-path=/usr",
-                                       "--cuda-device-only", "-S", "--offload-arch=gfx1100",
-                                       "--hip-device-lib-path=" + *device_libs,
-                                       "-I", (root / fs::path(file).parent_path()).string(), "-I", root.string()};
-      args.insert(args.end(), {(root / file).string(), "-o", "/dev/null"});
-      return compile(*taxonomy, "amd.asm.gfx1100", args);
-    };
-    auto worker = [&]() {
-      for (size_t i = next++; i < files.size(); i = next++) {
-        FileRow& row = rows[i];
-        row.path = files[i];
-        if (!nvcc.path.empty())
-          row.nvcc = compile(*taxonomy, "nvidia.exe", {nvcc.path, "-c", "-std=c++17", "-arch=sm_90", "-I",
-                                                       (tree / fs::path(files[i]).parent_path()).string(), "-I",
-                                                       tree.string(), (tree / files[i]).string(), "-o", "/dev/null"});
-        row.hipify = amd_compile(hipified, files[i]);
-        row.tailforge = amd_compile(translated, files[i]);
-        // A file the translator could not fully translate fails under the translator's category.
-        auto file = by_path.find(files[i]);
-        if (!row.tailforge.ok && file != by_path.end() && !file->second->issues.empty())
-          row.tailforge.category = file->second->issues.front().category;
-      }
-    };
-    std::vector<std::thread> threads;
-    for (int t = 0; t < jobs; ++t) threads.emplace_back(worker);
-    for (auto& thread : threads) thread.join();
-
-    int nvcc_ok = 0, hipify_ok = 0, tailforge_ok = 0, tailforge_of_nvcc = 0, uncategorized = 0;
-    for (const FileRow& row : rows) {
-      nvcc_ok += row.nvcc.ok;
-      hipify_ok += row.hipify.ok;
-      tailforge_ok += row.tailforge.ok;
-      tailforge_of_nvcc += row.nvcc.ok && row.tailforge.ok;
-      uncategorized += !row.tailforge.ok && row.tailforge.category.find("uncategorized") != std::string::npos;
-    }
-    double ratio = hipify_ok ? static_cast<double>(tailforge_ok) / hipify_ok : 0;
-    double of_nvcc = nvcc_ok ? static_cast<double>(tailforge_of_nvcc) / nvcc_ok : 0;
-    nlohmann::ordered_json files_json = nlohmann::ordered_json::array();
-    for (const FileRow& row : rows)
-      files_json.push_back({{"path", row.path}, {"nvcc", row.nvcc.ok ? "ok" : row.nvcc.category},
-                            {"hipify_perl", row.hipify.ok ? "ok" : row.hipify.category},
-                            {"tailforge", row.tailforge.ok ? "ok" : row.tailforge.category}});
-    report.push_back({{"tree", name}, {"files", rows.size()}, {"nvcc_ok", nvcc_ok}, {"hipify_perl_ok", hipify_ok},
-                      {"tailforge_ok", tailforge_ok},
-                      {"ratio", hipify_ok ? nlohmann::ordered_json(ratio) : nlohmann::ordered_json(nullptr)}, {"tailforge_ok_of_nvcc_ok", tailforge_of_nvcc},
-                      {"share_of_nvcc_ok", of_nvcc}, {"tailforge_uncategorized", uncategorized},
-                      {"files_detail", files_json}});
-    if (!json_output) {
-      std::string ratio_text = hipify_ok ? std::to_string(ratio).substr(0, 4) + "x" : "-";  // none to divide by
-      std::printf("%-24s %5zu %7d %8d %9d %8s %5d/%d %3.0f%%\n", name.c_str(), rows.size(), nvcc_ok, hipify_ok,
-                  tailforge_ok, ratio_text.c_str(), tailforge_of_nvcc, nvcc_ok, 100 * of_nvcc);
-      std::printf("  nvcc failures:        %s\n", top_categories(rows, &FileRow::nvcc, 4).c_str());
-      std::printf("  hipify-perl failures: %s\n", top_categories(rows, &FileRow::hipify, 4).c_str());
-      std::printf("  tailforge failures:   %s (uncategorized: %d)\n", top_categories(rows, &FileRow::tailforge, 4).c_str(),
-                  uncategorized);
-    }
+    std::vector<FileRow> rows =
+        compile_tree_files(Compilers{*taxonomy, clang, nvcc, *device_libs}, tree, hipified, translated, *translation, jobs);
+    report.push_back(tree_report(name, rows, json_output));
   }
   if (json_output) std::printf("%s\n", report.dump(1).c_str());
   if (!has_flag(argc, argv, "--keep")) fs::remove_all(work);

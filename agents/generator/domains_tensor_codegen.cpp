@@ -222,37 +222,63 @@ DomainCode write_tensor_dense(DomainContext& c) {
   return {text + filled_reference(c, kDenseReference), host_main(c, program)};
 }
 
-// ---------------------------------------------------------------------------------------------
-// conv2d (NCHW, batch 1, stride 1, input already padded by a preceding pad operator): a block
-// computes filters_per_block output channels of a (tile_rows x tile_columns) patch; threadIdx.x
-// splits into a filter group, a row and a column; each thread accumulates filters_per_thread
-// channels with the (ry, rx, f) loops unrolled.
-DomainCode write_tensor_conv2d(DomainContext& c) {
-  bool tiles = uses_tiles(c);
-  const int64_t taps = c.random.pick(std::vector<int64_t>{3, 3, 5});
-  const int64_t tile_rows = c.random.pick(std::vector<int64_t>{4, 8}),
-                tile_columns = c.random.pick(std::vector<int64_t>{4, 8});
-  const int64_t patch = tile_rows * tile_columns;
+namespace {
+
+// conv2d's shapes and schedule: drawn from the seeded random source, in this order, and what
+// follows from them.
+struct Conv2dSchedule {
+  int64_t taps = 3, tile_rows = 4, tile_columns = 4, patch = 16, filter_groups = 4;
+  int threads = 64;
+  int64_t filters_per_thread = 1, filters_per_block = 4, filters = 4, channels = 4, channel_tile = 1;
+  int64_t height = 4, width = 4, padded_height = 6, padded_width = 6, window = 9;
+  int64_t column_blocks = 1, row_blocks = 1, filter_blocks = 1;
+  int64_t pad_rows = 6, pad_columns = 6, pad_elements = 36, weight_elements = 36;  // the shared tiles
+};
+
+Conv2dSchedule pick_conv2d_schedule(DomainContext& c) {
+  Conv2dSchedule s;
+  s.taps = c.random.pick(std::vector<int64_t>{3, 3, 5});
+  s.tile_rows = c.random.pick(std::vector<int64_t>{4, 8});
+  s.tile_columns = c.random.pick(std::vector<int64_t>{4, 8});
+  s.patch = s.tile_rows * s.tile_columns;
   std::vector<int64_t> groups;
   for (int64_t g : {1, 2, 4, 8})
-    if (g * patch >= 64 && g * patch <= 256) groups.push_back(g);
-  const int64_t filter_groups = c.random.pick(groups);
-  const int threads = static_cast<int>(filter_groups * patch);
-  const int64_t filters_per_thread = c.random.pick(std::vector<int64_t>{1, 2, 4});
-  const int64_t filters_per_block = filter_groups * filters_per_thread;
-  const int64_t filters = filters_per_block * c.random.pick(std::vector<int64_t>{1, 2, 4});
-  const int64_t channels = c.random.pick(std::vector<int64_t>{4, 8, 16});
-  const int64_t channel_tile = c.random.pick(std::vector<int64_t>{1, 2, 4});
-  const int64_t height = tile_rows * c.random.pick(std::vector<int64_t>{1, 2, 4});
-  const int64_t width = tile_columns * c.random.pick(std::vector<int64_t>{1, 2, 4});
-  const int64_t padded_height = height + taps - 1, padded_width = width + taps - 1;
-  const int64_t window = taps * taps;
-  const int64_t column_blocks = width / tile_columns, row_blocks = height / tile_rows;
+    if (g * s.patch >= 64 && g * s.patch <= 256) groups.push_back(g);
+  s.filter_groups = c.random.pick(groups);
+  s.threads = static_cast<int>(s.filter_groups * s.patch);
+  s.filters_per_thread = c.random.pick(std::vector<int64_t>{1, 2, 4});
+  s.filters_per_block = s.filter_groups * s.filters_per_thread;
+  s.filters = s.filters_per_block * c.random.pick(std::vector<int64_t>{1, 2, 4});
+  s.channels = c.random.pick(std::vector<int64_t>{4, 8, 16});
+  s.channel_tile = c.random.pick(std::vector<int64_t>{1, 2, 4});
+  s.height = s.tile_rows * c.random.pick(std::vector<int64_t>{1, 2, 4});
+  s.width = s.tile_columns * c.random.pick(std::vector<int64_t>{1, 2, 4});
+  s.padded_height = s.height + s.taps - 1;
+  s.padded_width = s.width + s.taps - 1;
+  s.window = s.taps * s.taps;
+  s.column_blocks = s.width / s.tile_columns;
+  s.row_blocks = s.height / s.tile_rows;
+  s.filter_blocks = s.filters / s.filters_per_block;
+  s.pad_rows = s.tile_rows + s.taps - 1;
+  s.pad_columns = s.tile_columns + s.taps - 1;
+  s.pad_elements = s.channel_tile * s.pad_rows * s.pad_columns;
+  s.weight_elements = s.filters_per_block * s.channel_tile * s.window;
+  return s;
+}
 
+// The conv2d kernel's text for the schedule, with shared tiles or without.
+std::string conv2d_kernel(DomainContext& c, const Conv2dSchedule& s, bool tiles) {
+  const int64_t taps = s.taps, tile_rows = s.tile_rows, tile_columns = s.tile_columns, patch = s.patch;
+  const int64_t filter_groups = s.filter_groups, filters_per_thread = s.filters_per_thread;
+  const int64_t filters_per_block = s.filters_per_block, channels = s.channels, channel_tile = s.channel_tile;
+  const int64_t height = s.height, width = s.width, padded_height = s.padded_height, padded_width = s.padded_width;
+  const int64_t window = s.window, column_blocks = s.column_blocks, row_blocks = s.row_blocks;
+  const int64_t filter_blocks = s.filter_blocks, pad_rows = s.pad_rows, pad_columns = s.pad_columns;
+  const int64_t pad_elements = s.pad_elements, weight_elements = s.weight_elements;
+  const int threads = s.threads;
   std::string block_column = remainder(kBlock, column_blocks);
   // blockIdx.x = (filter block * row_blocks + row block) * column_blocks + column block; a
   // coordinate of extent one is zero and not written.
-  const int64_t filter_blocks = filters / filters_per_block;
   std::string block_row = row_blocks == 1      ? ""
                           : filter_blocks == 1 ? quotient(kBlock, column_blocks)
                                                : remainder(quotient(kBlock, column_blocks), row_blocks);
@@ -264,9 +290,6 @@ DomainCode write_tensor_conv2d(DomainContext& c) {
 
   std::string text = "\n" + kernel_head(c, threads, {"data_pad", "weight", "conv2d_nchw"}) + " {\n";
   text += "  " + c.value_type + " conv2d_nchw_local[" + number(filters_per_thread) + "];\n";
-  const int64_t pad_rows = tile_rows + taps - 1, pad_columns = tile_columns + taps - 1;
-  const int64_t pad_elements = channel_tile * pad_rows * pad_columns;
-  const int64_t weight_elements = filters_per_block * channel_tile * window;
   if (tiles) text += shared_declarations(c, {{"pad_temp_shared", pad_elements}, {"weight_shared", weight_elements}});
   for (int64_t f = 0; f < filters_per_thread; ++f) {
     text += "  conv2d_nchw_local[" + number(f) + "] = " + literal(c, 0) + ";\n";
@@ -347,6 +370,23 @@ DomainCode write_tensor_conv2d(DomainContext& c) {
   }
   text += "}\n";
 
+  return text;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// conv2d (NCHW, batch 1, stride 1, input already padded by a preceding pad operator): a block
+// computes filters_per_block output channels of a (tile_rows x tile_columns) patch; threadIdx.x
+// splits into a filter group, a row and a column; each thread accumulates filters_per_thread
+// channels with the (ry, rx, f) loops unrolled.
+DomainCode write_tensor_conv2d(DomainContext& c) {
+  bool tiles = uses_tiles(c);
+  const Conv2dSchedule s = pick_conv2d_schedule(c);
+  std::string text = conv2d_kernel(c, s, tiles);
+  const int64_t taps = s.taps, channels = s.channels, filters = s.filters, height = s.height, width = s.width;
+  const int threads = s.threads;
+
   TensorProgram program;
   program.sizes = {"channels", "filters", "height", "width", "taps"};
   program.size_values = {channels, filters, height, width, taps};
@@ -361,13 +401,13 @@ DomainCode write_tensor_conv2d(DomainContext& c) {
                     {"weight", "(size_t)filters * channels * taps * taps", ""}};
   program.output = {"conv2d_nchw", "(size_t)filters * height * width", ""};
   program.reference_call = "reference_conv2d(data_pad, weight, want, channels, filters, height, width, taps);";
-  program.grid = filter_blocks * row_blocks * column_blocks;
+  program.grid = s.filter_blocks * s.row_blocks * s.column_blocks;
   program.threads = threads;
-  if (tiles) program.shared_bytes = shared_bytes(c, pad_elements + weight_elements);
+  if (tiles) program.shared_bytes = shared_bytes(c, s.pad_elements + s.weight_elements);
   c.block = c.threads = threads;
   c.parameters["operator"] = "conv2d";
   c.parameters["shape"] = {channels, filters, height, width, taps};
-  c.parameters["tile"] = {filters_per_block, tile_rows, tile_columns, channel_tile};
+  c.parameters["tile"] = {s.filters_per_block, s.tile_rows, s.tile_columns, s.channel_tile};
   return {text + filled_reference(c, kConvReference), host_main(c, program)};
 }
 

@@ -97,37 +97,19 @@ Result<std::string> load_api_token(const nlohmann::json& config) {
   return std::string();
 }
 
-Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const nlohmann::json& config,
-                                                 const std::string& db_path, DaemonControl& control,
-                                                 std::function<void()> wake, bool read_only,
-                                                 std::optional<WorkerApiContext> workers) {
-  Result<ListenAddress> address = parse_listen_address(listen);
-  if (!address) return address.error();
-  Result<std::string> token = load_api_token(config);
-  if (!token) return token.error();
-  Result<SynthPolicy> synth_policy = synth_policy_from_config(config["synth"], data_dir());
-  if (!synth_policy) return synth_policy.error();
-  if (!is_loopback_host(address->host) && token->empty()) {
-    return make_error("refusing to listen on non-loopback address " + listen +
-                      " without a token (set http.token_file or $" + config["http"].value("token_env", "") + ")");
-  }
+namespace {
 
-  std::unique_ptr<HttpApi> api(new HttpApi());
-  api->server_ = std::make_unique<httplib::Server>();
-  httplib::Server& server = *api->server_;
-  server.set_payload_max_length(config["http"]["max_body_bytes"].get<size_t>());
-  server.set_read_timeout(5, 0);
-  server.set_write_timeout(5, 0);
-  if (workers && !read_only) {
-    workers->token = *token;
-    // Uploads are larger than other bodies; without a token there are none to accept.
-    if (!token->empty()) {
-      server.set_payload_max_length(
-          std::max(config["http"]["max_body_bytes"].get<size_t>(), static_cast<size_t>(workers->settings.max_artifact_bytes)));
-    }
-    add_worker_routes(server, *workers);
-  }
+// Known paths with the wrong method: 405. Everything else unmatched: 404. Both JSON.
+void method_not_allowed(const httplib::Request& req, httplib::Response& res) {
+  send_error(res, 405, "method " + req.method + " not allowed on " + req.path);
+}
 
+// POST routes, kept in a table so that bodiless POSTs reach them too (add_post_routes).
+using PostRoutes = std::vector<std::pair<std::string, httplib::Server::Handler>>;
+
+// GET /healthz, /v1/status and /metrics: the daemon's and the store's state.
+void add_status_routes(httplib::Server& server, const std::string& db_path, DaemonControl& control,
+                       const SynthPolicy& synth_policy) {
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, {{"ok", true}});
   });
@@ -142,6 +124,18 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
                       {"disk_low", control.disk_low.load()}};
     send_json(res, 200, body);
   });
+  server.Get("/metrics", [db_path, api = synth_policy.api, track = synth_policy.track](const httplib::Request&,
+                                                                                       httplib::Response& res) {
+    std::optional<Database> db = open_store(db_path, res);
+    if (!db) return;
+    Result<std::string> text = prometheus_metrics(*db, api.enabled ? &api : nullptr, track);
+    if (!text) return send_error(res, 500, text.message());
+    res.set_content(*text, "text/plain; version=0.0.4");
+  });
+}
+
+// GET /v1/taxonomy, /v1/tails and /v1/coverage: the reports over the verified samples.
+void add_report_routes(httplib::Server& server, const std::string& db_path, const SynthPolicy& synth_policy) {
   server.Get("/v1/taxonomy", [db_path](const httplib::Request& req, httplib::Response& res) {
     Result<TaxonomyQuery> query = taxonomy_query_from_args(query_parameters(req));
     if (!query) return send_error(res, 400, query.message());
@@ -157,7 +151,7 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     if (!report) return send_error(res, 500, report.message());
     send_json(res, 200, taxonomy_report_to_json(*report));
   });
-  server.Get("/v1/tails", [db_path, policy = *synth_policy](const httplib::Request& req, httplib::Response& res) {
+  server.Get("/v1/tails", [db_path, policy = synth_policy](const httplib::Request& req, httplib::Response& res) {
     std::optional<int64_t> cycle;
     if (!read_cycle_parameter(req, res, cycle)) return;
     std::string dimension, name;
@@ -181,7 +175,7 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     }
     send_json(res, 200, tails_view_to_json(*view));
   });
-  server.Get("/v1/coverage", [db_path, policy = *synth_policy](const httplib::Request& req, httplib::Response& res) {
+  server.Get("/v1/coverage", [db_path, policy = synth_policy](const httplib::Request& req, httplib::Response& res) {
     std::string track = req.has_param("track") && !req.get_param_value("track").empty() ? req.get_param_value("track")
                                                                                           : policy.track;
     Result<SynthPolicy> track_policy = policy_for_track(policy, track, data_dir());
@@ -196,6 +190,10 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     bool names = req.has_param("names") || (req.has_param("family") && !req.get_param_value("family").empty());
     send_json(res, 200, api_coverage_to_json(*coverage, names));
   });
+}
+
+// GET /v1/samples, /v1/samples/ID (with its artifacts) and /v1/samples/ID/lineage.
+void add_sample_routes(httplib::Server& server, const std::string& db_path) {
   server.Get("/v1/samples", [db_path](const httplib::Request& req, httplib::Response& res) {
     std::string status = req.has_param("status") ? req.get_param_value("status") : "";
     if (!status.empty() && status != "pending" && status != "verified" && status != "failed")
@@ -232,6 +230,10 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     if (!lineage) return send_error(res, 500, lineage.message());
     send_json(res, 200, *lineage);
   });
+}
+
+// GET /v1/jobs: the job queue, by state.
+void add_job_routes(httplib::Server& server, const std::string& db_path) {
   server.Get("/v1/jobs", [db_path](const httplib::Request& req, httplib::Response& res) {
     std::optional<std::string> state;
     if (req.has_param("state")) {
@@ -256,6 +258,11 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     for (const Job& job : *jobs) body["jobs"].push_back(job_json(job));
     send_json(res, 200, body);
   });
+}
+
+// GET /v1/models, and POST /v1/models (token-protected) into the POST table.
+void add_model_routes(httplib::Server& server, PostRoutes& post_routes, const nlohmann::json& config,
+                      const std::string& db_path, const std::string& token) {
   // What `tailforge models --json` prints: one track with ?track=, else every track that has models.
   Result<ModelsListing> configured_listing = models_listing_from_config(config, data_dir());
   if (!configured_listing) {
@@ -273,9 +280,7 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   });
   // Registers a model version: the definition `tailforge model add` takes, as JSON; a trainer
   // passes "retrain_event" (its $TAILFORGE_RETRAIN_EVENT) and "parent".
-  // POST routes, kept in a table so that bodiless POSTs reach them too (see below).
-  std::vector<std::pair<std::string, httplib::Server::Handler>> post_routes;
-  post_routes.emplace_back("/v1/models", [db_path, token = *token](const httplib::Request& req, httplib::Response& res) {
+  post_routes.emplace_back("/v1/models", [db_path, token](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(token, req, res, "registering a model")) return;
     nlohmann::json definition = parse_json_body(req.body);
     if (!definition.is_object()) {
@@ -292,15 +297,12 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
                                                                    : nlohmann::json()},
                          {"active", model->active}});
   });
-  server.Get("/metrics", [db_path, api = synth_policy->api, track = synth_policy->track](const httplib::Request&,
-                                                                                         httplib::Response& res) {
-    std::optional<Database> db = open_store(db_path, res);
-    if (!db) return;
-    Result<std::string> text = prometheus_metrics(*db, api.enabled ? &api : nullptr, track);
-    if (!text) return send_error(res, 500, text.message());
-    res.set_content(*text, "text/plain; version=0.0.4");
-  });
-  post_routes.emplace_back(R"(/v1/control/([a-z]+))", [token = *token, &control, wake](const httplib::Request& req,
+}
+
+// POST /v1/control/pause, resume and drain (token-protected) into the POST table.
+void add_control_routes(PostRoutes& post_routes, const std::string& token, DaemonControl& control,
+                        std::function<void()> wake) {
+  post_routes.emplace_back(R"(/v1/control/([a-z]+))", [token, &control, wake](const httplib::Request& req,
                                                                                     httplib::Response& res) {
     if (!authorized(token, req, res, "control")) return;
     std::string action = req.path.substr(std::string("/v1/control/").size());
@@ -317,11 +319,10 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     wake();
     send_json(res, 200, {{"ok", true}, {"action", action}});
   });
+}
 
-  // Known paths with the wrong method: 405. Everything else unmatched: 404. Both JSON.
-  auto method_not_allowed = [](const httplib::Request& req, httplib::Response& res) {
-    send_error(res, 405, "method " + req.method + " not allowed on " + req.path);
-  };
+// Serves the POST table (or, read-only, a 405 for every POST), bodiless POSTs included.
+void add_post_routes(httplib::Server& server, PostRoutes post_routes, bool read_only) {
   post_routes.emplace_back(R"(/(healthz|metrics|v1/status|v1/taxonomy|v1/tails|v1/jobs|v1/samples|v1/samples/.*))",
                            method_not_allowed);
   if (read_only) {
@@ -347,6 +348,10 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
     send_error(res, 404, "no such endpoint: " + req.path);
     return Outcome::Handled;
   });
+}
+
+// 405 for the other methods, the dashboard, and JSON bodies for errors and exceptions.
+void add_fallback_handlers(httplib::Server& server) {
   server.Put(R"(/.*)", method_not_allowed);
   server.Delete(R"(/.*)", method_not_allowed);
   server.Patch(R"(/.*)", method_not_allowed);
@@ -362,6 +367,50 @@ Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const
   server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     send_error(res, 500, "internal error");
   });
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HttpApi>> HttpApi::start(const std::string& listen, const nlohmann::json& config,
+                                                 const std::string& db_path, DaemonControl& control,
+                                                 std::function<void()> wake, bool read_only,
+                                                 std::optional<WorkerApiContext> workers) {
+  Result<ListenAddress> address = parse_listen_address(listen);
+  if (!address) return address.error();
+  Result<std::string> token = load_api_token(config);
+  if (!token) return token.error();
+  Result<SynthPolicy> synth_policy = synth_policy_from_config(config["synth"], data_dir());
+  if (!synth_policy) return synth_policy.error();
+  if (!is_loopback_host(address->host) && token->empty()) {
+    return make_error("refusing to listen on non-loopback address " + listen +
+                      " without a token (set http.token_file or $" + config["http"].value("token_env", "") + ")");
+  }
+
+  std::unique_ptr<HttpApi> api(new HttpApi());
+  api->server_ = std::make_unique<httplib::Server>();
+  httplib::Server& server = *api->server_;
+  server.set_payload_max_length(config["http"]["max_body_bytes"].get<size_t>());
+  server.set_read_timeout(5, 0);
+  server.set_write_timeout(5, 0);
+  if (workers && !read_only) {
+    workers->token = *token;
+    // Uploads are larger than other bodies; without a token there are none to accept.
+    if (!token->empty()) {
+      server.set_payload_max_length(
+          std::max(config["http"]["max_body_bytes"].get<size_t>(), static_cast<size_t>(workers->settings.max_artifact_bytes)));
+    }
+    add_worker_routes(server, *workers);
+  }
+
+  add_status_routes(server, db_path, control, *synth_policy);
+  add_report_routes(server, db_path, *synth_policy);
+  add_sample_routes(server, db_path);
+  add_job_routes(server, db_path);
+  PostRoutes post_routes;
+  add_model_routes(server, post_routes, config, db_path, *token);
+  add_control_routes(post_routes, *token, control, wake);
+  add_post_routes(server, std::move(post_routes), read_only);
+  add_fallback_handlers(server);
 
   int port = address->port;
   if (port == 0) {

@@ -141,17 +141,12 @@ std::string card_markdown(const json& manifest) {
   return out.str();
 }
 
-}  // namespace
-
-Result<KerneloptExportSummary> write_kernelopt_export(std::vector<KerneloptExportRow> rows,
-                                                      const KerneloptExportOptions& options) {
-  const std::string& format = options.format;
-  if (format != "alpaca" && format != "sharegpt" && format != "jsonl") {
-    return make_error("export: unknown format '" + format + "' (alpaca, sharegpt or jsonl)");
-  }
-  // Each row's reference and kernel as trained on, once: the decontamination reads them, jsonl
-  // rows carry them. Rows whose reference or kernel matches a benchmark the user named leave the export.
-  std::vector<ExportRow> texts;
+// Each row's reference and kernel as trained on, once: the decontamination reads them, jsonl
+// rows carry them. Rows whose reference or kernel matches a benchmark the user named leave the export.
+// `texts` gets the kept rows' texts, texts[i] being rows[i]'s.
+Result<Decontamination> decontaminate_kernelopt_rows(std::vector<KerneloptExportRow>& rows,
+                                                     std::vector<ExportRow>& texts,
+                                                     const KerneloptExportOptions& options) {
   for (const KerneloptExportRow& row : rows) {
     ExportRow text;
     text.sample_id = row.sample_id;
@@ -168,6 +163,42 @@ Result<KerneloptExportSummary> write_kernelopt_export(std::vector<KerneloptExpor
     if (rows[i].sample_id == texts[kept.size()].sample_id) kept.push_back(std::move(rows[i]));
   }
   rows = std::move(kept);
+  return decontaminated;
+}
+
+// The manifest's entry for one exported row.
+json sample_entry(const KerneloptExportRow& row, const std::string& input, const std::string& output,
+                  const std::string& cluster_key, bool held_out) {
+  return {{"id", row.sample_id},
+          {"candidate_id", row.candidate_id},
+          {"sha256", sha256_hex(input + "\n\x1f\n" + output)},
+          {"split", held_out ? "eval" : "train"},
+          {"cluster", cluster_key},
+          {"task", row.task.name},
+          {"task_origin", row.task.origin},
+          {"operator_type", row.task.operator_type},
+          {"domain", row.task.domain},
+          {"origin", origin_of(row.candidate)},
+          {"strategy", row.candidate.strategy},
+          {"rule", row.rule},
+          {"why", row.why},
+          {"timed", row.timed},
+          {"speedup", row.speedup},
+          {"device", row.device},
+          {"reasoning_length", reasoning_length(row.candidate.reasoning)}};
+}
+
+}  // namespace
+
+Result<KerneloptExportSummary> write_kernelopt_export(std::vector<KerneloptExportRow> rows,
+                                                      const KerneloptExportOptions& options) {
+  const std::string& format = options.format;
+  if (format != "alpaca" && format != "sharegpt" && format != "jsonl") {
+    return make_error("export: unknown format '" + format + "' (alpaca, sharegpt or jsonl)");
+  }
+  std::vector<ExportRow> texts;
+  Result<Decontamination> decontaminated = decontaminate_kernelopt_rows(rows, texts, options);
+  if (!decontaminated) return decontaminated.error();
 
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
@@ -195,23 +226,7 @@ Result<KerneloptExportSummary> write_kernelopt_export(std::vector<KerneloptExpor
     ++by_type[row.task.operator_type];
     ++by_domain[row.task.domain];
     ++by_origin[origin_of(row.candidate)];
-    samples.push_back({{"id", row.sample_id},
-                       {"candidate_id", row.candidate_id},
-                       {"sha256", sha256_hex(inputs[i] + "\n\x1f\n" + output)},
-                       {"split", held_out ? "eval" : "train"},
-                       {"cluster", cluster_key},
-                       {"task", row.task.name},
-                       {"task_origin", row.task.origin},
-                       {"operator_type", row.task.operator_type},
-                       {"domain", row.task.domain},
-                       {"origin", origin_of(row.candidate)},
-                       {"strategy", row.candidate.strategy},
-                       {"rule", row.rule},
-                       {"why", row.why},
-                       {"timed", row.timed},
-                       {"speedup", row.speedup},
-                       {"device", row.device},
-                       {"reasoning_length", reasoning_length(row.candidate.reasoning)}});
+    samples.push_back(sample_entry(row, inputs[i], output, cluster_key, held_out));
   }
   summary.samples = static_cast<int64_t>(rows.size());
   summary.train_samples = static_cast<int64_t>(train.size());
