@@ -135,7 +135,7 @@ SwitchText switch_over_cases(DomainContext& c, const SwitchUse& use, std::vector
   return write_switch_use(use, cases, use_switch);
 }
 
-// Host text that the domains' main() bodies share (agents/generator_host_text.cpp): raw main text,
+// Host text that the domains' main() bodies share (agents/generator/host_text.cpp): raw main text,
 // its ${NAME} placeholders unfilled, for a domain to put between its own lines.
 
 // value_t buffers of `count` elements on the device (`value_t* <device> = ...`), device_begin(),

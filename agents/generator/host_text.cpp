@@ -1,4 +1,4 @@
-// What several domain writers share (declared in agents/generator_domain.h): the host main() text
+// What several domain writers share (declared in agents/generator/domain.h): the host main() text
 // of buffers, collection and reports, the device text of tables, constants and a block's sum, a
 // switch's users, and the knobs recorded both as placeholders and as parameters.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The helpers the generator's domain writers share (agents/generator_host_text.cpp): the host
+// The helpers the generator's domain writers share (agents/generator/host_text.cpp): the host
 // main() text they write is the text each domain used to spell out, and the value and parameter
 // helpers fill both maps.
 #include <doctest/doctest.h>
