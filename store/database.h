@@ -1,13 +1,16 @@
 // A SQLite connection with RAII statements and transactions, opened with the project's
-// pragmas (WAL, foreign keys, busy timeout) and migrated to the current schema on open.
+// pragmas (WAL, foreign keys, busy timeout) and migrated to the current schema on open, and the
+// helpers every store module reads its rows with (read_row, collect_rows, first_row).
 // One Database per thread: a connection is not shared between threads.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +68,60 @@ class Statement {
   sqlite3_stmt* statement_ = nullptr;
   Status status_;
 };
+
+// Reading rows by column position. read_row(row, a, b, c) reads columns 0, 1 and 2 into a, b and
+// c, each as its type asks: std::string, int64_t, double, bool (nonzero), or an optional of one of
+// them (empty for NULL). A record is then read from its SELECT in one call.
+void read_column(const Statement& row, int column, std::string& out);
+void read_column(const Statement& row, int column, int64_t& out);
+void read_column(const Statement& row, int column, double& out);
+void read_column(const Statement& row, int column, bool& out);
+template <typename T>
+void read_column(const Statement& row, int column, std::optional<T>& out) {
+  if (row.is_null(column)) {
+    out.reset();
+    return;
+  }
+  T value{};
+  read_column(row, column, value);
+  out = std::move(value);
+}
+
+template <typename... Fields>
+void read_row(const Statement& row, Fields&... fields) {
+  int column = 0;
+  (read_column(row, column++, fields), ...);
+}
+
+// What `map_row` makes of a row of a Statement.
+template <typename MapRow>
+using MappedRow = std::decay_t<std::invoke_result_t<MapRow&, const Statement&>>;
+
+// Steps a bound statement through all its rows, each made into a value by `map_row(row)`, then
+// finish()es it: the values, or the error of a step.
+template <typename MapRow>
+Result<std::vector<MappedRow<MapRow>>> collect_rows(Statement& select, MapRow map_row) {
+  std::vector<MappedRow<MapRow>> rows;
+  while (select.step()) rows.push_back(map_row(select));
+  if (Status s = select.finish(); !s) return s.error();
+  return rows;
+}
+
+// The first row of a bound statement made into a value by `map_row(row)`, or none; finishes it.
+template <typename MapRow>
+Result<std::optional<MappedRow<MapRow>>> first_row(Statement& select, MapRow map_row) {
+  std::optional<MappedRow<MapRow>> row;
+  if (select.step()) row = map_row(select);
+  if (Status s = select.finish(); !s) return s.error();
+  return row;
+}
+
+// Column 0 of every row as text.
+Result<std::vector<std::string>> text_rows(Statement& select);
+// Column 0 of the first row as an integer: 0 when there is no row or it is NULL (a count, a max).
+Result<int64_t> single_int64(Statement& select);
+// (key, count) rows as a map.
+Result<std::map<std::string, int64_t>> counts_by_key(Statement& select);
 
 // The newest schema version this build knows. Older files are migrated on open;
 // newer ones are refused.
