@@ -36,11 +36,22 @@ Result<std::map<std::string, YieldCounts>> yields(Database& db, const std::strin
   return out;
 }
 
-RetrainEventRecord read_retrain_event(const Statement& row) {
-  RetrainEventRecord e;
+// yields() grouped by `key`, over the track's samples `s` joined with `join` and kept by `condition`.
+Result<std::map<std::string, YieldCounts>> yields_by(Database& db, const std::string& key, const std::string& join,
+                                                     const std::string& condition, const std::string& track,
+                                                     const std::vector<std::string>& excluded_prefixes) {
+  return yields(db,
+                "SELECT " + key + ", SUM(s.status IN ('verified','failed')), SUM(s.status = 'failed') FROM sample s" +
+                    join + " WHERE s.track = ?1" + condition + kNotExcluded + " GROUP BY 1",
+                "SELECT " + key + ", " + kStageTop +
+                    ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id" + join +
+                    " WHERE s.track = ?1 AND s.status = 'failed'" + condition + kNotExcluded + " GROUP BY 1, 2",
+                track, excluded_prefixes);
+}
+
+void read_retrain_event(const Statement& row, RetrainEventRecord& e) {
   read_row(row, e.id, e.cycle_id, e.reason, e.snapshot_hash, e.snapshot_dir, e.manifest, e.command, e.status, e.output,
            e.seconds, e.model_id, e.created_ms, e.parent_model_id, e.attempts);
-  return e;
 }
 
 // The answer of a SELECT EXISTS (...).
@@ -107,28 +118,12 @@ Result<YieldCounts> overall_yield(Database& db, const std::string& track,
 
 Result<std::map<std::string, YieldCounts>> yield_by_feature(Database& db, const std::string& track,
                                                             const std::vector<std::string>& excluded_prefixes) {
-  return yields(db,
-                std::string("SELECT sf.tag, SUM(s.status IN ('verified','failed')), SUM(s.status = 'failed')"
-                            " FROM sample s JOIN sample_feature sf ON sf.sample_id = s.id WHERE s.track = ?1") +
-                    kNotExcluded + " GROUP BY sf.tag",
-                std::string("SELECT sf.tag, ") + kStageTop +
-                    ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id"
-                    " JOIN sample_feature sf ON sf.sample_id = s.id WHERE s.track = ?1 AND s.status = 'failed'" +
-                    kNotExcluded + " GROUP BY 1, 2",
-                track, excluded_prefixes);
+  return yields_by(db, "sf.tag", " JOIN sample_feature sf ON sf.sample_id = s.id", "", track, excluded_prefixes);
 }
 
 Result<std::map<std::string, YieldCounts>> yield_by_domain(Database& db, const std::string& track,
                                                            const std::vector<std::string>& excluded_prefixes) {
-  return yields(db,
-                std::string("SELECT s.domain, SUM(s.status IN ('verified','failed')), SUM(s.status = 'failed')"
-                            " FROM sample s WHERE s.track = ?1 AND s.domain IS NOT NULL") +
-                    kNotExcluded + " GROUP BY s.domain",
-                std::string("SELECT s.domain, ") + kStageTop +
-                    ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id"
-                    " WHERE s.track = ?1 AND s.status = 'failed' AND s.domain IS NOT NULL" + kNotExcluded +
-                    " GROUP BY 1, 2",
-                track, excluded_prefixes);
+  return yields_by(db, "s.domain", "", " AND s.domain IS NOT NULL", track, excluded_prefixes);
 }
 
 Result<std::vector<FailureCategoryCoverage>> failure_category_coverage(Database& db, const std::string& track) {
@@ -160,7 +155,7 @@ Result<std::optional<int64_t>> newest_evaluated_model(Database& db, const std::s
       " AND EXISTS (SELECT 1 FROM evaluation e WHERE e.model_id = m.id)"
       " ORDER BY m.created_ms DESC, m.id DESC LIMIT 1");
   select.bind(1, track);
-  return first_row(select, [](const Statement& row) { return row.int64(0); });
+  return first_row<int64_t>(select, [](const Statement& row, int64_t& id) { id = row.int64(0); });
 }
 
 Result<std::map<std::string, EvaluationCounts>> evaluation_counts(Database& db, int64_t model_id) {
@@ -239,10 +234,8 @@ Result<std::vector<TailReportRow>> tail_report_rows(Database& db, int64_t cycle_
   Statement& select = db.cached(
       "SELECT rank, dimension, name, signal, score, numbers FROM tail_report WHERE cycle_id = ?1 ORDER BY rank");
   select.bind(1, cycle_id);
-  return collect_rows(select, [](const Statement& row) {
-    TailReportRow r;
+  return collect_rows<TailReportRow>(select, [](const Statement& row, TailReportRow& r) {
     read_row(row, r.rank, r.dimension, r.name, r.signal, r.score, r.numbers);
-    return r;
   });
 }
 
@@ -303,10 +296,8 @@ Result<std::vector<CycleVerifiedCounts>> verified_by_cycle(Database& db, const s
   }
   Statement& select = db.cached(sql);
   select.bind(1, track).bind(2, name);
-  return collect_rows(select, [](const Statement& row) {
-    CycleVerifiedCounts counts;
+  return collect_rows<CycleVerifiedCounts>(select, [](const Statement& row, CycleVerifiedCounts& counts) {
     read_row(row, counts.cycle_id, counts.verified, counts.matching);
-    return counts;
   });
 }
 
@@ -436,7 +427,7 @@ Result<std::vector<RetrainEventRecord>> list_retrain_events(Database& db, int li
   Result<Statement> select = db.prepare(sql);
   if (!select) return select.error();
   select->bind(1, static_cast<int64_t>(limit));
-  return collect_rows(*select, read_retrain_event);
+  return collect_rows<RetrainEventRecord>(*select, read_retrain_event);
 }
 
 Result<bool> retrain_snapshot_recorded(Database& db, const std::string& snapshot_hash) {
@@ -467,7 +458,7 @@ Result<std::optional<RetrainEventRecord>> find_retrain_event(Database& db, int64
   Result<Statement> select = db.prepare(std::string(kRetrainColumns) + " WHERE id = ?1");
   if (!select) return select.error();
   select->bind(1, id);
-  return first_row(*select, read_retrain_event);
+  return first_row<RetrainEventRecord>(*select, read_retrain_event);
 }
 
 Result<int64_t> mark_running_retrain_events_interrupted(Database& db) {
@@ -479,7 +470,7 @@ Result<int64_t> mark_running_retrain_events_interrupted(Database& db) {
 Result<std::vector<RetrainEventRecord>> interrupted_retrain_events(Database& db) {
   Result<Statement> select = db.prepare(std::string(kRetrainColumns) + " WHERE status = 'interrupted' ORDER BY id");
   if (!select) return select.error();
-  return collect_rows(*select, read_retrain_event);
+  return collect_rows<RetrainEventRecord>(*select, read_retrain_event);
 }
 
 Result<bool> restart_retrain_event(Database& db, int64_t id) {

@@ -8,18 +8,16 @@ const char* kSelectCycle =
     "SELECT id, started_ms, finished_ms, state, seed, planned, generated, verified, failed, synthesized, summary"
     " FROM cycle";
 
-CycleRecord read_cycle(const Statement& row) {
-  CycleRecord c;
+void read_cycle(const Statement& row, CycleRecord& c) {
   read_row(row, c.id, c.started_ms, c.finished_ms, c.state, c.seed, c.planned, c.generated, c.verified, c.failed,
            c.synthesized, c.summary);
-  return c;
 }
 
 Result<std::vector<CycleRecord>> select_cycles(Database& db, const std::string& tail, std::optional<int64_t> arg) {
   Result<Statement> select = db.prepare(std::string(kSelectCycle) + " " + tail);
   if (!select) return select.error();
   if (arg) select->bind(1, *arg);
-  return collect_rows(*select, read_cycle);
+  return collect_rows<CycleRecord>(*select, read_cycle);
 }
 
 Result<std::optional<CycleRecord>> first_of(Result<std::vector<CycleRecord>> cycles) {
@@ -57,19 +55,18 @@ Result<std::vector<CycleRecord>> running_cycles(Database& db) {
 }
 
 Result<int64_t> release_deferred_statuses(Database& db) {
-  Status updated = db.cached(
-                         "UPDATE sample SET status = (SELECT d.status FROM deferred_sample_status d WHERE d.sample_id = sample.id)"
-                         " WHERE id IN (SELECT d.sample_id FROM deferred_sample_status d JOIN sample s ON s.id = d.sample_id"
-                         "  WHERE NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id))")
-                       .run();
-  if (!updated) return updated.error();
+  // The samples with a deferred verdict whose every earlier cycle has finished.
+  const std::string releasable =
+      "(SELECT d.sample_id FROM deferred_sample_status d JOIN sample s ON s.id = d.sample_id"
+      "  WHERE NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id))";
+  // Statements are cached by the address of their text: static strings keep it.
+  static const std::string update =
+      "UPDATE sample SET status = (SELECT d.status FROM deferred_sample_status d WHERE d.sample_id = sample.id)"
+      " WHERE id IN " + releasable;
+  static const std::string remove = "DELETE FROM deferred_sample_status WHERE sample_id IN " + releasable;
+  if (Status updated = db.cached(update.c_str()).run(); !updated) return updated.error();
   int64_t released = db.changes();
-  Status deleted = db.cached(
-                         "DELETE FROM deferred_sample_status WHERE sample_id IN (SELECT d.sample_id FROM"
-                         " deferred_sample_status d JOIN sample s ON s.id = d.sample_id"
-                         "  WHERE NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id))")
-                       .run();
-  if (!deleted) return deleted.error();
+  if (Status deleted = db.cached(remove.c_str()).run(); !deleted) return deleted.error();
   return released;
 }
 

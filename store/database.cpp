@@ -140,13 +140,17 @@ void read_column(const Statement& row, int column, double& out) { out = row.real
 void read_column(const Statement& row, int column, bool& out) { out = row.int64(column) != 0; }
 
 Result<std::vector<std::string>> text_rows(Statement& select) {
-  return collect_rows(select, [](const Statement& row) { return row.text(0); });
+  return collect_rows<std::string>(select, [](const Statement& row, std::string& text) { text = row.text(0); });
+}
+
+Result<std::optional<std::string>> first_text(Statement& select) {
+  return first_row<std::string>(select, [](const Statement& row, std::string& text) { text = row.text(0); });
 }
 
 Result<int64_t> single_int64(Statement& select) {
-  Result<std::optional<int64_t>> first = first_row(select, [](const Statement& row) { return row.int64(0); });
-  if (!first) return first.error();
-  return first->value_or(0);
+  int64_t value = select.step() ? select.int64(0) : 0;
+  if (Status s = select.finish(); !s) return s.error();
+  return value;
 }
 
 Result<std::map<std::string, int64_t>> counts_by_key(Statement& select) {

@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <type_traits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,31 +92,30 @@ void read_row(const Statement& row, Fields&... fields) {
   (read_column(row, column++, fields), ...);
 }
 
-// What `map_row` makes of a row of a Statement.
-template <typename MapRow>
-using MappedRow = std::decay_t<std::invoke_result_t<MapRow&, const Statement&>>;
-
-// Steps a bound statement through all its rows, each made into a value by `map_row(row)`, then
-// finish()es it: the values, or the error of a step.
-template <typename MapRow>
-Result<std::vector<MappedRow<MapRow>>> collect_rows(Statement& select, MapRow map_row) {
-  std::vector<MappedRow<MapRow>> rows;
-  while (select.step()) rows.push_back(map_row(select));
+// Steps a bound statement through its rows (`most` of them at most), reading each into a new
+// Record with `read_record(row, record)` (a lambda around read_row, mostly), then finish()es it:
+// the records, or the error of a step.
+template <typename Record, typename ReadRecord>
+Result<std::vector<Record>> collect_rows(Statement& select, ReadRecord read_record, size_t most = SIZE_MAX) {
+  std::vector<Record> records;
+  while (records.size() < most && select.step()) read_record(select, records.emplace_back());
   if (Status s = select.finish(); !s) return s.error();
-  return rows;
+  return records;
 }
 
-// The first row of a bound statement made into a value by `map_row(row)`, or none; finishes it.
-template <typename MapRow>
-Result<std::optional<MappedRow<MapRow>>> first_row(Statement& select, MapRow map_row) {
-  std::optional<MappedRow<MapRow>> row;
-  if (select.step()) row = map_row(select);
-  if (Status s = select.finish(); !s) return s.error();
-  return row;
+// The first row of a bound statement read as collect_rows reads each, or none.
+template <typename Record, typename ReadRecord>
+Result<std::optional<Record>> first_row(Statement& select, ReadRecord read_record) {
+  Result<std::vector<Record>> first = collect_rows<Record>(select, read_record, 1);
+  if (!first) return first.error();
+  if (first->empty()) return std::optional<Record>();
+  return std::optional<Record>(std::move(first->front()));
 }
 
 // Column 0 of every row as text.
 Result<std::vector<std::string>> text_rows(Statement& select);
+// Column 0 of the first row as text, if there is a row.
+Result<std::optional<std::string>> first_text(Statement& select);
 // Column 0 of the first row as an integer: 0 when there is no row or it is NULL (a count, a max).
 Result<int64_t> single_int64(Statement& select);
 // (key, count) rows as a map.

@@ -9,11 +9,9 @@ Result<std::set<std::string>> first_column_set(Statement& select) {
   return std::set<std::string>(rows->begin(), rows->end());
 }
 
-EvalItem eval_item_from_row(const Statement& row) {
-  EvalItem item;
+void read_eval_item(const Statement& row, EvalItem& item) {
   read_row(row, item.track, item.sample_id, item.version, item.reference_target_id, item.reference_stdout_id,
            item.added_ms, item.held_out);
-  return item;
 }
 
 }  // namespace
@@ -23,7 +21,8 @@ Result<int64_t> eval_set_version(Database& db, const std::string& track) {
 }
 
 Result<int64_t> eval_set_size(Database& db, const std::string& track) {
-  return single_int64(db.cached("SELECT count(*) FROM eval_item WHERE track = ?1 AND retired_ms IS NULL").bind(1, track));
+  return single_int64(
+      db.cached("SELECT count(*) FROM eval_item WHERE track = ?1 AND retired_ms IS NULL").bind(1, track));
 }
 
 Result<std::vector<std::string>> eval_candidate_ids(Database& db, const std::string& track) {
@@ -60,7 +59,7 @@ Result<std::vector<EvalItem>> list_eval_items(Database& db, const std::string& t
       "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms, held_out FROM eval_item"
       " WHERE track = ?1 AND retired_ms IS NULL ORDER BY version, sample_id");
   select.bind(1, track);
-  return collect_rows(select, eval_item_from_row);
+  return collect_rows<EvalItem>(select, read_eval_item);
 }
 
 Result<std::set<std::string>> eval_item_ids(Database& db, const std::string& track) {
@@ -82,10 +81,8 @@ Result<std::vector<RetiredItem>> retired_eval_items(Database& db, const std::str
       "SELECT sample_id, version, retired_ms, coalesce(retired_reason, '') FROM eval_item"
       " WHERE track = ?1 AND retired_ms IS NOT NULL ORDER BY retired_ms, sample_id");
   select.bind(1, track);
-  return collect_rows(select, [](const Statement& row) {
-    RetiredItem item;
+  return collect_rows<RetiredItem>(select, [](const Statement& row, RetiredItem& item) {
     read_row(row, item.sample_id, item.version, item.retired_ms, item.reason);
-    return item;
   });
 }
 
@@ -94,7 +91,7 @@ Result<std::optional<EvalItem>> find_eval_item(Database& db, const std::string& 
       "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms, held_out FROM eval_item"
       " WHERE track = ?1 AND sample_id = ?2");
   select.bind(1, track).bind(2, sample_id);
-  return first_row(select, eval_item_from_row);
+  return first_row<EvalItem>(select, read_eval_item);
 }
 
 Result<std::optional<std::string>> sample_artifact_id(Database& db, const std::string& sample_id,
@@ -104,13 +101,13 @@ Result<std::optional<std::string>> sample_artifact_id(Database& db, const std::s
       " WHERE sa.sample_id = ?1 AND substr(sa.stage, 1, length(?2)) = ?2 AND sa.kind = ?3"
       " ORDER BY sa.stage, sa.name LIMIT 1");
   select.bind(1, sample_id).bind(2, stage_prefix).bind(3, kind);
-  return first_row(select, [](const Statement& row) { return row.text(0); });
+  return first_text(select);
 }
 
 Result<std::optional<std::string>> artifact_text(Database& db, const std::string& artifact_id) {
   Statement& select = db.cached("SELECT content FROM artifact WHERE id = ?1");
   select.bind(1, artifact_id);
-  return first_row(select, [](const Statement& row) { return row.text(0); });
+  return first_text(select);
 }
 
 Status record_trained_samples(Database& db, const std::string& snapshot_hash, const std::vector<std::string>& ids) {
@@ -186,11 +183,10 @@ Result<std::optional<EvaluationRecord>> find_evaluation(Database& db, int64_t mo
       "SELECT stage, status, category, message, seconds, cached FROM evaluation_stage WHERE evaluation_id = ?1"
       " ORDER BY position");
   stages.bind(1, e.id);
-  Result<std::vector<EvaluationStageRecord>> rows = collect_rows(stages, [](const Statement& row) {
-    EvaluationStageRecord stage;
-    read_row(row, stage.stage, stage.status, stage.category, stage.message, stage.seconds, stage.cached);
-    return stage;
-  });
+  Result<std::vector<EvaluationStageRecord>> rows =
+      collect_rows<EvaluationStageRecord>(stages, [](const Statement& row, EvaluationStageRecord& stage) {
+        read_row(row, stage.stage, stage.status, stage.category, stage.message, stage.seconds, stage.cached);
+      });
   if (!rows) return rows.error();
   e.stages = std::move(*rows);
   return std::optional<EvaluationRecord>(std::move(e));
@@ -212,10 +208,8 @@ Result<std::vector<EvaluationOutcome>> evaluation_outcomes(Database& db, int64_t
       " JOIN eval_item i ON i.track = m.track AND i.sample_id = e.sample_id"
       " WHERE e.model_id = ?1 AND i.retired_ms IS NULL ORDER BY i.version, e.sample_id");
   select.bind(1, model_id);
-  return collect_rows(select, [](const Statement& row) {
-    EvaluationOutcome o;
+  return collect_rows<EvaluationOutcome>(select, [](const Statement& row, EvaluationOutcome& o) {
     read_row(row, o.sample_id, o.version, o.ok, o.category, o.checked, o.held_out);
-    return o;
   });
 }
 

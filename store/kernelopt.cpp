@@ -22,10 +22,8 @@ Result<bool> insert_kernelopt_task(Database& db, const KerneloptTaskRow& task) {
 Result<std::vector<KerneloptTaskRow>> kernelopt_task_rows(Database& db) {
   Statement& select = db.cached(
       "SELECT name, operator_type, domain, description, spec, reference_source, origin FROM kernelopt_task ORDER BY name");
-  return collect_rows(select, [](const Statement& row) {
-    KerneloptTaskRow t;
+  return collect_rows<KerneloptTaskRow>(select, [](const Statement& row, KerneloptTaskRow& t) {
     read_row(row, t.name, t.operator_type, t.domain, t.description, t.spec, t.reference_source, t.origin);
-    return t;
   });
 }
 
@@ -53,14 +51,12 @@ Result<std::vector<KerneloptCandidateRecordRow>> kernelopt_candidate_rows(Databa
       "JOIN sample s ON s.id = c.sample_id "
       "LEFT JOIN kernelopt_measurement m ON m.id = (SELECT MAX(id) FROM kernelopt_measurement WHERE candidate_id = c.id) "
       "ORDER BY c.task, c.id");
-  return collect_rows(select, [](const Statement& row) {
-    KerneloptCandidateRecordRow r;
+  return collect_rows<KerneloptCandidateRecordRow>(select, [](const Statement& row, KerneloptCandidateRecordRow& r) {
     KerneloptCandidateRow& c = r.candidate;
     // A candidate never measured has NULL measurement columns: empty texts, unset figures.
     read_row(row, r.id, c.sample_id, r.operator_type, c.task, c.strategy, c.origin, c.model, c.reasoning, r.source,
              r.status, r.category, r.detail, r.device, r.speedup, r.reference_ms, r.candidate_ms, r.reference_spread,
              r.candidate_spread, c.reasoning_length, r.roofline_ms);
-    return r;
   });
 }
 
@@ -119,10 +115,8 @@ Result<std::vector<KerneloptChoiceRow>> latest_kernelopt_choices(Database& db) {
   Statement& select = db.cached(
       "SELECT candidate_id, rule, why FROM kernelopt_curation_choice WHERE curation_id = "
       "(SELECT MAX(id) FROM kernelopt_curation) ORDER BY position");
-  return collect_rows(select, [](const Statement& row) {
-    KerneloptChoiceRow choice;
+  return collect_rows<KerneloptChoiceRow>(select, [](const Statement& row, KerneloptChoiceRow& choice) {
     read_row(row, choice.candidate_id, choice.rule, choice.why);
-    return choice;
   });
 }
 

@@ -22,11 +22,8 @@ Result<std::vector<SampleToSign>> samples_to_sign(Database& db, const std::strin
   Statement& newer =
       db.cached("SELECT rowid, id, text FROM sample WHERE rowid > ?1 AND track = ?2 ORDER BY rowid LIMIT ?3");
   newer.bind(1, after_rowid).bind(2, track).bind(3, limit);
-  return collect_rows(newer, [](const Statement& row) {
-    SampleToSign sample;
-    read_row(row, sample.rowid, sample.id, sample.text);
-    return sample;
-  });
+  return collect_rows<SampleToSign>(
+      newer, [](const Statement& row, SampleToSign& sample) { read_row(row, sample.rowid, sample.id, sample.text); });
 }
 
 Result<int64_t> newest_sample_rowid(Database& db) {
@@ -60,10 +57,8 @@ Result<std::vector<LshBucketMember>> lsh_bucket_members(Database& db, const std:
       " JOIN sample s ON s.id = l.sample_id AND (s.cycle_id IS NULL OR s.cycle_id <= ?5)"
       " WHERE l.track = ?1 AND l.options_key = ?2 AND l.band = ?3 AND l.bucket = ?4");
   members.bind(1, track).bind(2, options_key).bind(3, band).bind(4, bucket).bind(5, max_cycle);
-  return collect_rows(members, [](const Statement& row) {
-    LshBucketMember member;
+  return collect_rows<LshBucketMember>(members, [](const Statement& row, LshBucketMember& member) {
     read_row(row, member.sample_id, member.signature);
-    return member;
   });
 }
 

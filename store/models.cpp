@@ -6,14 +6,12 @@ namespace {
 const char* kColumns =
     "id, name, kind, track, endpoint, parameters, parent_id, retrain_event_id, active, created_ms";
 
-ModelRecord model_from_row(const Statement& row) {
-  ModelRecord model;
+void read_model(const Statement& row, ModelRecord& model) {
   read_row(row, model.id, model.name, model.kind, model.track, model.endpoint, model.parameters, model.parent_id,
            model.retrain_event_id, model.active, model.created_ms);
-  return model;
 }
 
-Result<std::optional<ModelRecord>> first_model(Statement& select) { return first_row(select, model_from_row); }
+Result<std::optional<ModelRecord>> first_model(Statement& select) { return first_row<ModelRecord>(select, read_model); }
 
 bool same_definition(const ModelRecord& a, const ModelRecord& b) {
   return a.kind == b.kind && a.track == b.track && a.endpoint == b.endpoint && a.parameters == b.parameters &&
@@ -82,7 +80,7 @@ Result<std::vector<ModelRecord>> list_models(Database& db, const std::string& tr
       std::string("SELECT ") + kColumns + " FROM model WHERE ?1 = '' OR track = ?1 ORDER BY created_ms, id";
   Statement& select = db.cached(sql.c_str());
   select.bind(1, track);
-  return collect_rows(select, model_from_row);
+  return collect_rows<ModelRecord>(select, read_model);
 }
 
 Result<bool> set_model_active(Database& db, const std::string& name, bool active) {
@@ -117,11 +115,9 @@ constexpr const char* kPauseColumns =
     "p.model_id, m.name, m.track, p.category, p.message, p.since_ms, p.resume_ms, p.faults"
     " FROM model_pause p JOIN model m ON m.id = p.model_id";
 
-ModelPause pause_from_row(const Statement& row) {
-  ModelPause pause;
+void read_pause(const Statement& row, ModelPause& pause) {
   read_row(row, pause.model_id, pause.model_name, pause.track, pause.category, pause.message, pause.since_ms,
            pause.resume_ms, pause.faults);
-  return pause;
 }
 
 }  // namespace
@@ -130,12 +126,12 @@ Result<std::optional<ModelPause>> find_model_pause(Database& db, int64_t model_i
   static const std::string sql = std::string("SELECT ") + kPauseColumns + " WHERE p.model_id = ?1";
   Statement& select = db.cached(sql.c_str());
   select.bind(1, model_id);
-  return first_row(select, pause_from_row);
+  return first_row<ModelPause>(select, read_pause);
 }
 
 Result<std::vector<ModelPause>> list_model_pauses(Database& db) {
   static const std::string sql = std::string("SELECT ") + kPauseColumns + " ORDER BY m.name";
-  return collect_rows(db.cached(sql.c_str()), pause_from_row);
+  return collect_rows<ModelPause>(db.cached(sql.c_str()), read_pause);
 }
 
 }  // namespace tailforge

@@ -8,15 +8,13 @@ namespace tailforge {
 
 namespace {
 
-const char* kJobColumns =
+constexpr const char* kJobColumns =
     "id, kind, payload, state, priority, idempotency_key, lease_owner, lease_expires_ms, attempts, max_attempts,"
     " next_attempt_ms, last_error";
 
-Job read_job(const Statement& row) {
-  Job j;
+void read_job(const Statement& row, Job& j) {
   read_row(row, j.id, j.kind, j.payload, j.state, j.priority, j.idempotency_key, j.lease_owner, j.lease_expires_ms,
            j.attempts, j.max_attempts, j.next_attempt_ms, j.last_error);
-  return j;
 }
 
 }  // namespace
@@ -85,7 +83,8 @@ Result<std::optional<Job>> JobQueue::lease(const std::string& owner, int64_t lea
     Status s = take.finish();
     return make_error("leasing job " + std::to_string(id) + ": " + (s ? "vanished" : s.message()));
   }
-  Job job = read_job(take);
+  Job job;
+  read_job(take, job);
   take.reset();
   if (Status c = transaction.commit(); !c) return c.error();
   return std::optional<Job>(std::move(job));
@@ -190,7 +189,7 @@ Result<std::optional<Job>> JobQueue::find(int64_t id) {
       "SELECT id, kind, payload, state, priority, idempotency_key, lease_owner, lease_expires_ms, attempts,"
       " max_attempts, next_attempt_ms, last_error FROM job WHERE id = ?1");
   select.bind(1, id);
-  return first_row(select, read_job);
+  return first_row<Job>(select, read_job);
 }
 
 Result<std::optional<Job>> JobQueue::find_by_key(const std::string& idempotency_key) {
@@ -198,7 +197,7 @@ Result<std::optional<Job>> JobQueue::find_by_key(const std::string& idempotency_
       "SELECT id, kind, payload, state, priority, idempotency_key, lease_owner, lease_expires_ms, attempts,"
       " max_attempts, next_attempt_ms, last_error FROM job WHERE idempotency_key = ?1");
   select.bind(1, idempotency_key);
-  return first_row(select, read_job);
+  return first_row<Job>(select, read_job);
 }
 
 Result<std::vector<Job>> JobQueue::list(const std::optional<std::string>& state, int limit) {
@@ -206,7 +205,7 @@ Result<std::vector<Job>> JobQueue::list(const std::optional<std::string>& state,
                                          " FROM job WHERE (?1 IS NULL OR state = ?1) ORDER BY id DESC LIMIT ?2");
   if (!select) return select.error();
   select->bind(1, state).bind(2, limit);
-  return collect_rows(*select, read_job);
+  return collect_rows<Job>(*select, read_job);
 }
 
 Result<std::map<std::string, int64_t>> JobQueue::counts_by_state() {

@@ -68,10 +68,8 @@ Result<std::vector<SampleHeader>> newest_samples(Database& db, const std::string
                                  " WHERE status = ?1 AND (?2 = '' OR track = ?2) ORDER BY created_ms DESC LIMIT ?3");
   if (!status.empty()) select.bind(1, status);
   select.bind(2, track).bind(3, static_cast<int64_t>(limit));
-  return collect_rows(select, [](const Statement& row) {
-    SampleHeader header;
+  return collect_rows<SampleHeader>(select, [](const Statement& row, SampleHeader& header) {
     read_row(row, header.id, header.track, header.origin, header.status, header.domain, header.created_ms);
-    return header;
   });
 }
 
@@ -89,8 +87,7 @@ Result<std::optional<Sample>> find_sample(Database& db, const std::string& id) {
       "SELECT id, track, origin, language, text, template_id, persona, variables, seed, model, prompt_hash,"
       " domain, features, status, cycle_id, created_ms FROM sample WHERE id = ?1");
   select.bind(1, id);
-  return first_row(select, [](const Statement& row) {
-    Sample sample;
+  return first_row<Sample>(select, [](const Statement& row, Sample& sample) {
     std::string features_json;
     read_row(row, sample.id, sample.track, sample.origin, sample.language, sample.text, sample.template_id,
              sample.persona, sample.variables, sample.seed, sample.model, sample.prompt_hash, sample.domain,
@@ -101,7 +98,6 @@ Result<std::optional<Sample>> find_sample(Database& db, const std::string& id) {
         if (tag.is_string()) sample.features.push_back(tag.get<std::string>());
       }
     }
-    return sample;
   });
 }
 
@@ -155,10 +151,8 @@ Result<std::vector<ArtifactRecord>> artifacts_of(Database& db, const std::string
       " FROM sample_artifact sa JOIN artifact a ON a.id = sa.artifact_id"
       " WHERE sa.sample_id = ?1 ORDER BY sa.stage, sa.name");
   select.bind(1, sample_id);
-  return collect_rows(select, [](const Statement& row) {
-    ArtifactRecord a;
+  return collect_rows<ArtifactRecord>(select, [](const Statement& row, ArtifactRecord& a) {
     read_row(row, a.stage, a.name, a.kind, a.content, a.command, a.toolchain_version, a.id);
-    return a;
   });
 }
 
@@ -193,11 +187,9 @@ Result<std::vector<VerificationRecord>> verifications_of(Database& db, const std
       " toolchain_version, cached, created_ms, coalesce(cpu_seconds, 0) FROM verification WHERE sample_id = ?1"
       " ORDER BY id");
   select.bind(1, sample_id);
-  return collect_rows(select, [](const Statement& row) {
-    VerificationRecord v;
+  return collect_rows<VerificationRecord>(select, [](const Statement& row, VerificationRecord& v) {
     read_row(row, v.id, v.sample_id, v.stage, v.status, v.exit_code, v.signal, v.reason, v.diagnostics, v.seconds,
              v.peak_rss_kb, v.host, v.toolchain_version, v.cached, v.created_ms, v.cpu_seconds);
-    return v;
   });
 }
 
@@ -205,7 +197,7 @@ Result<std::optional<std::string>> latest_skip_reason(Database& db, const std::s
   Statement& select = db.cached(
       "SELECT reason FROM verification WHERE stage = ?1 AND status = 'skipped' ORDER BY created_ms DESC, id DESC LIMIT 1");
   select.bind(1, stage);
-  return first_row(select, [](const Statement& row) { return row.text(0); });
+  return first_text(select);
 }
 
 Status insert_lineage_edge(Database& db, LineageEdge edge) {
@@ -239,11 +231,10 @@ Result<std::vector<LineageEdge>> walk_lineage(Database& db, const std::string& i
   for (int depth = 0; depth < max_depth && !frontier.empty(); ++depth) {
     std::vector<std::string> next;
     for (const std::string& node : frontier) {
-      Result<std::vector<LineageEdge>> found = collect_rows(db.cached(sql).bind(1, node), [](const Statement& row) {
-        LineageEdge e;
-        read_row(row, e.parent_id, e.child_id, e.relation, e.agent, e.model, e.prompt_hash, e.reason, e.created_ms);
-        return e;
-      });
+      Result<std::vector<LineageEdge>> found =
+          collect_rows<LineageEdge>(db.cached(sql).bind(1, node), [](const Statement& row, LineageEdge& e) {
+            read_row(row, e.parent_id, e.child_id, e.relation, e.agent, e.model, e.prompt_hash, e.reason, e.created_ms);
+          });
       if (!found) return found.error();
       for (LineageEdge& edge : *found) {
         const std::string& other = upwards ? edge.parent_id : edge.child_id;

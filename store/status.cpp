@@ -48,10 +48,8 @@ Status query_growth(Database& db, StatusSummary& s) {
         "SELECT track, origin, created_ms / ?1 * ?1 AS bucket, count(*) FROM sample WHERE status = 'verified'"
         " GROUP BY bucket, track, origin ORDER BY bucket, track, origin");
     Result<std::vector<GrowthBucket>> growth =
-        collect_rows(buckets.bind(1, s.growth_bucket_ms), [](const Statement& row) {
-          GrowthBucket bucket;
+        collect_rows<GrowthBucket>(buckets.bind(1, s.growth_bucket_ms), [](const Statement& row, GrowthBucket& bucket) {
           read_row(row, bucket.track, bucket.origin, bucket.start_ms, bucket.verified);
-          return bucket;
         });
     if (!growth) return growth.error();
     s.growth = std::move(*growth);
@@ -65,11 +63,10 @@ Status query_growth(Database& db, StatusSummary& s) {
       "SELECT id, cycle_id, created_ms, status, reason, model_id FROM"
       " (SELECT * FROM retrain_event ORDER BY id DESC LIMIT ?) ORDER BY id");
   retrains.bind(1, static_cast<int64_t>(kRetrainsShown));
-  Result<std::vector<RetrainMark>> marks = collect_rows(retrains, [](const Statement& row) {
-    RetrainMark mark;
-    read_row(row, mark.id, mark.cycle_id, mark.created_ms, mark.status, mark.reason, mark.model_id);
-    return mark;
-  });
+  Result<std::vector<RetrainMark>> marks =
+      collect_rows<RetrainMark>(retrains, [](const Statement& row, RetrainMark& mark) {
+        read_row(row, mark.id, mark.cycle_id, mark.created_ms, mark.status, mark.reason, mark.model_id);
+      });
   if (!marks) return marks.error();
   s.retrains = std::move(*marks);
   return {};
@@ -79,11 +76,10 @@ Status query_stage_seconds(Database& db, StatusSummary& s) {
   Statement& stages = db.cached(
       "SELECT stage, sum(seconds), sum(coalesce(cpu_seconds, 0)), count(*), sum(cached) FROM verification"
       " GROUP BY stage ORDER BY 2 DESC, stage");
-  Result<std::vector<StageSeconds>> rows = collect_rows(stages, [](const Statement& row) {
-    StageSeconds stage;
-    read_row(row, stage.stage, stage.seconds, stage.cpu_seconds, stage.runs, stage.cached);
-    return stage;
-  });
+  Result<std::vector<StageSeconds>> rows =
+      collect_rows<StageSeconds>(stages, [](const Statement& row, StageSeconds& stage) {
+        read_row(row, stage.stage, stage.seconds, stage.cpu_seconds, stage.runs, stage.cached);
+      });
   if (!rows) return rows.error();
   for (const StageSeconds& stage : *rows) {
     s.stage_seconds += stage.seconds;

@@ -54,8 +54,7 @@ Result<std::vector<WorkerRecord>> list_workers(Database& db) {
       "SELECT name, host, capabilities, kinds, missing, started_ms, last_seen_ms, job_id, jobs_done, jobs_failed"
       " FROM worker ORDER BY name <> ?1, name");
   select.bind(1, kLocalWorkerName);
-  return collect_rows(select, [](const Statement& row) {
-    WorkerRecord worker;
+  return collect_rows<WorkerRecord>(select, [](const Statement& row, WorkerRecord& worker) {
     std::string capabilities, kinds_json, missing_json;
     read_row(row, worker.name, worker.host, capabilities, kinds_json, missing_json, worker.started_ms,
              worker.last_seen_ms, worker.job_id, worker.jobs_done, worker.jobs_failed);
@@ -73,7 +72,6 @@ Result<std::vector<WorkerRecord>> list_workers(Database& db) {
           if (stage.is_string()) worker.missing[kind].push_back(stage.get<std::string>());
       }
     }
-    return worker;
   });
 }
 
@@ -147,7 +145,7 @@ Result<std::optional<std::string>> find_artifact_content(Database& db, const std
   Statement& select = db.cached(
       "SELECT content FROM artifact WHERE id = ?1 UNION ALL SELECT content FROM artifact_upload WHERE id = ?1 LIMIT 1");
   select.bind(1, id);
-  return first_row(select, [](const Statement& row) { return row.text(0); });
+  return first_text(select);
 }
 
 Status drop_uploads(Database& db, const std::vector<std::string>& ids, int64_t older_than_ms) {
