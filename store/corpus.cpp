@@ -7,25 +7,6 @@ namespace {
 
 const char* kStageTop = "CASE WHEN instr(f.stage, '.') > 0 THEN substr(f.stage, 1, instr(f.stage, '.') - 1) ELSE f.stage END";
 
-// Runs a (key, count) query with ?1 = text.
-Result<std::map<std::string, int64_t>> counts_by_key(Database& db, const char* sql, const std::string& parameter) {
-  Statement& select = db.cached(sql);
-  select.bind(1, parameter);
-  std::map<std::string, int64_t> counts;
-  while (select.step()) counts[select.text(0)] = select.int64(1);
-  if (Status s = select.finish(); !s) return s.error();
-  return counts;
-}
-
-Result<std::vector<std::string>> texts(Database& db, const char* sql, const std::string& parameter) {
-  Statement& select = db.cached(sql);
-  select.bind(1, parameter);
-  std::vector<std::string> out;
-  while (select.step()) out.push_back(select.text(0));
-  if (Status s = select.finish(); !s) return s.error();
-  return out;
-}
-
 // (key, finished, failed) rows, then (key, stage, failed samples) rows.
 // Appended to a WHERE on sample `s`: no failure of s is in a category of the JSON array ?2 of prefixes.
 const char* const kNotExcluded =
@@ -46,32 +27,38 @@ Result<std::map<std::string, YieldCounts>> yields(Database& db, const std::strin
     counts.finished = totals->int64(1);
     counts.failed = totals->int64(2);
   }
-  if (!totals->status()) return totals->status().error();
+  if (Status s = totals->finish(); !s) return s.error();
   Result<Statement> stages = db.prepare(stages_sql);
   if (!stages) return stages.error();
   stages->bind(1, track).bind(2, excluded);
   while (stages->step()) out[stages->text(0)].failed_by_stage[stages->text(1)] = stages->int64(2);
-  if (!stages->status()) return stages->status().error();
+  if (Status s = stages->finish(); !s) return s.error();
   return out;
 }
 
-RetrainEventRecord read_retrain_event(Statement& row) {
-  RetrainEventRecord event;
-  event.id = row.int64(0);
-  event.cycle_id = row.optional_int64(1);
-  event.reason = row.text(2);
-  event.snapshot_hash = row.text(3);
-  event.snapshot_dir = row.optional_text(4);
-  event.manifest = row.optional_text(5);
-  event.command = row.optional_text(6);
-  event.status = row.text(7);
-  event.output = row.optional_text(8);
-  if (!row.is_null(9)) event.seconds = row.real(9);
-  event.model_id = row.optional_int64(10);
-  event.created_ms = row.int64(11);
-  event.parent_model_id = row.optional_int64(12);
-  event.attempts = row.int64(13);
-  return event;
+// yields() grouped by `key`, over the track's samples `s` joined with `join` and kept by `condition`.
+Result<std::map<std::string, YieldCounts>> yields_by(Database& db, const std::string& key, const std::string& join,
+                                                     const std::string& condition, const std::string& track,
+                                                     const std::vector<std::string>& excluded_prefixes) {
+  return yields(db,
+                "SELECT " + key + ", SUM(s.status IN ('verified','failed')), SUM(s.status = 'failed') FROM sample s" +
+                    join + " WHERE s.track = ?1" + condition + kNotExcluded + " GROUP BY 1",
+                "SELECT " + key + ", " + kStageTop +
+                    ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id" + join +
+                    " WHERE s.track = ?1 AND s.status = 'failed'" + condition + kNotExcluded + " GROUP BY 1, 2",
+                track, excluded_prefixes);
+}
+
+void read_retrain_event(const Statement& row, RetrainEventRecord& e) {
+  read_row(row, e.id, e.cycle_id, e.reason, e.snapshot_hash, e.snapshot_dir, e.manifest, e.command, e.status, e.output,
+           e.seconds, e.model_id, e.created_ms, e.parent_model_id, e.attempts);
+}
+
+// The answer of a SELECT EXISTS (...).
+Result<bool> select_exists(Statement& select) {
+  Result<int64_t> exists = single_int64(select);
+  if (!exists) return exists.error();
+  return *exists != 0;
 }
 
 const char* kRetrainColumns =
@@ -81,48 +68,37 @@ const char* kRetrainColumns =
 }  // namespace
 
 Result<int64_t> verified_count(Database& db, const std::string& track) {
-  Statement& select = db.cached("SELECT COUNT(*) FROM sample WHERE track = ?1 AND status = 'verified'");
-  select.bind(1, track);
-  int64_t count = select.step() ? select.int64(0) : 0;
-  if (Status s = select.finish(); !s) return s.error();
-  return count;
+  return single_int64(db.cached("SELECT COUNT(*) FROM sample WHERE track = ?1 AND status = 'verified'").bind(1, track));
 }
 
 Result<int64_t> verified_count_all(Database& db) {
-  Statement& select = db.cached("SELECT COUNT(*) FROM sample WHERE status = 'verified'");
-  int64_t count = select.step() ? select.int64(0) : 0;
-  if (Status s = select.finish(); !s) return s.error();
-  return count;
+  return single_int64(db.cached("SELECT COUNT(*) FROM sample WHERE status = 'verified'"));
 }
 
 Result<std::map<std::string, int64_t>> verified_count_by_feature(Database& db, const std::string& track) {
-  return counts_by_key(db,
-                       // From the track's verified samples (index on track, status) to their tags
-                       // (index on sample_id): CROSS JOIN keeps that order.
-                       "SELECT sf.tag, COUNT(*) FROM sample s CROSS JOIN sample_feature sf ON sf.sample_id = s.id"
-                       " WHERE s.track = ?1 AND s.status = 'verified' GROUP BY sf.tag",
-                       track);
+  // From the track's verified samples (index on track, status) to their tags (index on sample_id):
+  // CROSS JOIN keeps that order.
+  return counts_by_key(db.cached("SELECT sf.tag, COUNT(*) FROM sample s CROSS JOIN sample_feature sf"
+                                 " ON sf.sample_id = s.id WHERE s.track = ?1 AND s.status = 'verified' GROUP BY sf.tag")
+                           .bind(1, track));
 }
 
 Result<std::map<std::string, int64_t>> verified_count_by_domain(Database& db, const std::string& track) {
-  return counts_by_key(db,
-                       "SELECT domain, COUNT(*) FROM sample WHERE track = ?1 AND status = 'verified'"
-                       " AND domain IS NOT NULL GROUP BY domain",
-                       track);
+  return counts_by_key(db.cached("SELECT domain, COUNT(*) FROM sample WHERE track = ?1 AND status = 'verified'"
+                                 " AND domain IS NOT NULL GROUP BY domain")
+                           .bind(1, track));
 }
 
 Result<std::vector<std::string>> features_seen(Database& db, const std::string& track) {
-  return texts(db,
-               "SELECT DISTINCT sf.tag FROM sample_feature sf JOIN sample s ON s.id = sf.sample_id"
-               " WHERE s.track = ?1 AND s.status IN ('verified','failed') ORDER BY sf.tag",
-               track);
+  return text_rows(db.cached("SELECT DISTINCT sf.tag FROM sample_feature sf JOIN sample s ON s.id = sf.sample_id"
+                             " WHERE s.track = ?1 AND s.status IN ('verified','failed') ORDER BY sf.tag")
+                       .bind(1, track));
 }
 
 Result<std::vector<std::string>> domains_seen(Database& db, const std::string& track) {
-  return texts(db,
-               "SELECT DISTINCT domain FROM sample WHERE track = ?1 AND status IN ('verified','failed')"
-               " AND domain IS NOT NULL ORDER BY domain",
-               track);
+  return text_rows(db.cached("SELECT DISTINCT domain FROM sample WHERE track = ?1 AND status IN ('verified','failed')"
+                             " AND domain IS NOT NULL ORDER BY domain")
+                       .bind(1, track));
 }
 
 Result<YieldCounts> overall_yield(Database& db, const std::string& track,
@@ -142,44 +118,28 @@ Result<YieldCounts> overall_yield(Database& db, const std::string& track,
 
 Result<std::map<std::string, YieldCounts>> yield_by_feature(Database& db, const std::string& track,
                                                             const std::vector<std::string>& excluded_prefixes) {
-  return yields(db,
-                std::string("SELECT sf.tag, SUM(s.status IN ('verified','failed')), SUM(s.status = 'failed')"
-                            " FROM sample s JOIN sample_feature sf ON sf.sample_id = s.id WHERE s.track = ?1") +
-                    kNotExcluded + " GROUP BY sf.tag",
-                std::string("SELECT sf.tag, ") + kStageTop +
-                    ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id"
-                    " JOIN sample_feature sf ON sf.sample_id = s.id WHERE s.track = ?1 AND s.status = 'failed'" +
-                    kNotExcluded + " GROUP BY 1, 2",
-                track, excluded_prefixes);
+  return yields_by(db, "sf.tag", " JOIN sample_feature sf ON sf.sample_id = s.id", "", track, excluded_prefixes);
 }
 
 Result<std::map<std::string, YieldCounts>> yield_by_domain(Database& db, const std::string& track,
                                                            const std::vector<std::string>& excluded_prefixes) {
-  return yields(db,
-                std::string("SELECT s.domain, SUM(s.status IN ('verified','failed')), SUM(s.status = 'failed')"
-                            " FROM sample s WHERE s.track = ?1 AND s.domain IS NOT NULL") +
-                    kNotExcluded + " GROUP BY s.domain",
-                std::string("SELECT s.domain, ") + kStageTop +
-                    ", COUNT(DISTINCT f.sample_id) FROM failure f JOIN sample s ON s.id = f.sample_id"
-                    " WHERE s.track = ?1 AND s.status = 'failed' AND s.domain IS NOT NULL" + kNotExcluded +
-                    " GROUP BY 1, 2",
-                track, excluded_prefixes);
+  return yields_by(db, "s.domain", "", " AND s.domain IS NOT NULL", track, excluded_prefixes);
 }
 
 Result<std::vector<FailureCategoryCoverage>> failure_category_coverage(Database& db, const std::string& track) {
   Result<std::map<std::string, int64_t>> failed = counts_by_key(
-      db, "SELECT category, COUNT(DISTINCT sample_id) FROM failure WHERE track = ?1 GROUP BY category", track);
+      db.cached("SELECT category, COUNT(DISTINCT sample_id) FROM failure WHERE track = ?1 GROUP BY category")
+          .bind(1, track));
   if (!failed) return failed.error();
   Result<std::map<std::string, int64_t>> covered = counts_by_key(
-      db,
-      "SELECT name, COUNT(DISTINCT child_id) FROM ("
-      "  SELECT l.child_id,"
-      "   CASE WHEN json_valid(l.reason) THEN json_extract(l.reason, '$.dimension') END AS dimension,"
-      "   CASE WHEN json_valid(l.reason) THEN json_extract(l.reason, '$.name') END AS name"
-      "  FROM lineage l JOIN sample c ON c.id = l.child_id"
-      "  WHERE l.relation = 'synthesized_from' AND c.status = 'verified' AND c.track = ?1)"
-      " WHERE dimension = 'category' AND name IS NOT NULL GROUP BY name",
-      track);
+      db.cached("SELECT name, COUNT(DISTINCT child_id) FROM ("
+                "  SELECT l.child_id,"
+                "   CASE WHEN json_valid(l.reason) THEN json_extract(l.reason, '$.dimension') END AS dimension,"
+                "   CASE WHEN json_valid(l.reason) THEN json_extract(l.reason, '$.name') END AS name"
+                "  FROM lineage l JOIN sample c ON c.id = l.child_id"
+                "  WHERE l.relation = 'synthesized_from' AND c.status = 'verified' AND c.track = ?1)"
+                " WHERE dimension = 'category' AND name IS NOT NULL GROUP BY name")
+          .bind(1, track));
   if (!covered) return covered.error();
   std::vector<FailureCategoryCoverage> out;
   for (const auto& [category, count] : *failed) {
@@ -195,10 +155,7 @@ Result<std::optional<int64_t>> newest_evaluated_model(Database& db, const std::s
       " AND EXISTS (SELECT 1 FROM evaluation e WHERE e.model_id = m.id)"
       " ORDER BY m.created_ms DESC, m.id DESC LIMIT 1");
   select.bind(1, track);
-  std::optional<int64_t> id;
-  if (select.step()) id = select.int64(0);
-  if (Status s = select.finish(); !s) return s.error();
-  return id;
+  return first_row<int64_t>(select, [](const Statement& row, int64_t& id) { id = row.int64(0); });
 }
 
 Result<std::map<std::string, EvaluationCounts>> evaluation_counts(Database& db, int64_t model_id) {
@@ -245,10 +202,7 @@ Result<std::vector<std::string>> model_failure_seed_ids(Database& db, int64_t mo
   }
   Statement& select = db.cached(sql);
   select.bind(1, model_id).bind(2, name).bind(3, static_cast<int64_t>(limit));
-  std::vector<std::string> ids;
-  while (select.step()) ids.push_back(select.text(0));
-  if (Status s = select.finish(); !s) return s.error();
-  return ids;
+  return text_rows(select);
 }
 
 Result<int64_t> verified_synthesized_for_tail(Database& db, const std::string& track, const std::string& dimension,
@@ -258,10 +212,7 @@ Result<int64_t> verified_synthesized_for_tail(Database& db, const std::string& t
       " AND c.created_ms >= ?4 AND EXISTS (SELECT 1 FROM lineage l WHERE l.child_id = c.id"
       "   AND l.relation = 'synthesized_from' AND json_valid(l.reason)"
       "   AND json_extract(l.reason, '$.dimension') = ?2 AND json_extract(l.reason, '$.name') = ?3)");
-  count.bind(1, track).bind(2, dimension).bind(3, name).bind(4, since_ms);
-  int64_t n = count.step() ? count.int64(0) : 0;
-  if (Status s = count.finish(); !s) return s.error();
-  return n;
+  return single_int64(count.bind(1, track).bind(2, dimension).bind(3, name).bind(4, since_ms));
 }
 
 Status replace_tail_report(Database& db, int64_t cycle_id, const std::vector<TailReportRow>& rows) {
@@ -283,20 +234,15 @@ Result<std::vector<TailReportRow>> tail_report_rows(Database& db, int64_t cycle_
   Statement& select = db.cached(
       "SELECT rank, dimension, name, signal, score, numbers FROM tail_report WHERE cycle_id = ?1 ORDER BY rank");
   select.bind(1, cycle_id);
-  std::vector<TailReportRow> rows;
-  while (select.step()) {
-    rows.push_back({select.int64(0), select.text(1), select.text(2), select.text(3), select.real(4), select.text(5)});
-  }
-  if (Status s = select.finish(); !s) return s.error();
-  return rows;
+  return collect_rows<TailReportRow>(select, [](const Statement& row, TailReportRow& r) {
+    read_row(row, r.rank, r.dimension, r.name, r.signal, r.score, r.numbers);
+  });
 }
 
 Result<bool> tail_report_exists(Database& db, int64_t cycle_id) {
   Statement& select = db.cached("SELECT EXISTS (SELECT 1 FROM tail_report WHERE cycle_id = ?1)");
   select.bind(1, cycle_id);
-  bool exists = select.step() && select.int64(0) != 0;
-  if (Status s = select.finish(); !s) return s.error();
-  return exists;
+  return select_exists(select);
 }
 
 Result<std::optional<int64_t>> latest_tail_report_cycle(Database& db) {
@@ -350,10 +296,9 @@ Result<std::vector<CycleVerifiedCounts>> verified_by_cycle(Database& db, const s
   }
   Statement& select = db.cached(sql);
   select.bind(1, track).bind(2, name);
-  std::vector<CycleVerifiedCounts> rows;
-  while (select.step()) rows.push_back({select.int64(0), select.int64(1), select.int64(2)});
-  if (Status s = select.finish(); !s) return s.error();
-  return rows;
+  return collect_rows<CycleVerifiedCounts>(select, [](const Statement& row, CycleVerifiedCounts& counts) {
+    read_row(row, counts.cycle_id, counts.verified, counts.matching);
+  });
 }
 
 Result<std::vector<std::string>> tail_seed_ids(Database& db, const std::string& track, const std::string& dimension,
@@ -398,10 +343,7 @@ Result<std::vector<std::string>> tail_seed_ids(Database& db, const std::string& 
   }
   Statement& select = db.cached(condition_sql);
   select.bind(1, track).bind(2, name).bind(3, exclude_cycle).bind(4, static_cast<int64_t>(limit));
-  std::vector<std::string> ids;
-  while (select.step()) ids.push_back(select.text(0));
-  if (Status s = select.finish(); !s) return s.error();
-  return ids;
+  return text_rows(select);
 }
 
 Status for_each_sample_text(Database& db, const std::string& track,
@@ -417,9 +359,7 @@ Result<bool> lineage_edge_exists(Database& db, const std::string& parent_id, con
   Statement& select = db.cached(
       "SELECT EXISTS (SELECT 1 FROM lineage WHERE parent_id = ?1 AND child_id = ?2 AND relation = ?3)");
   select.bind(1, parent_id).bind(2, child_id).bind(3, relation);
-  bool exists = select.step() && select.int64(0) != 0;
-  if (Status s = select.finish(); !s) return s.error();
-  return exists;
+  return select_exists(select);
 }
 
 Result<std::vector<ExportRow>> verified_export_rows(Database& db, const std::vector<std::string>& tracks,
@@ -487,18 +427,13 @@ Result<std::vector<RetrainEventRecord>> list_retrain_events(Database& db, int li
   Result<Statement> select = db.prepare(sql);
   if (!select) return select.error();
   select->bind(1, static_cast<int64_t>(limit));
-  std::vector<RetrainEventRecord> events;
-  while (select->step()) events.push_back(read_retrain_event(*select));
-  if (!select->status()) return select->status().error();
-  return events;
+  return collect_rows<RetrainEventRecord>(*select, read_retrain_event);
 }
 
 Result<bool> retrain_snapshot_recorded(Database& db, const std::string& snapshot_hash) {
   Statement& select = db.cached("SELECT EXISTS (SELECT 1 FROM retrain_event WHERE snapshot_hash = ?1)");
   select.bind(1, snapshot_hash);
-  bool exists = select.step() && select.int64(0) != 0;
-  if (Status s = select.finish(); !s) return s.error();
-  return exists;
+  return select_exists(select);
 }
 
 Result<std::optional<int64_t>> insert_retrain_event_if_new(Database& db, const RetrainEventRecord& event) {
@@ -523,10 +458,7 @@ Result<std::optional<RetrainEventRecord>> find_retrain_event(Database& db, int64
   Result<Statement> select = db.prepare(std::string(kRetrainColumns) + " WHERE id = ?1");
   if (!select) return select.error();
   select->bind(1, id);
-  std::optional<RetrainEventRecord> event;
-  if (select->step()) event = read_retrain_event(*select);
-  if (!select->status()) return select->status().error();
-  return event;
+  return first_row<RetrainEventRecord>(*select, read_retrain_event);
 }
 
 Result<int64_t> mark_running_retrain_events_interrupted(Database& db) {
@@ -538,10 +470,7 @@ Result<int64_t> mark_running_retrain_events_interrupted(Database& db) {
 Result<std::vector<RetrainEventRecord>> interrupted_retrain_events(Database& db) {
   Result<Statement> select = db.prepare(std::string(kRetrainColumns) + " WHERE status = 'interrupted' ORDER BY id");
   if (!select) return select.error();
-  std::vector<RetrainEventRecord> events;
-  while (select->step()) events.push_back(read_retrain_event(*select));
-  if (!select->status()) return select->status().error();
-  return events;
+  return collect_rows<RetrainEventRecord>(*select, read_retrain_event);
 }
 
 Result<bool> restart_retrain_event(Database& db, int64_t id) {

@@ -8,30 +8,16 @@ const char* kSelectCycle =
     "SELECT id, started_ms, finished_ms, state, seed, planned, generated, verified, failed, synthesized, summary"
     " FROM cycle";
 
-CycleRecord read_cycle(const Statement& row) {
-  CycleRecord c;
-  c.id = row.int64(0);
-  c.started_ms = row.int64(1);
-  c.finished_ms = row.optional_int64(2);
-  c.state = row.text(3);
-  c.seed = row.int64(4);
-  c.planned = row.int64(5);
-  c.generated = row.int64(6);
-  c.verified = row.int64(7);
-  c.failed = row.int64(8);
-  c.synthesized = row.int64(9);
-  c.summary = row.text(10);
-  return c;
+void read_cycle(const Statement& row, CycleRecord& c) {
+  read_row(row, c.id, c.started_ms, c.finished_ms, c.state, c.seed, c.planned, c.generated, c.verified, c.failed,
+           c.synthesized, c.summary);
 }
 
 Result<std::vector<CycleRecord>> select_cycles(Database& db, const std::string& tail, std::optional<int64_t> arg) {
   Result<Statement> select = db.prepare(std::string(kSelectCycle) + " " + tail);
   if (!select) return select.error();
   if (arg) select->bind(1, *arg);
-  std::vector<CycleRecord> cycles;
-  while (select->step()) cycles.push_back(read_cycle(*select));
-  if (!select->status()) return select->status().error();
-  return cycles;
+  return collect_rows<CycleRecord>(*select, read_cycle);
 }
 
 Result<std::optional<CycleRecord>> first_of(Result<std::vector<CycleRecord>> cycles) {
@@ -69,19 +55,18 @@ Result<std::vector<CycleRecord>> running_cycles(Database& db) {
 }
 
 Result<int64_t> release_deferred_statuses(Database& db) {
-  Status updated = db.cached(
-                         "UPDATE sample SET status = (SELECT d.status FROM deferred_sample_status d WHERE d.sample_id = sample.id)"
-                         " WHERE id IN (SELECT d.sample_id FROM deferred_sample_status d JOIN sample s ON s.id = d.sample_id"
-                         "  WHERE NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id))")
-                       .run();
-  if (!updated) return updated.error();
+  // The samples with a deferred verdict whose every earlier cycle has finished.
+  const std::string releasable =
+      "(SELECT d.sample_id FROM deferred_sample_status d JOIN sample s ON s.id = d.sample_id"
+      "  WHERE NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id))";
+  // Statements are cached by the address of their text: static strings keep it.
+  static const std::string update =
+      "UPDATE sample SET status = (SELECT d.status FROM deferred_sample_status d WHERE d.sample_id = sample.id)"
+      " WHERE id IN " + releasable;
+  static const std::string remove = "DELETE FROM deferred_sample_status WHERE sample_id IN " + releasable;
+  if (Status updated = db.cached(update.c_str()).run(); !updated) return updated.error();
   int64_t released = db.changes();
-  Status deleted = db.cached(
-                         "DELETE FROM deferred_sample_status WHERE sample_id IN (SELECT d.sample_id FROM"
-                         " deferred_sample_status d JOIN sample s ON s.id = d.sample_id"
-                         "  WHERE NOT EXISTS (SELECT 1 FROM cycle c WHERE c.state = 'running' AND c.id < s.cycle_id))")
-                       .run();
-  if (!deleted) return deleted.error();
+  if (Status deleted = db.cached(remove.c_str()).run(); !deleted) return deleted.error();
   return released;
 }
 
@@ -103,33 +88,18 @@ Result<int64_t> adopt_unassigned_work(Database& db, int64_t cycle_id) {
       " AND json_extract(payload, '$.cycle') IS NULL"
       " RETURNING json_extract(payload, '$.sample_id')");
   jobs.bind(1, cycle_id);
-  std::vector<std::string> sample_ids;
-  while (jobs.step()) sample_ids.push_back(jobs.text(0));
-  Status s = jobs.status();
-  jobs.reset();
-  if (!s) return s.error();
+  Result<std::vector<std::string>> sample_ids = text_rows(jobs);
+  if (!sample_ids) return sample_ids.error();
   Statement& samples = db.cached("UPDATE sample SET cycle_id = ?1 WHERE id = ?2 AND cycle_id IS NULL");
-  for (const std::string& id : sample_ids) {
-    samples.bind(1, cycle_id);
-    samples.bind(2, id);
-    samples.step();
-    s = samples.status();
-    samples.reset();
-    if (!s) return s.error();
+  for (const std::string& id : *sample_ids) {
+    if (Status s = samples.bind(1, cycle_id).bind(2, id).run(); !s) return s.error();
   }
-  return static_cast<int64_t>(sample_ids.size());
+  return static_cast<int64_t>(sample_ids->size());
 }
 
 namespace {
 
-Result<int64_t> count_with_cycle(Statement& count, int64_t cycle_id) {
-  count.bind(1, cycle_id);
-  int64_t n = count.step() ? count.int64(0) : 0;
-  Status s = count.status();
-  count.reset();
-  if (!s) return s.error();
-  return n;
-}
+Result<int64_t> count_with_cycle(Statement& count, int64_t cycle_id) { return single_int64(count.bind(1, cycle_id)); }
 
 }  // namespace
 
@@ -140,12 +110,7 @@ Result<int64_t> open_jobs_of_cycle(Database& db, int64_t cycle_id) {
 }
 
 Result<int64_t> pending_jobs(Database& db) {
-  Statement& count = db.cached("SELECT count(*) FROM job WHERE state = 'pending'");
-  int64_t n = count.step() ? count.int64(0) : 0;
-  Status s = count.status();
-  count.reset();
-  if (!s) return s.error();
-  return n;
+  return single_int64(db.cached("SELECT count(*) FROM job WHERE state = 'pending'"));
 }
 
 Result<int64_t> pending_jobs_of_cycle(Database& db, int64_t cycle_id) {
@@ -158,15 +123,8 @@ Status count_cycle_samples(Database& db, CycleRecord& cycle) {
       "SELECT coalesce(sum(origin <> 'synthesized'), 0), coalesce(sum(origin = 'synthesized'), 0),"
       " coalesce(sum(status = 'verified'), 0), coalesce(sum(status = 'failed'), 0) FROM sample WHERE cycle_id = ?1");
   count.bind(1, cycle.id);
-  if (count.step()) {
-    cycle.generated = count.int64(0);
-    cycle.synthesized = count.int64(1);
-    cycle.verified = count.int64(2);
-    cycle.failed = count.int64(3);
-  }
-  Status s = count.status();
-  count.reset();
-  return s;
+  if (count.step()) read_row(count, cycle.generated, cycle.synthesized, cycle.verified, cycle.failed);
+  return count.finish();
 }
 
 }  // namespace tailforge

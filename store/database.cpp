@@ -132,6 +132,34 @@ std::optional<int64_t> Statement::optional_int64(int column) const {
   return int64(column);
 }
 
+// ---- Reading rows ----
+
+void read_column(const Statement& row, int column, std::string& out) { out = row.text(column); }
+void read_column(const Statement& row, int column, int64_t& out) { out = row.int64(column); }
+void read_column(const Statement& row, int column, double& out) { out = row.real(column); }
+void read_column(const Statement& row, int column, bool& out) { out = row.int64(column) != 0; }
+
+Result<std::vector<std::string>> text_rows(Statement& select) {
+  return collect_rows<std::string>(select, [](const Statement& row, std::string& text) { text = row.text(0); });
+}
+
+Result<std::optional<std::string>> first_text(Statement& select) {
+  return first_row<std::string>(select, [](const Statement& row, std::string& text) { text = row.text(0); });
+}
+
+Result<int64_t> single_int64(Statement& select) {
+  int64_t value = select.step() ? select.int64(0) : 0;
+  if (Status s = select.finish(); !s) return s.error();
+  return value;
+}
+
+Result<std::map<std::string, int64_t>> counts_by_key(Statement& select) {
+  std::map<std::string, int64_t> counts;
+  while (select.step()) counts[select.text(0)] = select.int64(1);
+  if (Status s = select.finish(); !s) return s.error();
+  return counts;
+}
+
 // ---- Database ----
 
 struct Database::StatementCache {

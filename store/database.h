@@ -1,11 +1,13 @@
 // A SQLite connection with RAII statements and transactions, opened with the project's
-// pragmas (WAL, foreign keys, busy timeout) and migrated to the current schema on open.
+// pragmas (WAL, foreign keys, busy timeout) and migrated to the current schema on open, and the
+// helpers every store module reads its rows with (read_row, collect_rows, first_row).
 // One Database per thread: a connection is not shared between threads.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +67,59 @@ class Statement {
   sqlite3_stmt* statement_ = nullptr;
   Status status_;
 };
+
+// Reading rows by column position. read_row(row, a, b, c) reads columns 0, 1 and 2 into a, b and
+// c, each as its type asks: std::string, int64_t, double, bool (nonzero), or an optional of one of
+// them (empty for NULL). A record is then read from its SELECT in one call.
+void read_column(const Statement& row, int column, std::string& out);
+void read_column(const Statement& row, int column, int64_t& out);
+void read_column(const Statement& row, int column, double& out);
+void read_column(const Statement& row, int column, bool& out);
+template <typename T>
+void read_column(const Statement& row, int column, std::optional<T>& out) {
+  if (row.is_null(column)) {
+    out.reset();
+    return;
+  }
+  T value{};
+  read_column(row, column, value);
+  out = std::move(value);
+}
+
+template <typename... Fields>
+void read_row(const Statement& row, Fields&... fields) {
+  int column = 0;
+  (read_column(row, column++, fields), ...);
+}
+
+// Steps a bound statement through its rows (`most` of them at most), reading each into a new
+// Record with `read_record(row, record)` (a lambda around read_row, mostly), then finish()es it:
+// the records, or the error of a step.
+template <typename Record, typename ReadRecord>
+Result<std::vector<Record>> collect_rows(Statement& select, ReadRecord read_record, size_t most = SIZE_MAX) {
+  std::vector<Record> records;
+  while (records.size() < most && select.step()) read_record(select, records.emplace_back());
+  if (Status s = select.finish(); !s) return s.error();
+  return records;
+}
+
+// The first row of a bound statement read as collect_rows reads each, or none.
+template <typename Record, typename ReadRecord>
+Result<std::optional<Record>> first_row(Statement& select, ReadRecord read_record) {
+  Result<std::vector<Record>> first = collect_rows<Record>(select, read_record, 1);
+  if (!first) return first.error();
+  if (first->empty()) return std::optional<Record>();
+  return std::optional<Record>(std::move(first->front()));
+}
+
+// Column 0 of every row as text.
+Result<std::vector<std::string>> text_rows(Statement& select);
+// Column 0 of the first row as text, if there is a row.
+Result<std::optional<std::string>> first_text(Statement& select);
+// Column 0 of the first row as an integer: 0 when there is no row or it is NULL (a count, a max).
+Result<int64_t> single_int64(Statement& select);
+// (key, count) rows as a map.
+Result<std::map<std::string, int64_t>> counts_by_key(Statement& select);
 
 // The newest schema version this build knows. Older files are migrated on open;
 // newer ones are refused.

@@ -3,33 +3,26 @@
 namespace tailforge {
 namespace {
 
-Result<int64_t> single_int(Statement& statement) {
-  int64_t value = statement.step() && !statement.is_null(0) ? statement.int64(0) : 0;
-  if (Status s = statement.finish(); !s) return s.error();
-  return value;
-}
-
-Result<std::vector<std::string>> first_column(Statement& select) {
-  std::vector<std::string> out;
-  while (select.step()) out.push_back(select.text(0));
-  if (Status s = select.finish(); !s) return s.error();
-  return out;
-}
-
 Result<std::set<std::string>> first_column_set(Statement& select) {
-  Result<std::vector<std::string>> rows = first_column(select);
+  Result<std::vector<std::string>> rows = text_rows(select);
   if (!rows) return rows.error();
   return std::set<std::string>(rows->begin(), rows->end());
+}
+
+void read_eval_item(const Statement& row, EvalItem& item) {
+  read_row(row, item.track, item.sample_id, item.version, item.reference_target_id, item.reference_stdout_id,
+           item.added_ms, item.held_out);
 }
 
 }  // namespace
 
 Result<int64_t> eval_set_version(Database& db, const std::string& track) {
-  return single_int(db.cached("SELECT max(version) FROM eval_item WHERE track = ?1").bind(1, track));
+  return single_int64(db.cached("SELECT max(version) FROM eval_item WHERE track = ?1").bind(1, track));
 }
 
 Result<int64_t> eval_set_size(Database& db, const std::string& track) {
-  return single_int(db.cached("SELECT count(*) FROM eval_item WHERE track = ?1 AND retired_ms IS NULL").bind(1, track));
+  return single_int64(
+      db.cached("SELECT count(*) FROM eval_item WHERE track = ?1 AND retired_ms IS NULL").bind(1, track));
 }
 
 Result<std::vector<std::string>> eval_candidate_ids(Database& db, const std::string& track) {
@@ -38,7 +31,7 @@ Result<std::vector<std::string>> eval_candidate_ids(Database& db, const std::str
       " AND NOT EXISTS (SELECT 1 FROM eval_item e WHERE e.track = ?1 AND e.sample_id = s.id)"
       " AND NOT EXISTS (SELECT 1 FROM trained_sample t WHERE t.sample_id = s.id) ORDER BY s.id");
   select.bind(1, track);
-  return first_column(select);
+  return text_rows(select);
 }
 
 Result<std::map<std::string, int64_t>> trained_samples_by_template(Database& db, const std::string& track) {
@@ -46,10 +39,7 @@ Result<std::map<std::string, int64_t>> trained_samples_by_template(Database& db,
       "SELECT s.template_id, count(*) FROM trained_sample t JOIN sample s ON s.id = t.sample_id"
       " WHERE s.track = ?1 AND s.template_id IS NOT NULL GROUP BY s.template_id");
   select.bind(1, track);
-  std::map<std::string, int64_t> counts;
-  while (select.step()) counts[select.text(0)] = select.int64(1);
-  if (Status s = select.finish(); !s) return s.error();
-  return counts;
+  return counts_by_key(select);
 }
 
 Status add_eval_items(Database& db, const std::vector<EvalItem>& items) {
@@ -69,13 +59,7 @@ Result<std::vector<EvalItem>> list_eval_items(Database& db, const std::string& t
       "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms, held_out FROM eval_item"
       " WHERE track = ?1 AND retired_ms IS NULL ORDER BY version, sample_id");
   select.bind(1, track);
-  std::vector<EvalItem> items;
-  while (select.step()) {
-    items.push_back({select.text(0), select.text(1), select.int64(2), select.optional_text(3),
-                     select.optional_text(4), select.int64(5), select.optional_text(6)});
-  }
-  if (Status s = select.finish(); !s) return s.error();
-  return items;
+  return collect_rows<EvalItem>(select, read_eval_item);
 }
 
 Result<std::set<std::string>> eval_item_ids(Database& db, const std::string& track) {
@@ -97,10 +81,9 @@ Result<std::vector<RetiredItem>> retired_eval_items(Database& db, const std::str
       "SELECT sample_id, version, retired_ms, coalesce(retired_reason, '') FROM eval_item"
       " WHERE track = ?1 AND retired_ms IS NOT NULL ORDER BY retired_ms, sample_id");
   select.bind(1, track);
-  std::vector<RetiredItem> items;
-  while (select.step()) items.push_back({select.text(0), select.int64(1), select.int64(2), select.text(3)});
-  if (Status s = select.finish(); !s) return s.error();
-  return items;
+  return collect_rows<RetiredItem>(select, [](const Statement& row, RetiredItem& item) {
+    read_row(row, item.sample_id, item.version, item.retired_ms, item.reason);
+  });
 }
 
 Result<std::optional<EvalItem>> find_eval_item(Database& db, const std::string& track, const std::string& sample_id) {
@@ -108,13 +91,7 @@ Result<std::optional<EvalItem>> find_eval_item(Database& db, const std::string& 
       "SELECT track, sample_id, version, reference_target_id, reference_stdout_id, added_ms, held_out FROM eval_item"
       " WHERE track = ?1 AND sample_id = ?2");
   select.bind(1, track).bind(2, sample_id);
-  std::optional<EvalItem> item;
-  if (select.step()) {
-    item = EvalItem{select.text(0), select.text(1), select.int64(2), select.optional_text(3), select.optional_text(4),
-                    select.int64(5), select.optional_text(6)};
-  }
-  if (Status s = select.finish(); !s) return s.error();
-  return item;
+  return first_row<EvalItem>(select, read_eval_item);
 }
 
 Result<std::optional<std::string>> sample_artifact_id(Database& db, const std::string& sample_id,
@@ -124,19 +101,13 @@ Result<std::optional<std::string>> sample_artifact_id(Database& db, const std::s
       " WHERE sa.sample_id = ?1 AND substr(sa.stage, 1, length(?2)) = ?2 AND sa.kind = ?3"
       " ORDER BY sa.stage, sa.name LIMIT 1");
   select.bind(1, sample_id).bind(2, stage_prefix).bind(3, kind);
-  std::optional<std::string> id;
-  if (select.step()) id = select.text(0);
-  if (Status s = select.finish(); !s) return s.error();
-  return id;
+  return first_text(select);
 }
 
 Result<std::optional<std::string>> artifact_text(Database& db, const std::string& artifact_id) {
   Statement& select = db.cached("SELECT content FROM artifact WHERE id = ?1");
   select.bind(1, artifact_id);
-  std::optional<std::string> text;
-  if (select.step()) text = select.text(0);
-  if (Status s = select.finish(); !s) return s.error();
-  return text;
+  return first_text(select);
 }
 
 Status record_trained_samples(Database& db, const std::string& snapshot_hash, const std::vector<std::string>& ids) {
@@ -203,31 +174,21 @@ Result<std::optional<EvaluationRecord>> find_evaluation(Database& db, int64_t mo
     return std::optional<EvaluationRecord>();
   }
   EvaluationRecord e;
-  e.id = select.int64(0);
   e.model_id = model_id;
   e.sample_id = sample_id;
-  e.track = select.text(1);
-  e.ok = select.int64(2) != 0;
-  e.status = select.text(3);
-  e.stage = select.optional_text(4);
-  e.category = select.optional_text(5);
-  e.message = select.optional_text(6);
-  e.checked = select.text(7);
-  e.output_id = select.optional_text(8);
-  if (!select.is_null(9)) e.metric = select.real(9);
-  e.seconds = select.real(10);
-  e.details = select.text(11);
-  e.created_ms = select.int64(12);
+  read_row(select, e.id, e.track, e.ok, e.status, e.stage, e.category, e.message, e.checked, e.output_id, e.metric,
+           e.seconds, e.details, e.created_ms);
   select.reset();
   Statement& stages = db.cached(
       "SELECT stage, status, category, message, seconds, cached FROM evaluation_stage WHERE evaluation_id = ?1"
       " ORDER BY position");
   stages.bind(1, e.id);
-  while (stages.step()) {
-    e.stages.push_back({stages.text(0), stages.text(1), stages.optional_text(2), stages.optional_text(3),
-                        stages.real(4), stages.int64(5) != 0});
-  }
-  if (Status s = stages.finish(); !s) return s.error();
+  Result<std::vector<EvaluationStageRecord>> rows =
+      collect_rows<EvaluationStageRecord>(stages, [](const Statement& row, EvaluationStageRecord& stage) {
+        read_row(row, stage.stage, stage.status, stage.category, stage.message, stage.seconds, stage.cached);
+      });
+  if (!rows) return rows.error();
+  e.stages = std::move(*rows);
   return std::optional<EvaluationRecord>(std::move(e));
 }
 
@@ -237,7 +198,7 @@ Result<std::vector<std::string>> items_without_evaluation(Database& db, int64_t 
       " AND NOT EXISTS (SELECT 1 FROM evaluation e WHERE e.model_id = ?1 AND e.sample_id = i.sample_id)"
       " ORDER BY i.version, i.sample_id");
   select.bind(1, model_id).bind(2, track);
-  return first_column(select);
+  return text_rows(select);
 }
 
 Result<std::vector<EvaluationOutcome>> evaluation_outcomes(Database& db, int64_t model_id) {
@@ -247,13 +208,9 @@ Result<std::vector<EvaluationOutcome>> evaluation_outcomes(Database& db, int64_t
       " JOIN eval_item i ON i.track = m.track AND i.sample_id = e.sample_id"
       " WHERE e.model_id = ?1 AND i.retired_ms IS NULL ORDER BY i.version, e.sample_id");
   select.bind(1, model_id);
-  std::vector<EvaluationOutcome> out;
-  while (select.step()) {
-    out.push_back({select.text(0), select.int64(1), select.int64(2) != 0, select.optional_text(3), select.text(4),
-                   select.optional_text(5)});
-  }
-  if (Status s = select.finish(); !s) return s.error();
-  return out;
+  return collect_rows<EvaluationOutcome>(select, [](const Statement& row, EvaluationOutcome& o) {
+    read_row(row, o.sample_id, o.version, o.ok, o.category, o.checked, o.held_out);
+  });
 }
 
 Result<std::set<std::string>> eval_items_with(Database& db, const std::string& track, const std::string& dimension,

@@ -303,8 +303,7 @@ Status insert_failure(Database& db, const FailureRecord& f) {
     }
     rows.push_back(row);
   }
-  if (Status s = select.status(); !s) return make_error("insert_failure(" + f.sample_id + "): " + s.message());
-  select.reset();
+  if (Status s = select.finish(); !s) return make_error("insert_failure(" + f.sample_id + "): " + s.message());
   if (!replaces) rows.push_back({kNewRow, f.stage, f.category, created_ms, -1});
   assign_novelty(rows);
   int64_t novelty = 0;

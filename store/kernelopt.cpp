@@ -7,56 +7,34 @@ Statement& bind_optional(Statement& statement, int index, std::optional<double> 
   return value ? statement.bind(index, *value) : statement.bind_null(index);
 }
 
-std::optional<double> optional_real(Statement& statement, int column) {
-  return statement.is_null(column) ? std::nullopt : std::optional<double>(statement.real(column));
-}
-
 }  // namespace
 
 Result<bool> insert_kernelopt_task(Database& db, const KerneloptTaskRow& task) {
-  Status inserted = db.cached(
-                          "INSERT INTO kernelopt_task (name, operator_type, domain, description, spec, reference_source, "
-                          "origin, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (name) DO NOTHING")
-                        .bind(1, task.name)
-                        .bind(2, task.operator_type)
-                        .bind(3, task.domain)
-                        .bind(4, task.description)
-                        .bind(5, task.spec)
-                        .bind(6, task.reference_source)
-                        .bind(7, task.origin)
-                        .bind(8, now_ms())
-                        .run();
-  if (!inserted) return inserted.error();
+  Statement& insert = db.cached(
+      "INSERT INTO kernelopt_task (name, operator_type, domain, description, spec, reference_source, "
+      "origin, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (name) DO NOTHING");
+  insert.bind(1, task.name).bind(2, task.operator_type).bind(3, task.domain).bind(4, task.description);
+  insert.bind(5, task.spec).bind(6, task.reference_source).bind(7, task.origin).bind(8, now_ms());
+  if (Status inserted = insert.run(); !inserted) return inserted.error();
   return db.changes() > 0;
 }
 
 Result<std::vector<KerneloptTaskRow>> kernelopt_task_rows(Database& db) {
   Statement& select = db.cached(
       "SELECT name, operator_type, domain, description, spec, reference_source, origin FROM kernelopt_task ORDER BY name");
-  std::vector<KerneloptTaskRow> tasks;
-  while (select.step()) {
-    tasks.push_back({select.text(0), select.text(1), select.text(2), select.text(3), select.text(4), select.text(5),
-                     select.text(6)});
-  }
-  if (Status s = select.status(); !s) return s.error();
-  return tasks;
+  return collect_rows<KerneloptTaskRow>(select, [](const Statement& row, KerneloptTaskRow& t) {
+    read_row(row, t.name, t.operator_type, t.domain, t.description, t.spec, t.reference_source, t.origin);
+  });
 }
 
 Result<int64_t> insert_kernelopt_candidate(Database& db, const KerneloptCandidateRow& candidate) {
-  Status stored = db.cached(
-                        "INSERT INTO kernelopt_candidate (sample_id, task, strategy, origin, model, reasoning, "
-                        "reasoning_length, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
-                        "ON CONFLICT (task, sample_id, model) DO NOTHING")
-                      .bind(1, candidate.sample_id)
-                      .bind(2, candidate.task)
-                      .bind(3, candidate.strategy)
-                      .bind(4, candidate.origin)
-                      .bind(5, candidate.model)
-                      .bind(6, candidate.reasoning)
-                      .bind(7, candidate.reasoning_length)
-                      .bind(8, now_ms())
-                      .run();
-  if (!stored) return stored.error();
+  Statement& insert = db.cached(
+      "INSERT INTO kernelopt_candidate (sample_id, task, strategy, origin, model, reasoning, "
+      "reasoning_length, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+      "ON CONFLICT (task, sample_id, model) DO NOTHING");
+  insert.bind(1, candidate.sample_id).bind(2, candidate.task).bind(3, candidate.strategy).bind(4, candidate.origin);
+  insert.bind(5, candidate.model).bind(6, candidate.reasoning).bind(7, candidate.reasoning_length).bind(8, now_ms());
+  if (Status stored = insert.run(); !stored) return stored.error();
   Statement& select = db.cached("SELECT id FROM kernelopt_candidate WHERE task = ?1 AND sample_id = ?2 AND model = ?3");
   select.bind(1, candidate.task).bind(2, candidate.sample_id).bind(3, candidate.model);
   if (!select.step()) return make_error("kernelopt candidate of " + candidate.task + " not found after insert");
@@ -73,28 +51,13 @@ Result<std::vector<KerneloptCandidateRecordRow>> kernelopt_candidate_rows(Databa
       "JOIN sample s ON s.id = c.sample_id "
       "LEFT JOIN kernelopt_measurement m ON m.id = (SELECT MAX(id) FROM kernelopt_measurement WHERE candidate_id = c.id) "
       "ORDER BY c.task, c.id");
-  std::vector<KerneloptCandidateRecordRow> rows;
-  while (select.step()) {
-    KerneloptCandidateRecordRow row;
-    row.id = select.int64(0);
-    row.operator_type = select.text(2);
-    row.candidate = {select.text(1), select.text(3), select.text(4), select.text(5),
-                     select.text(6), select.text(7), select.int64(18)};
-    row.source = select.text(8);
-    row.status = select.optional_text(9).value_or("");
-    row.category = select.optional_text(10).value_or("");
-    row.detail = select.optional_text(11).value_or("");
-    row.device = select.optional_text(12).value_or("");
-    row.speedup = optional_real(select, 13);
-    row.reference_ms = optional_real(select, 14);
-    row.candidate_ms = optional_real(select, 15);
-    row.reference_spread = optional_real(select, 16);
-    row.candidate_spread = optional_real(select, 17);
-    row.roofline_ms = optional_real(select, 19);
-    rows.push_back(std::move(row));
-  }
-  if (Status s = select.status(); !s) return s.error();
-  return rows;
+  return collect_rows<KerneloptCandidateRecordRow>(select, [](const Statement& row, KerneloptCandidateRecordRow& r) {
+    KerneloptCandidateRow& c = r.candidate;
+    // A candidate never measured has NULL measurement columns: empty texts, unset figures.
+    read_row(row, r.id, c.sample_id, r.operator_type, c.task, c.strategy, c.origin, c.model, c.reasoning, r.source,
+             r.status, r.category, r.detail, r.device, r.speedup, r.reference_ms, r.candidate_ms, r.reference_spread,
+             r.candidate_spread, c.reasoning_length, r.roofline_ms);
+  });
 }
 
 Status insert_kernelopt_measurement(Database& db, const KerneloptMeasurementRow& measurement) {
@@ -152,10 +115,9 @@ Result<std::vector<KerneloptChoiceRow>> latest_kernelopt_choices(Database& db) {
   Statement& select = db.cached(
       "SELECT candidate_id, rule, why FROM kernelopt_curation_choice WHERE curation_id = "
       "(SELECT MAX(id) FROM kernelopt_curation) ORDER BY position");
-  std::vector<KerneloptChoiceRow> choices;
-  while (select.step()) choices.push_back({select.int64(0), select.text(1), select.text(2)});
-  if (Status s = select.status(); !s) return s.error();
-  return choices;
+  return collect_rows<KerneloptChoiceRow>(select, [](const Statement& row, KerneloptChoiceRow& choice) {
+    read_row(row, choice.candidate_id, choice.rule, choice.why);
+  });
 }
 
 }  // namespace tailforge

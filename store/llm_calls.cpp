@@ -22,8 +22,7 @@ Result<std::vector<LlmUsage>> llm_usage_since(Database& db, int64_t since_ms) {
   select.bind(1, since_ms);
   std::vector<LlmUsage> usage;
   while (select.step()) usage.push_back({select.int64(0), select.int64(1)});
-  if (!select.status()) return select.status().error();
-  select.reset();
+  if (Status s = select.finish(); !s) return s.error();
   return usage;
 }
 

@@ -4,12 +4,7 @@ namespace tailforge {
 
 Result<int64_t> lsh_signed_through(Database& db, const std::string& track, int64_t options_key) {
   Statement& progress = db.cached("SELECT last_rowid FROM sample_lsh_progress WHERE track = ?1 AND options_key = ?2");
-  progress.bind(1, track).bind(2, options_key);
-  int64_t last = progress.step() ? progress.int64(0) : 0;
-  Status read = progress.status();
-  progress.reset();
-  if (!read) return read.error();
-  return last;
+  return single_int64(progress.bind(1, track).bind(2, options_key));
 }
 
 Status set_lsh_signed_through(Database& db, const std::string& track, int64_t options_key, int64_t rowid) {
@@ -27,21 +22,12 @@ Result<std::vector<SampleToSign>> samples_to_sign(Database& db, const std::strin
   Statement& newer =
       db.cached("SELECT rowid, id, text FROM sample WHERE rowid > ?1 AND track = ?2 ORDER BY rowid LIMIT ?3");
   newer.bind(1, after_rowid).bind(2, track).bind(3, limit);
-  std::vector<SampleToSign> samples;
-  while (newer.step()) samples.push_back({newer.int64(0), newer.text(1), newer.text(2)});
-  Status read = newer.status();
-  newer.reset();
-  if (!read) return read.error();
-  return samples;
+  return collect_rows<SampleToSign>(
+      newer, [](const Statement& row, SampleToSign& sample) { read_row(row, sample.rowid, sample.id, sample.text); });
 }
 
 Result<int64_t> newest_sample_rowid(Database& db) {
-  Statement& newest = db.cached("SELECT coalesce(max(rowid), 0) FROM sample");
-  int64_t rowid = newest.step() ? newest.int64(0) : 0;
-  Status read = newest.status();
-  newest.reset();
-  if (!read) return read.error();
-  return rowid;
+  return single_int64(db.cached("SELECT coalesce(max(rowid), 0) FROM sample"));
 }
 
 Status store_lsh_signature(Database& db, const std::string& track, int64_t options_key, const std::string& sample_id,
@@ -71,12 +57,9 @@ Result<std::vector<LshBucketMember>> lsh_bucket_members(Database& db, const std:
       " JOIN sample s ON s.id = l.sample_id AND (s.cycle_id IS NULL OR s.cycle_id <= ?5)"
       " WHERE l.track = ?1 AND l.options_key = ?2 AND l.band = ?3 AND l.bucket = ?4");
   members.bind(1, track).bind(2, options_key).bind(3, band).bind(4, bucket).bind(5, max_cycle);
-  std::vector<LshBucketMember> found;
-  while (members.step()) found.push_back({members.text(0), members.text(1)});
-  Status read = members.status();
-  members.reset();
-  if (!read) return read.error();
-  return found;
+  return collect_rows<LshBucketMember>(members, [](const Statement& row, LshBucketMember& member) {
+    read_row(row, member.sample_id, member.signature);
+  });
 }
 
 }  // namespace tailforge

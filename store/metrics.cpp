@@ -11,20 +11,17 @@ Result<StoreMetrics> query_store_metrics(Database& db) {
   StoreMetrics m;
   Statement& samples = db.cached("SELECT track, origin, count(*) FROM sample GROUP BY track, origin");
   while (samples.step()) m.samples_by_track_origin[{samples.text(0), samples.text(1)}] = samples.int64(2);
-  if (!samples.status()) return samples.status().error();
-  samples.reset();
+  if (Status s = samples.finish(); !s) return s.error();
 
   Statement& statuses = db.cached("SELECT status, count(*) FROM sample GROUP BY status");
   while (statuses.step()) m.samples_by_status[statuses.text(0)] = statuses.int64(1);
-  if (!statuses.status()) return statuses.status().error();
-  statuses.reset();
+  if (Status s = statuses.finish(); !s) return s.error();
 
   Statement& verifications = db.cached("SELECT stage, status, count(*) FROM verification GROUP BY stage, status");
   while (verifications.step()) {
     m.verifications_by_stage_status[{verifications.text(0), verifications.text(1)}] = verifications.int64(2);
   }
-  if (!verifications.status()) return verifications.status().error();
-  verifications.reset();
+  if (Status s = verifications.finish(); !s) return s.error();
 
   // Bucket counts aggregated in SQL, one row per stage.
   static const std::string histogram_sql = [] {
@@ -40,8 +37,7 @@ Result<StoreMetrics> query_store_metrics(Database& db) {
     histogram.cumulative_counts.push_back(histogram.count);
     m.stage_durations.push_back(std::move(histogram));
   }
-  if (!durations.status()) return durations.status().error();
-  durations.reset();
+  if (Status s = durations.finish(); !s) return s.error();
 
   Statement& llm = db.cached(
       "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),"
@@ -52,8 +48,7 @@ Result<StoreMetrics> query_store_metrics(Database& db) {
     m.llm_tokens["completion"] = llm.int64(2);
     m.llm_tokens["reasoning"] = llm.int64(3);
   }
-  if (!llm.status()) return llm.status().error();
-  llm.reset();
+  if (Status s = llm.finish(); !s) return s.error();
   return m;
 }
 

@@ -6,35 +6,12 @@ namespace {
 const char* kColumns =
     "id, name, kind, track, endpoint, parameters, parent_id, retrain_event_id, active, created_ms";
 
-ModelRecord model_from_row(const Statement& row) {
-  ModelRecord model;
-  model.id = row.int64(0);
-  model.name = row.text(1);
-  model.kind = row.text(2);
-  model.track = row.text(3);
-  model.endpoint = row.optional_text(4);
-  model.parameters = row.text(5);
-  model.parent_id = row.optional_int64(6);
-  model.retrain_event_id = row.optional_int64(7);
-  model.active = row.int64(8) != 0;
-  model.created_ms = row.int64(9);
-  return model;
+void read_model(const Statement& row, ModelRecord& model) {
+  read_row(row, model.id, model.name, model.kind, model.track, model.endpoint, model.parameters, model.parent_id,
+           model.retrain_event_id, model.active, model.created_ms);
 }
 
-Result<std::vector<ModelRecord>> select_models(Statement& select) {
-  std::vector<ModelRecord> models;
-  while (select.step()) models.push_back(model_from_row(select));
-  Status status = select.status();
-  select.reset();
-  if (!status) return status.error();
-  return models;
-}
-
-Result<std::optional<ModelRecord>> first(Result<std::vector<ModelRecord>> models) {
-  if (!models) return models.error();
-  if (models->empty()) return std::optional<ModelRecord>();
-  return std::optional<ModelRecord>(std::move(models->front()));
-}
+Result<std::optional<ModelRecord>> first_model(Statement& select) { return first_row<ModelRecord>(select, read_model); }
 
 bool same_definition(const ModelRecord& a, const ModelRecord& b) {
   return a.kind == b.kind && a.track == b.track && a.endpoint == b.endpoint && a.parameters == b.parameters &&
@@ -80,14 +57,14 @@ Result<std::optional<ModelRecord>> find_model(Database& db, const std::string& n
   static const std::string sql = std::string("SELECT ") + kColumns + " FROM model WHERE name = ?1";
   Statement& select = db.cached(sql.c_str());
   select.bind(1, name);
-  return first(select_models(select));
+  return first_model(select);
 }
 
 Result<std::optional<ModelRecord>> find_model_by_id(Database& db, int64_t id) {
   static const std::string sql = std::string("SELECT ") + kColumns + " FROM model WHERE id = ?1";
   Statement& select = db.cached(sql.c_str());
   select.bind(1, id);
-  return first(select_models(select));
+  return first_model(select);
 }
 
 Result<std::optional<ModelRecord>> model_of_retrain_event(Database& db, int64_t retrain_event_id) {
@@ -95,7 +72,7 @@ Result<std::optional<ModelRecord>> model_of_retrain_event(Database& db, int64_t 
       std::string("SELECT ") + kColumns + " FROM model WHERE retrain_event_id = ?1 ORDER BY id LIMIT 1";
   Statement& select = db.cached(sql.c_str());
   select.bind(1, retrain_event_id);
-  return first(select_models(select));
+  return first_model(select);
 }
 
 Result<std::vector<ModelRecord>> list_models(Database& db, const std::string& track) {
@@ -103,7 +80,7 @@ Result<std::vector<ModelRecord>> list_models(Database& db, const std::string& tr
       std::string("SELECT ") + kColumns + " FROM model WHERE ?1 = '' OR track = ?1 ORDER BY created_ms, id";
   Statement& select = db.cached(sql.c_str());
   select.bind(1, track);
-  return select_models(select);
+  return collect_rows<ModelRecord>(select, read_model);
 }
 
 Result<bool> set_model_active(Database& db, const std::string& name, bool active) {
@@ -114,12 +91,7 @@ Result<bool> set_model_active(Database& db, const std::string& name, bool active
 
 Result<int64_t> count_models_named(Database& db, const std::string& prefix) {
   Statement& count = db.cached("SELECT count(*) FROM model WHERE substr(name, 1, length(?1)) = ?1");
-  count.bind(1, prefix);
-  int64_t n = count.step() ? count.int64(0) : 0;
-  Status status = count.status();
-  count.reset();
-  if (!status) return status.error();
-  return n;
+  return single_int64(count.bind(1, prefix));
 }
 
 Status pause_model_evaluation(Database& db, int64_t model_id, const std::string& category,
@@ -143,18 +115,9 @@ constexpr const char* kPauseColumns =
     "p.model_id, m.name, m.track, p.category, p.message, p.since_ms, p.resume_ms, p.faults"
     " FROM model_pause p JOIN model m ON m.id = p.model_id";
 
-Result<std::vector<ModelPause>> select_pauses(Statement& select) {
-  std::vector<ModelPause> pauses;
-  while (select.step()) {
-    pauses.push_back({select.int64(0), select.text(1), select.text(2), select.text(3), select.text(4), select.int64(5),
-                      select.int64(6), select.int64(7)});
-  }
-  if (Status s = select.status(); !s) {
-    select.reset();
-    return s.error();
-  }
-  select.reset();
-  return pauses;
+void read_pause(const Statement& row, ModelPause& pause) {
+  read_row(row, pause.model_id, pause.model_name, pause.track, pause.category, pause.message, pause.since_ms,
+           pause.resume_ms, pause.faults);
 }
 
 }  // namespace
@@ -163,16 +126,12 @@ Result<std::optional<ModelPause>> find_model_pause(Database& db, int64_t model_i
   static const std::string sql = std::string("SELECT ") + kPauseColumns + " WHERE p.model_id = ?1";
   Statement& select = db.cached(sql.c_str());
   select.bind(1, model_id);
-  Result<std::vector<ModelPause>> pauses = select_pauses(select);
-  if (!pauses) return pauses.error();
-  if (pauses->empty()) return std::optional<ModelPause>();
-  return std::optional<ModelPause>(pauses->front());
+  return first_row<ModelPause>(select, read_pause);
 }
 
 Result<std::vector<ModelPause>> list_model_pauses(Database& db) {
   static const std::string sql = std::string("SELECT ") + kPauseColumns + " ORDER BY m.name";
-  Statement& select = db.cached(sql.c_str());
-  return select_pauses(select);
+  return collect_rows<ModelPause>(db.cached(sql.c_str()), read_pause);
 }
 
 }  // namespace tailforge

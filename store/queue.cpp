@@ -8,38 +8,13 @@ namespace tailforge {
 
 namespace {
 
-const char* kJobColumns =
+constexpr const char* kJobColumns =
     "id, kind, payload, state, priority, idempotency_key, lease_owner, lease_expires_ms, attempts, max_attempts,"
     " next_attempt_ms, last_error";
 
-Job read_job(const Statement& row) {
-  Job job;
-  job.id = row.int64(0);
-  job.kind = row.text(1);
-  job.payload = row.text(2);
-  job.state = row.text(3);
-  job.priority = row.int64(4);
-  job.idempotency_key = row.optional_text(5);
-  job.lease_owner = row.optional_text(6);
-  job.lease_expires_ms = row.optional_int64(7);
-  job.attempts = row.int64(8);
-  job.max_attempts = row.int64(9);
-  job.next_attempt_ms = row.int64(10);
-  job.last_error = row.optional_text(11);
-  return job;
-}
-
-// Steps a bound query once: the job of its first row, or none.
-Result<std::optional<Job>> first_job(Statement& select) {
-  if (!select.step()) {
-    Status s = select.status();
-    select.reset();
-    if (!s) return s.error();
-    return std::optional<Job>();
-  }
-  Job job = read_job(select);
-  select.reset();
-  return std::optional<Job>(std::move(job));
+void read_job(const Statement& row, Job& j) {
+  read_row(row, j.id, j.kind, j.payload, j.state, j.priority, j.idempotency_key, j.lease_owner, j.lease_expires_ms,
+           j.attempts, j.max_attempts, j.next_attempt_ms, j.last_error);
 }
 
 }  // namespace
@@ -91,8 +66,7 @@ Result<std::optional<Job>> JobQueue::lease(const std::string& owner, int64_t lea
     pick.bind(2, nlohmann::json(kinds).dump());
   }
   if (!pick.step()) {
-    Status s = pick.status();
-    pick.reset();
+    Status s = pick.finish();
     if (!s) return s.error();
     if (Status c = transaction.commit(); !c) return c.error();
     return std::optional<Job>();
@@ -106,11 +80,11 @@ Result<std::optional<Job>> JobQueue::lease(const std::string& owner, int64_t lea
       " lease_owner, lease_expires_ms, attempts, max_attempts, next_attempt_ms, last_error");
   take.bind(1, id).bind(2, owner).bind(3, now + lease_ms).bind(4, now);
   if (!take.step()) {
-    Status s = take.status();
-    take.reset();
+    Status s = take.finish();
     return make_error("leasing job " + std::to_string(id) + ": " + (s ? "vanished" : s.message()));
   }
-  Job job = read_job(take);
+  Job job;
+  read_job(take, job);
   take.reset();
   if (Status c = transaction.commit(); !c) return c.error();
   return std::optional<Job>(std::move(job));
@@ -131,8 +105,7 @@ Status JobQueue::fail(int64_t id, const std::string& owner, const std::string& e
   Statement& select = db_.cached("SELECT attempts, max_attempts FROM job WHERE id = ?1 AND state = 'leased' AND lease_owner = ?2");
   select.bind(1, id).bind(2, owner);
   if (!select.step()) {
-    Status s = select.status();
-    select.reset();
+    Status s = select.finish();
     return s ? make_error("job " + std::to_string(id) + " is not leased by " + owner) : s;
   }
   int64_t attempts = select.int64(0);
@@ -206,8 +179,7 @@ Result<bool> JobQueue::record_crash(int64_t id, const std::string& error) {
   crash.bind(1, id).bind(2, error).bind(3, policy_.max_crashes).bind(4, now_ms());
   bool updated = crash.step();
   bool dead = updated && crash.text(0) == "dead";
-  Status s = crash.status();
-  crash.reset();
+  Status s = crash.finish();
   if (!s) return make_error("recording a crash of job " + std::to_string(id) + ": " + s.message());
   return dead;
 }
@@ -217,7 +189,7 @@ Result<std::optional<Job>> JobQueue::find(int64_t id) {
       "SELECT id, kind, payload, state, priority, idempotency_key, lease_owner, lease_expires_ms, attempts,"
       " max_attempts, next_attempt_ms, last_error FROM job WHERE id = ?1");
   select.bind(1, id);
-  return first_job(select);
+  return first_row<Job>(select, read_job);
 }
 
 Result<std::optional<Job>> JobQueue::find_by_key(const std::string& idempotency_key) {
@@ -225,7 +197,7 @@ Result<std::optional<Job>> JobQueue::find_by_key(const std::string& idempotency_
       "SELECT id, kind, payload, state, priority, idempotency_key, lease_owner, lease_expires_ms, attempts,"
       " max_attempts, next_attempt_ms, last_error FROM job WHERE idempotency_key = ?1");
   select.bind(1, idempotency_key);
-  return first_job(select);
+  return first_row<Job>(select, read_job);
 }
 
 Result<std::vector<Job>> JobQueue::list(const std::optional<std::string>& state, int limit) {
@@ -233,19 +205,11 @@ Result<std::vector<Job>> JobQueue::list(const std::optional<std::string>& state,
                                          " FROM job WHERE (?1 IS NULL OR state = ?1) ORDER BY id DESC LIMIT ?2");
   if (!select) return select.error();
   select->bind(1, state).bind(2, limit);
-  std::vector<Job> jobs;
-  while (select->step()) jobs.push_back(read_job(*select));
-  if (!select->status()) return select->status().error();
-  return jobs;
+  return collect_rows<Job>(*select, read_job);
 }
 
 Result<std::map<std::string, int64_t>> JobQueue::counts_by_state() {
-  Statement& select = db_.cached("SELECT state, count(*) FROM job GROUP BY state");
-  std::map<std::string, int64_t> counts;
-  while (select.step()) counts[select.text(0)] = select.int64(1);
-  if (!select.status()) return select.status().error();
-  select.reset();
-  return counts;
+  return counts_by_key(db_.cached("SELECT state, count(*) FROM job GROUP BY state"));
 }
 
 }  // namespace tailforge

@@ -46,8 +46,7 @@ Result<ArtifactGcPlan> make_plan(Database& db, int64_t cap_bytes, std::vector<st
       if (victims) victims->push_back(candidates.text(0));
     }
   }
-  Status scanned = candidates.status();
-  candidates.reset();
+  Status scanned = candidates.finish();
   if (!scanned) return scanned.error();
   plan.kept = {plan.total.count - plan.unreferenced.count - plan.failed_only.count,
                plan.total.bytes - plan.unreferenced.bytes - plan.failed_only.bytes};

@@ -7,25 +7,13 @@ Result<std::vector<FailureRecord>> failures_of_sample(Database& db, const std::s
       "SELECT verification_id, stage, category, message, evidence_file, evidence_line, track, origin, domain, agent,"
       " model_id, created_ms FROM failure WHERE sample_id = ?1 ORDER BY id");
   select.bind(1, sample_id);
-  std::vector<FailureRecord> failures;
-  while (select.step()) {
-    failures.push_back({.sample_id = sample_id,
-                        .verification_id = select.optional_int64(0),
-                        .stage = select.text(1),
-                        .category = select.text(2),
-                        .message = select.text(3),
-                        .evidence_file = select.optional_text(4),
-                        .evidence_line = select.optional_int64(5),
-                        .track = select.text(6),
-                        .origin = select.text(7),
-                        .domain = select.optional_text(8),
-                        .agent = select.optional_text(9),
-                        .model_id = select.optional_int64(10),
-                        .created_ms = select.int64(11)});
-  }
-  Status status = select.status();
-  select.reset();
-  if (!status) return make_error("failures of sample " + sample_id + ": " + status.message());
+  Result<std::vector<FailureRecord>> failures =
+      collect_rows<FailureRecord>(select, [&sample_id](const Statement& row, FailureRecord& f) {
+        f.sample_id = sample_id;
+        read_row(row, f.verification_id, f.stage, f.category, f.message, f.evidence_file, f.evidence_line, f.track,
+                 f.origin, f.domain, f.agent, f.model_id, f.created_ms);
+      });
+  if (!failures) return make_error("failures of sample " + sample_id + ": " + failures.message());
   return failures;
 }
 

@@ -68,14 +68,9 @@ Result<std::vector<SampleHeader>> newest_samples(Database& db, const std::string
                                  " WHERE status = ?1 AND (?2 = '' OR track = ?2) ORDER BY created_ms DESC LIMIT ?3");
   if (!status.empty()) select.bind(1, status);
   select.bind(2, track).bind(3, static_cast<int64_t>(limit));
-  std::vector<SampleHeader> out;
-  while (select.step()) {
-    out.push_back({select.text(0), select.text(1), select.text(2), select.text(3), select.text(4), select.int64(5)});
-  }
-  Status s = select.status();
-  select.reset();
-  if (!s) return s.error();
-  return out;
+  return collect_rows<SampleHeader>(select, [](const Statement& row, SampleHeader& header) {
+    read_row(row, header.id, header.track, header.origin, header.status, header.domain, header.created_ms);
+  });
 }
 
 Result<std::optional<std::string>> sample_template_id(Database& db, const std::string& id) {
@@ -83,9 +78,7 @@ Result<std::optional<std::string>> sample_template_id(Database& db, const std::s
   select.bind(1, id);
   std::optional<std::string> template_id;
   if (select.step()) template_id = select.optional_text(0);
-  Status status = select.status();
-  select.reset();
-  if (!status) return status.error();
+  if (Status s = select.finish(); !s) return s.error();
   return template_id;
 }
 
@@ -94,45 +87,24 @@ Result<std::optional<Sample>> find_sample(Database& db, const std::string& id) {
       "SELECT id, track, origin, language, text, template_id, persona, variables, seed, model, prompt_hash,"
       " domain, features, status, cycle_id, created_ms FROM sample WHERE id = ?1");
   select.bind(1, id);
-  if (!select.step()) {
-    if (!select.status()) return select.status().error();
-    return std::optional<Sample>();
-  }
-  Sample sample;
-  sample.id = select.text(0);
-  sample.track = select.text(1);
-  sample.origin = select.text(2);
-  sample.language = select.text(3);
-  sample.text = select.text(4);
-  sample.template_id = select.optional_text(5);
-  sample.persona = select.optional_text(6);
-  sample.variables = select.optional_text(7);
-  sample.seed = select.optional_int64(8);
-  sample.model = select.optional_text(9);
-  sample.prompt_hash = select.optional_text(10);
-  sample.domain = select.optional_text(11);
-  nlohmann::json features = nlohmann::json::parse(select.text(12), nullptr, false);
-  if (features.is_array()) {
-    for (const auto& tag : features) {
-      if (tag.is_string()) sample.features.push_back(tag.get<std::string>());
+  return first_row<Sample>(select, [](const Statement& row, Sample& sample) {
+    std::string features_json;
+    read_row(row, sample.id, sample.track, sample.origin, sample.language, sample.text, sample.template_id,
+             sample.persona, sample.variables, sample.seed, sample.model, sample.prompt_hash, sample.domain,
+             features_json, sample.status, sample.cycle_id, sample.created_ms);
+    nlohmann::json features = nlohmann::json::parse(features_json, nullptr, false);
+    if (features.is_array()) {
+      for (const auto& tag : features) {
+        if (tag.is_string()) sample.features.push_back(tag.get<std::string>());
+      }
     }
-  }
-  sample.status = select.text(13);
-  sample.cycle_id = select.optional_int64(14);
-  sample.created_ms = select.int64(15);
-  select.reset();
-  return std::optional<Sample>(std::move(sample));
+  });
 }
 
 Result<std::vector<std::string>> sample_ids_with_prefix(Database& db, const std::string& prefix, int limit) {
   Statement& select = db.cached("SELECT id FROM sample WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT ?2");
   select.bind(1, prefix).bind(2, limit);
-  std::vector<std::string> ids;
-  while (select.step()) ids.push_back(select.text(0));
-  Status s = select.status();
-  select.reset();
-  if (!s) return s.error();
-  return ids;
+  return text_rows(select);
 }
 
 Status set_sample_status(Database& db, const std::string& id, const std::string& status) {
@@ -179,14 +151,9 @@ Result<std::vector<ArtifactRecord>> artifacts_of(Database& db, const std::string
       " FROM sample_artifact sa JOIN artifact a ON a.id = sa.artifact_id"
       " WHERE sa.sample_id = ?1 ORDER BY sa.stage, sa.name");
   select.bind(1, sample_id);
-  std::vector<ArtifactRecord> artifacts;
-  while (select.step()) {
-    artifacts.push_back({select.text(0), select.text(1), select.text(2), select.text(3), select.optional_text(4),
-                         select.optional_text(5), select.text(6)});
-  }
-  if (!select.status()) return select.status().error();
-  select.reset();
-  return artifacts;
+  return collect_rows<ArtifactRecord>(select, [](const Statement& row, ArtifactRecord& a) {
+    read_row(row, a.stage, a.name, a.kind, a.content, a.command, a.toolchain_version, a.id);
+  });
 }
 
 Result<int64_t> upsert_verification(Database& db, VerificationRecord v) {
@@ -205,8 +172,7 @@ Result<int64_t> upsert_verification(Database& db, VerificationRecord v) {
   upsert.bind(11, v.toolchain_version).bind(12, static_cast<int64_t>(v.cached ? 1 : 0)).bind(13, v.created_ms);
   upsert.bind(14, v.cpu_seconds);
   if (!upsert.step()) {
-    Status s = upsert.status();
-    upsert.reset();
+    Status s = upsert.finish();
     return make_error("recording verification " + v.stage + " of " + v.sample_id + ": " +
                       (s ? std::string("no row returned") : s.message()));
   }
@@ -221,40 +187,17 @@ Result<std::vector<VerificationRecord>> verifications_of(Database& db, const std
       " toolchain_version, cached, created_ms, coalesce(cpu_seconds, 0) FROM verification WHERE sample_id = ?1"
       " ORDER BY id");
   select.bind(1, sample_id);
-  std::vector<VerificationRecord> out;
-  while (select.step()) {
-    VerificationRecord v;
-    v.id = select.int64(0);
-    v.sample_id = select.text(1);
-    v.stage = select.text(2);
-    v.status = select.text(3);
-    v.exit_code = select.optional_int64(4);
-    v.signal = select.optional_int64(5);
-    v.reason = select.text(6);
-    v.diagnostics = select.text(7);
-    v.seconds = select.real(8);
-    v.peak_rss_kb = select.optional_int64(9);
-    v.host = select.optional_text(10);
-    v.toolchain_version = select.optional_text(11);
-    v.cached = select.int64(12) != 0;
-    v.created_ms = select.int64(13);
-    v.cpu_seconds = select.real(14);
-    out.push_back(std::move(v));
-  }
-  if (!select.status()) return select.status().error();
-  select.reset();
-  return out;
+  return collect_rows<VerificationRecord>(select, [](const Statement& row, VerificationRecord& v) {
+    read_row(row, v.id, v.sample_id, v.stage, v.status, v.exit_code, v.signal, v.reason, v.diagnostics, v.seconds,
+             v.peak_rss_kb, v.host, v.toolchain_version, v.cached, v.created_ms, v.cpu_seconds);
+  });
 }
 
 Result<std::optional<std::string>> latest_skip_reason(Database& db, const std::string& stage) {
   Statement& select = db.cached(
       "SELECT reason FROM verification WHERE stage = ?1 AND status = 'skipped' ORDER BY created_ms DESC, id DESC LIMIT 1");
   select.bind(1, stage);
-  std::optional<std::string> reason;
-  if (select.step()) reason = select.text(0);
-  if (!select.status()) return select.status().error();
-  select.reset();
-  return reason;
+  return first_text(select);
 }
 
 Status insert_lineage_edge(Database& db, LineageEdge edge) {
@@ -265,6 +208,12 @@ Status insert_lineage_edge(Database& db, LineageEdge edge) {
   insert.bind(1, edge.parent_id).bind(2, edge.child_id).bind(3, edge.relation).bind(4, edge.agent);
   insert.bind(5, edge.model).bind(6, edge.prompt_hash).bind(7, edge.reason).bind(8, edge.created_ms);
   return insert.run();
+}
+
+Result<std::vector<std::string>> lineage_parent_ids(Database& db, const std::string& child_id,
+                                                    const std::string& relation) {
+  Statement& select = db.cached("SELECT parent_id FROM lineage WHERE child_id = ?1 AND relation = ?2");
+  return text_rows(select.bind(1, child_id).bind(2, relation));
 }
 
 namespace {
@@ -282,12 +231,12 @@ Result<std::vector<LineageEdge>> walk_lineage(Database& db, const std::string& i
   for (int depth = 0; depth < max_depth && !frontier.empty(); ++depth) {
     std::vector<std::string> next;
     for (const std::string& node : frontier) {
-      Statement& select = db.cached(sql);
-      select.bind(1, node);
-      while (select.step()) {
-        LineageEdge edge{select.text(0),          select.text(1),          select.text(2),
-                         select.optional_text(3), select.optional_text(4), select.optional_text(5),
-                         select.optional_text(6), select.int64(7)};
+      Result<std::vector<LineageEdge>> found =
+          collect_rows<LineageEdge>(db.cached(sql).bind(1, node), [](const Statement& row, LineageEdge& e) {
+            read_row(row, e.parent_id, e.child_id, e.relation, e.agent, e.model, e.prompt_hash, e.reason, e.created_ms);
+          });
+      if (!found) return found.error();
+      for (LineageEdge& edge : *found) {
         const std::string& other = upwards ? edge.parent_id : edge.child_id;
         if (std::find(seen.begin(), seen.end(), other) == seen.end()) {
           seen.push_back(other);
@@ -295,8 +244,6 @@ Result<std::vector<LineageEdge>> walk_lineage(Database& db, const std::string& i
         }
         edges.push_back(std::move(edge));
       }
-      if (!select.status()) return select.status().error();
-      select.reset();
     }
     frontier = std::move(next);
   }

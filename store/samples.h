@@ -49,11 +49,7 @@ Result<std::optional<std::string>> sample_template_id(Database& db, const std::s
 // The newest samples (by creation), optionally of one status and track: what a browser lists to
 // pick a sample from.
 struct SampleHeader {
-  std::string id;
-  std::string track;
-  std::string origin;
-  std::string status;
-  std::string domain;
+  std::string id, track, origin, status, domain;
   int64_t created_ms = 0;
 };
 Result<std::vector<SampleHeader>> newest_samples(Database& db, const std::string& status, const std::string& track,
@@ -116,6 +112,9 @@ struct LineageEdge {
 };
 
 Status insert_lineage_edge(Database& db, LineageEdge edge);
+// The parents of `child_id` by edges of `relation` (e.g. the programs a kernel pair was compiled_to from).
+Result<std::vector<std::string>> lineage_parent_ids(Database& db, const std::string& child_id,
+                                                    const std::string& relation);
 // Edges reachable from `id` upwards (ancestors) and downwards (descendants), nearest first.
 Result<std::vector<LineageEdge>> ancestors_of(Database& db, const std::string& id, int max_depth = 16);
 Result<std::vector<LineageEdge>> descendants_of(Database& db, const std::string& id, int max_depth = 16);

@@ -9,20 +9,10 @@ namespace tailforge {
 namespace {
 
 Status count_groups(Database& db, const char* sql, std::map<std::string, int64_t>& out) {
-  Statement& select = db.cached(sql);
-  while (select.step()) out[select.text(0)] = select.int64(1);
-  Status s = select.status();
-  select.reset();
-  return s;
-}
-
-Result<int64_t> count_one(Database& db, const char* sql) {
-  Statement& select = db.cached(sql);
-  int64_t n = select.step() ? select.int64(0) : 0;
-  Status s = select.status();
-  select.reset();
-  if (!s) return s.error();
-  return n;
+  Result<std::map<std::string, int64_t>> counts = counts_by_key(db.cached(sql));
+  if (!counts) return counts.error();
+  out = std::move(*counts);
+  return {};
 }
 
 nlohmann::json cycle_to_json(const CycleRecord& c) {
@@ -50,64 +40,53 @@ int64_t growth_bucket_width(int64_t span_ms) {
 Status query_growth(Database& db, StatusSummary& s) {
   Statement& span = db.cached("SELECT min(created_ms), max(created_ms), count(*) FROM sample WHERE status = 'verified'");
   int64_t first = 0, last = 0, verified = 0;
-  if (span.step()) {
-    first = span.int64(0);
-    last = span.int64(1);
-    verified = span.int64(2);
-  }
-  Status r = span.status();
-  span.reset();
-  if (!r) return r;
+  if (span.step()) read_row(span, first, last, verified);
+  if (Status r = span.finish(); !r) return r;
   if (verified > 0) {
     s.growth_bucket_ms = growth_bucket_width(last - first);
     Statement& buckets = db.cached(
-        "SELECT created_ms / ?1 * ?1 AS bucket, track, origin, count(*) FROM sample WHERE status = 'verified'"
+        "SELECT track, origin, created_ms / ?1 * ?1 AS bucket, count(*) FROM sample WHERE status = 'verified'"
         " GROUP BY bucket, track, origin ORDER BY bucket, track, origin");
-    buckets.bind(1, s.growth_bucket_ms);
-    while (buckets.step()) s.growth.push_back({buckets.text(1), buckets.text(2), buckets.int64(0), buckets.int64(3)});
-    r = buckets.status();
-    buckets.reset();
-    if (!r) return r;
-    Statement& recent = db.cached("SELECT count(*) FROM sample WHERE status = 'verified' AND created_ms > ?");
-    recent.bind(1, last - 3600000);
-    int64_t in_hour = recent.step() ? recent.int64(0) : 0;
-    r = recent.status();
-    recent.reset();
-    if (!r) return r;
+    Result<std::vector<GrowthBucket>> growth =
+        collect_rows<GrowthBucket>(buckets.bind(1, s.growth_bucket_ms), [](const Statement& row, GrowthBucket& bucket) {
+          read_row(row, bucket.track, bucket.origin, bucket.start_ms, bucket.verified);
+        });
+    if (!growth) return growth.error();
+    s.growth = std::move(*growth);
+    Result<int64_t> in_hour = single_int64(
+        db.cached("SELECT count(*) FROM sample WHERE status = 'verified' AND created_ms > ?").bind(1, last - 3600000));
+    if (!in_hour) return in_hour.error();
     double minutes = std::clamp((last - first) / 60000.0, 1.0, 60.0);
-    s.verified_per_min = static_cast<double>(in_hour) / minutes;
+    s.verified_per_min = static_cast<double>(*in_hour) / minutes;
   }
   Statement& retrains = db.cached(
       "SELECT id, cycle_id, created_ms, status, reason, model_id FROM"
       " (SELECT * FROM retrain_event ORDER BY id DESC LIMIT ?) ORDER BY id");
   retrains.bind(1, static_cast<int64_t>(kRetrainsShown));
-  while (retrains.step()) {
-    RetrainMark mark;
-    mark.id = retrains.int64(0);
-    if (!retrains.is_null(1)) mark.cycle_id = retrains.int64(1);
-    mark.created_ms = retrains.int64(2);
-    mark.status = retrains.text(3);
-    mark.reason = retrains.text(4);
-    if (!retrains.is_null(5)) mark.model_id = retrains.int64(5);
-    s.retrains.push_back(mark);
-  }
-  r = retrains.status();
-  retrains.reset();
-  return r;
+  Result<std::vector<RetrainMark>> marks =
+      collect_rows<RetrainMark>(retrains, [](const Statement& row, RetrainMark& mark) {
+        read_row(row, mark.id, mark.cycle_id, mark.created_ms, mark.status, mark.reason, mark.model_id);
+      });
+  if (!marks) return marks.error();
+  s.retrains = std::move(*marks);
+  return {};
 }
 
 Status query_stage_seconds(Database& db, StatusSummary& s) {
   Statement& stages = db.cached(
       "SELECT stage, sum(seconds), sum(coalesce(cpu_seconds, 0)), count(*), sum(cached) FROM verification"
       " GROUP BY stage ORDER BY 2 DESC, stage");
-  while (stages.step()) {
-    s.stage_seconds_by_stage.push_back({stages.text(0), stages.real(1), stages.real(2), stages.int64(3), stages.int64(4)});
-    s.stage_seconds += stages.real(1);
-    s.stage_cpu_seconds += stages.real(2);
+  Result<std::vector<StageSeconds>> rows =
+      collect_rows<StageSeconds>(stages, [](const Statement& row, StageSeconds& stage) {
+        read_row(row, stage.stage, stage.seconds, stage.cpu_seconds, stage.runs, stage.cached);
+      });
+  if (!rows) return rows.error();
+  for (const StageSeconds& stage : *rows) {
+    s.stage_seconds += stage.seconds;
+    s.stage_cpu_seconds += stage.cpu_seconds;
   }
-  Status r = stages.status();
-  stages.reset();
-  return r;
+  s.stage_seconds_by_stage = std::move(*rows);
+  return {};
 }
 
 }  // namespace
@@ -141,10 +120,10 @@ Result<StatusSummary> query_status(Database& db) {
   s.paused_models = std::move(*paused);
   for (const auto& [origin, n] : s.samples_by_origin) s.samples += n;
   s.verified = s.samples_by_status.count("verified") ? s.samples_by_status["verified"] : 0;
-  Result<int64_t> cycles = count_one(db, "SELECT count(*) FROM cycle");
+  Result<int64_t> cycles = single_int64(db.cached("SELECT count(*) FROM cycle"));
   if (!cycles) return cycles.error();
   s.cycles = *cycles;
-  Result<int64_t> retrains = count_one(db, "SELECT count(*) FROM retrain_event");
+  Result<int64_t> retrains = single_int64(db.cached("SELECT count(*) FROM retrain_event"));
   if (!retrains) return retrains.error();
   s.retrain_events = *retrains;
   Result<std::optional<CycleRecord>> last = last_cycle(db);

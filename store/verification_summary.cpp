@@ -13,9 +13,7 @@ Result<std::vector<StageResultCount>> stage_result_counts(Database& db, const st
   for (const std::string& id : sample_ids) {
     select.bind(1, id);
     while (select.step()) ++counts[{select.text(0), select.text(1), select.text(2), select.text(3)}];
-    Status status = select.status();
-    select.reset();
-    if (!status) return status.error();
+    if (Status status = select.finish(); !status) return status.error();
   }
   std::vector<StageResultCount> out;
   for (const auto& [key, samples] : counts) {

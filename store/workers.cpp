@@ -54,18 +54,17 @@ Result<std::vector<WorkerRecord>> list_workers(Database& db) {
       "SELECT name, host, capabilities, kinds, missing, started_ms, last_seen_ms, job_id, jobs_done, jobs_failed"
       " FROM worker ORDER BY name <> ?1, name");
   select.bind(1, kLocalWorkerName);
-  std::vector<WorkerRecord> workers;
-  while (select.step()) {
-    WorkerRecord worker;
-    worker.name = select.text(0);
-    worker.host = select.text(1);
-    worker.capabilities = parse_or(select.text(2), nlohmann::json::object());
-    nlohmann::json kinds = parse_or(select.text(3), nlohmann::json::array());
+  return collect_rows<WorkerRecord>(select, [](const Statement& row, WorkerRecord& worker) {
+    std::string capabilities, kinds_json, missing_json;
+    read_row(row, worker.name, worker.host, capabilities, kinds_json, missing_json, worker.started_ms,
+             worker.last_seen_ms, worker.job_id, worker.jobs_done, worker.jobs_failed);
+    worker.capabilities = parse_or(capabilities, nlohmann::json::object());
+    nlohmann::json kinds = parse_or(kinds_json, nlohmann::json::array());
     if (kinds.is_array()) {
       for (const nlohmann::json& kind : kinds)
         if (kind.is_string()) worker.kinds.push_back(kind.get<std::string>());
     }
-    nlohmann::json missing = parse_or(select.text(4), nlohmann::json::object());
+    nlohmann::json missing = parse_or(missing_json, nlohmann::json::object());
     if (missing.is_object()) {
       for (const auto& [kind, stages] : missing.items()) {
         if (!stages.is_array()) continue;
@@ -73,26 +72,14 @@ Result<std::vector<WorkerRecord>> list_workers(Database& db) {
           if (stage.is_string()) worker.missing[kind].push_back(stage.get<std::string>());
       }
     }
-    worker.started_ms = select.int64(5);
-    worker.last_seen_ms = select.int64(6);
-    worker.job_id = select.optional_int64(7);
-    worker.jobs_done = select.int64(8);
-    worker.jobs_failed = select.int64(9);
-    workers.push_back(std::move(worker));
-  }
-  Status s = select.status();
-  select.reset();
-  if (!s) return s.error();
-  return workers;
+  });
 }
 
 Result<std::string> worker_host(Database& db, const std::string& name) {
   Statement& select = db.cached("SELECT host FROM worker WHERE name = ?1");
   select.bind(1, name);
   std::string host = select.step() ? select.text(0) : "";
-  Status s = select.status();
-  select.reset();
-  if (!s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return host;
 }
 
@@ -129,9 +116,7 @@ Result<std::vector<WaitingJobs>> waiting_jobs(Database& db, int64_t live_ms) {
     jobs.reason = why.empty() ? "no worker is connected" : "no connected worker can run them: " + join(why, "; ");
     waiting.push_back(std::move(jobs));
   }
-  Status s = select.status();
-  select.reset();
-  if (!s) return s.error();
+  if (Status s = select.finish(); !s) return s.error();
   return waiting;
 }
 
@@ -140,13 +125,10 @@ Result<std::vector<std::string>> missing_artifacts(Database& db, const std::vect
       "SELECT value FROM json_each(?1) WHERE value NOT IN (SELECT id FROM artifact WHERE id = value)"
       " AND value NOT IN (SELECT id FROM artifact_upload WHERE id = value)");
   select.bind(1, nlohmann::json(ids).dump());
-  std::vector<std::string> missing;
-  while (select.step()) missing.push_back(select.text(0));
-  Status s = select.status();
-  select.reset();
-  if (!s) return s.error();
-  std::sort(missing.begin(), missing.end());
-  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  Result<std::vector<std::string>> missing = text_rows(select);
+  if (!missing) return missing.error();
+  std::sort(missing->begin(), missing->end());
+  missing->erase(std::unique(missing->begin(), missing->end()), missing->end());
   return missing;
 }
 
@@ -163,12 +145,7 @@ Result<std::optional<std::string>> find_artifact_content(Database& db, const std
   Statement& select = db.cached(
       "SELECT content FROM artifact WHERE id = ?1 UNION ALL SELECT content FROM artifact_upload WHERE id = ?1 LIMIT 1");
   select.bind(1, id);
-  std::optional<std::string> content;
-  if (select.step()) content = select.text(0);
-  Status s = select.status();
-  select.reset();
-  if (!s) return s.error();
-  return content;
+  return first_text(select);
 }
 
 Status drop_uploads(Database& db, const std::vector<std::string>& ids, int64_t older_than_ms) {

@@ -36,14 +36,9 @@ Result<std::optional<std::string>> sample_tree(Database& db, const std::string& 
   Result<std::optional<BundleProvenance>> own = bundle_provenance(db, sample_id);
   if (!own) return own.error();
   if (*own) return std::optional<std::string>((*own)->tree_name);
-  Statement& parents = db.cached("SELECT parent_id FROM lineage WHERE child_id = ?1 AND relation = 'compiled_to'");
-  parents.bind(1, sample_id);
-  std::vector<std::string> ids;
-  while (parents.step()) ids.push_back(parents.text(0));
-  Status status = parents.status();
-  parents.reset();
-  if (!status) return status.error();
-  for (const std::string& parent : ids) {
+  Result<std::vector<std::string>> parents = lineage_parent_ids(db, sample_id, "compiled_to");
+  if (!parents) return parents.error();
+  for (const std::string& parent : *parents) {
     Result<std::optional<BundleProvenance>> provenance = bundle_provenance(db, parent);
     if (!provenance) return provenance.error();
     if (*provenance) return std::optional<std::string>((*provenance)->tree_name);
