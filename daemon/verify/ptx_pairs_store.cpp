@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/kernel_pairs_store.h"
+#include "daemon/verify/kernel_pairs_store.h"
 #include "synth/artifact_kinds.h"
 
 namespace tailforge {
