@@ -3,7 +3,7 @@
 // RDNA3 its `rdna3_kernel` artifact, with both sides raw, their counts, the checks' rows and a
 // `compiled_to` edge from the program. A kernel already stored (the same SASS from another
 // program) only gains the edge. Runs inside the caller's transaction. The steps every kernel-pair
-// track takes (kernel_pair_sample, store_pair_samples) are shared with daemon/ptx_pairs_store.h.
+// track takes (kernel_pair_sample, store_pair_samples) are shared with daemon/verify/ptx_pairs_store.h.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include "daemon/verify/verify_jobs.h"
 
+#include "daemon/planner.h"
 #include "daemon/scaleout.h"
 #include "daemon/verify/derived_pairs.h"
 #include "daemon/verify/stage_records.h"
