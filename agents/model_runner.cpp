@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agents/kernelopt/model_candidates.h"
+#include "agents/kernelopt/strategy_model.h"
 #include "base/clock.h"
 #include "base/process.h"
 
@@ -39,6 +41,31 @@ class BuiltinModel : public ModelUnderTest {
 
  private:
   const HipifyRules& rules_;
+};
+
+// The built-in strategies (kernelopt): the task of the question's task line, answered with the
+// built-in candidate of the strategy the model's parameters learned for it.
+class KernelStrategyModel : public ModelUnderTest {
+ public:
+  explicit KernelStrategyModel(StrategyTable table) : table_(std::move(table)) {}
+  ModelAnswer answer(Database&, const std::string& question) override {
+    auto start = std::chrono::steady_clock::now();
+    ModelAnswer answer;
+    Result<KernelTask> task = task_in_question(question);
+    Result<KernelCandidate> chosen = task ? answer_with_strategy(table_, *task) : Result<KernelCandidate>(task.error());
+    if (chosen) {
+      answer.ok = true;
+      answer.output = chosen->source;
+      answer.reasoning = "strategy " + chosen->strategy + ": " + chosen->reasoning;
+    } else {
+      answer = failed("model.builtin.no_strategy", chosen.message());
+    }
+    answer.seconds = seconds_since(start);
+    return answer;
+  }
+
+ private:
+  StrategyTable table_;
 };
 
 class CommandModel : public ModelUnderTest {
@@ -108,6 +135,7 @@ class OpenAiModel : public ModelUnderTest {
       answer.retry_after_ms = response.retry_after_ms;
     } else {
       answer.output = preferred_code_block(response, {"hip", "cpp", "c++", "cuda"});
+      answer.reasoning = response.reasoning.empty() ? text_outside_code(response.content) : response.reasoning;
       answer.ok = answer.output.find_first_not_of(" \t\r\n") != std::string::npos;
       if (!answer.ok) answer = failed("agent.llm.no_code_block", "the reply's code block is empty");
     }
@@ -178,6 +206,9 @@ LlmOptions model_llm_options(const ModelRecord& model, const LlmOptions& base) {
 Result<std::unique_ptr<ModelUnderTest>> make_model_under_test(const ModelRecord& model, const ModelRuntime& runtime) {
   if (Status valid = validate_model_definition(model); !valid) return valid.error();
   json parameters = parameters_of(model);
+  if (is_strategy_model(model)) {
+    return std::unique_ptr<ModelUnderTest>(new KernelStrategyModel(strategy_table_from_json(parameters.value("learned", json::object()))));
+  }
   if (model.kind == "builtin") {
     if (!runtime.hipify_rules) return make_error("model '" + model.name + "': no translation rules loaded");
     return std::unique_ptr<ModelUnderTest>(new BuiltinModel(*runtime.hipify_rules));

@@ -1,7 +1,8 @@
 // A model under test answers a track's source with its translation: an OpenAI-compatible
 // endpoint (chat completions with the track's prompt from config/llm_prompts.json), a command
-// (the source on stdin, the translation on stdout, under a timeout), or the built-in rule
-// translator, so all three are compared alike. It only answers; judging the answer is
+// (the source on stdin, the translation on stdout, under a timeout), or a built-in model (the
+// rule translator; for kernelopt the built-in strategies, agents/kernelopt/strategy_model.h), so
+// all three are compared alike. It only answers; judging the answer is
 // synth/evaluate.h's.
 #pragma once
 
@@ -19,6 +20,7 @@ namespace tailforge {
 struct ModelAnswer {
   bool ok = false;
   std::string output;    // the translation
+  std::string reasoning; // what the model said besides it, where it says something (kernelopt curates on it)
   std::string category;  // when !ok: model.command.*, agent.llm.*, translate.unsupported.*
   std::string message;   // when !ok: what happened, one line or a little more
   // The endpoint failed, not the model (llm_client.h's endpoint_fault: down, rate limited, a

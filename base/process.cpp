@@ -200,6 +200,12 @@ void set_process_launch_observer(std::function<void(const ProcessSpec&)> observe
   launch_observer = std::move(observer);
 }
 
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
 std::string command_line(const std::vector<std::string>& argv) {
   std::string line;
   for (const auto& arg : argv) {

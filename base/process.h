@@ -59,6 +59,9 @@ ProcessResult run_process(const ProcessSpec& spec);
 // process runs (a rebuild), the path of its replacement; "tailforge" when it cannot be read.
 std::string current_executable();
 
+// This host's name (gethostname), "localhost" when it has none.
+std::string host_name();
+
 // Joins argv into one printable command line (for records; never executed by a shell).
 std::string command_line(const std::vector<std::string>& argv);
 

@@ -15,6 +15,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/process.h"
 #include "daemon/crash_recorder.h"
 #include "daemon/disk_rules.h"
 #include "daemon/logging.h"

@@ -16,7 +16,11 @@ ModelRuntime LoadedPolicies::runtime(ResourceGate* gate) const {
 }
 
 EvaluationSetup LoadedPolicies::setup(ResourceGate* gate, const std::string& work_dir) const {
-  return {.verifier = verifier, .taxonomy = &taxonomy, .gate = gate, .work_dir = work_dir};
+  return {.verifier = verifier,
+          .taxonomy = &taxonomy,
+          .gate = gate,
+          .work_dir = work_dir,
+          .kernel_speedup_target = eval.kernelopt_speedup_target};
 }
 
 Result<std::unique_ptr<LoadedPolicies>> load_policies(const json& config) {

@@ -69,6 +69,12 @@ class DefaultPipeline : public Pipeline {
         spdlog::info("sass2rdna3: no kernel pairs on this host: no SASS ({})", stage.reason);
       }
     }
+    const Track* grown = find_track(shared_->synth.track);
+    if (grown && grown->generated == Track::Generated::kernel_tasks && !toolchains.has_gpu("nvidia")) {
+      spdlog::warn("kernelopt: no NVIDIA GPU on this host: tasks and candidates are built and inspected, their runs and "
+                   "timing are skipped with the reason; timing needs a GPU, so no speedup is stored, nothing is "
+                   "curated and no retrain fires until a GPU host measures them");
+    }
     evaluation_ = std::make_unique<EvaluationJobs>(shared_->eval, shared_->synth, shared_->setup(&gate_, work_dir_),
                                                    shared_->runtime(&gate_));
     bool llm_translator = false;

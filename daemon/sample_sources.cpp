@@ -4,9 +4,11 @@
 
 #include "daemon/llm_synthesis.h"
 #include "daemon/verify/c2x86_jobs.h"
+#include "daemon/verify/kernel_task_jobs.h"
 #include "store/corpus.h"
 #include "synth/api_tails.h"
 #include "synth/c2x86_candidates.h"
+#include "synth/kernelopt/synthesis.h"
 
 namespace tailforge {
 
@@ -115,17 +117,39 @@ class CFunctionSource : public SampleSource {
   const SynthPolicy& policy_;
 };
 
+// kernelopt tasks of the built-in generator's families and shapes, from the job's seed and index.
+class KernelTaskSource : public SampleSource {
+ public:
+  explicit KernelTaskSource(const SynthPolicy& policy) : policy_(policy) {}
+
+  Result<Sample> generate(Database&, uint64_t seed, uint64_t index, int64_t cycle) override {
+    return generate_kernel_task_sample(seed, index, cycle);
+  }
+
+  Result<SynthesisSummary> synthesize(Database& db, int64_t cycle, uint64_t seed) override {
+    return synthesize_kernelopt_for_cycle(db, policy_, cycle, seed);
+  }
+
+ private:
+  const SynthPolicy& policy_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<SampleSource>> make_sample_source(const Track* grown, const SampleSourceSetup& setup) {
   Track::Generated kind = grown ? grown->generated : Track::Generated::none;
   switch (kind) {
+    case Track::Generated::kernel_tasks:
     case Track::Generated::c_functions:
       if (setup.llm_generator || setup.llm_synthesizer) {
         return make_error(std::string("agents.") + (setup.llm_generator ? "generator" : "synthesizer") +
                           ": the LLM agents write CUDA programs; the " + std::string(grown->name) +
-                          " track (synth policy) grows C functions with the built-in generator and synthesizer: set "
-                          "it to \"builtin\"");
+                          " track (synth policy) grows " +
+                          (kind == Track::Generated::kernel_tasks ? "kernel tasks" : "C functions") +
+                          " with the built-in generator and synthesizer: set it to \"builtin\"");
+      }
+      if (kind == Track::Generated::kernel_tasks) {
+        return std::unique_ptr<SampleSource>(std::make_unique<KernelTaskSource>(setup.policy));
       }
       return std::unique_ptr<SampleSource>(std::make_unique<CFunctionSource>(setup.policy));
     case Track::Generated::cuda_programs:

@@ -6,12 +6,6 @@
 
 namespace tailforge {
 
-std::string host_name() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
-
 Result<WorkerSettings> worker_settings(const nlohmann::json& config) {
   const nlohmann::json& workers = config["workers"];
   WorkerSettings settings;

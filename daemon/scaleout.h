@@ -33,9 +33,6 @@ struct WorkerSettings {
   bool llm_translator = false;           // agents.translator "llm": verify jobs stay in the daemon
 };
 
-// This host's name (gethostname), "localhost" when it has none.
-std::string host_name();
-
 // Reads config "workers"; errors name the key.
 Result<WorkerSettings> worker_settings(const nlohmann::json& config);
 

@@ -29,7 +29,9 @@ Result<std::vector<std::string>> eval_candidate_ids(Database& db, const std::str
   Statement& select = db.cached(
       "SELECT s.id FROM sample s WHERE s.track = ?1 AND s.status = 'verified'"
       " AND NOT EXISTS (SELECT 1 FROM eval_item e WHERE e.track = ?1 AND e.sample_id = s.id)"
-      " AND NOT EXISTS (SELECT 1 FROM trained_sample t WHERE t.sample_id = s.id) ORDER BY s.id");
+      " AND NOT EXISTS (SELECT 1 FROM trained_sample t WHERE t.sample_id = s.id)"
+      " AND NOT (EXISTS (SELECT 1 FROM kernelopt_candidate k WHERE k.sample_id = s.id)"
+      "          AND json_extract(s.variables, '$.kernel_task') IS NULL) ORDER BY s.id");
   select.bind(1, track);
   return text_rows(select);
 }

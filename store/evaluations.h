@@ -33,7 +33,9 @@ struct EvalItem {
 // counted).
 Result<int64_t> eval_set_version(Database& db, const std::string& track);
 Result<int64_t> eval_set_size(Database& db, const std::string& track);
-// Verified samples of the track that are neither items nor were ever in a training split, by id.
+// Verified samples of the track that are neither items nor were ever in a training split, nor a
+// kernelopt candidate (an answer to a task, not a question; a task sample carries its task in
+// its variables' "kernel_task" and stays one even when a candidate repeats its text), by id.
 Result<std::vector<std::string>> eval_candidate_ids(Database& db, const std::string& track);
 // How many samples a training split held, by template id (samples without one not counted).
 Result<std::map<std::string, int64_t>> trained_samples_by_template(Database& db, const std::string& track);

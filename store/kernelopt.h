@@ -1,6 +1,6 @@
 // The kernelopt track's tables as rows: tasks, candidates, measurements, curation runs and their
 // choices. SQL only; what the rows mean (a task's buffers, a harness report, the ConCuR rules)
-// is the track's own code (daemon/kernelopt_store.h turns its types into these rows and back).
+// is the track's own code (synth/kernelopt/store.h turns its types into these rows and back).
 #pragma once
 
 #include <cstdint>

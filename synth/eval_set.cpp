@@ -13,6 +13,7 @@
 #include "synth/api_coverage.h"
 #include "synth/dataset_card.h"
 #include "synth/minhash.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
 
@@ -22,7 +23,7 @@ using nlohmann::json;
 // split's apart.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EvalPolicy, enabled, fraction, max_items, command_timeout_seconds,
                                                 keep_versions, endpoint_pause_seconds, min_items_per_family,
-                                                min_items_per_tree)
+                                                min_items_per_tree, kernelopt_speedup_target)
 
 Result<EvalPolicy> eval_policy_from_json(const json& section) {
   EvalPolicy policy;
@@ -236,8 +237,12 @@ Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, co
   chosen.insert(chosen.end(), drawn.begin(), drawn.end());
   if (chosen.empty() || refresh.size >= eval.max_items) return refresh;
 
+  // A pair's target is the item's reference answer; a kernelopt task is its own reference (its
+  // answers are measured against it), so that track needs no pair.
   auto pair = synth.export_pairs.find(track);
-  if (pair == synth.export_pairs.end()) {
+  const Track* named = find_track(track);
+  bool own_reference = named && named->exported == Track::Exported::curated_kernels;
+  if (pair == synth.export_pairs.end() && !own_reference) {
     return make_error("evaluation set: track '" + track + "' has no pair in the synth policy's export.pairs");
   }
   std::vector<EvalItem> items;
@@ -252,7 +257,7 @@ Result<EvalSetRefresh> refresh_eval_set(Database& db, const EvalPolicy& eval, co
     }
     EvalItem item{track, id, refresh.version + 1, std::nullopt, std::nullopt, 0, std::nullopt};
     if (auto group = groups.find(id); group != groups.end()) item.held_out = group->second;
-    if (pair->second.target_kind != "text") {
+    if (!own_reference && pair->second.target_kind != "text") {
       Result<std::optional<std::string>> target = sample_artifact_id(db, id, "", pair->second.target_kind);
       if (!target) return target.error();
       if (!*target) continue;  // verified without a reference answer: nothing to compare with

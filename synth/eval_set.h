@@ -33,6 +33,9 @@ struct EvalPolicy {
   // rest, taking at most half of a group's verified candidates (the rest stays for training).
   int64_t min_items_per_family = 3;
   int64_t min_items_per_tree = 2;
+  // kernelopt: a model's right candidate below this speedup over the reference is a failure,
+  // kernelopt.slower (1: fast_1; 2: fast_2). Untimed candidates (no GPU) are judged on the rest.
+  double kernelopt_speedup_target = 1.0;
 };
 
 // Reads the "eval" section; errors name "eval.<key>".

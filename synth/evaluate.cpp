@@ -91,7 +91,7 @@ Result<JudgedAnswer> evaluate_item(Database& db, ModelUnderTest& model, const Mo
   fs::path dir = fs::path(setup.work_dir) / ("eval-" + std::to_string(record.id) + "-" + item.sample_id.substr(0, 16));
   std::error_code ec;
   fs::create_directories(dir, ec);
-  Result<std::vector<StageResult>> stages = track->judge({db, **sample, answer.output, expected, setup, dir.string()});
+  Result<std::vector<StageResult>> stages = track->judge({db, **sample, answer.output, expected, setup, dir.string(), record.name, answer.reasoning});
   if (!stages) return stages.error();
   ChainResult result;
   result.stages = std::move(*stages);

@@ -18,6 +18,9 @@ struct EvaluationSetup {
   ResourceGate* gate = nullptr;     // compile and run slots
   std::string work_dir;             // a folder per evaluation is made and removed under it
   const Toolchains* toolchains = nullptr;  // nullptr: detected_toolchains()
+  // kernelopt: a right candidate below this speedup over the reference fails as kernelopt.slower
+  // (eval.kernelopt_speedup_target; 1: fast_1, 2: fast_2).
+  double kernel_speedup_target = 1.0;
 };
 
 }  // namespace tailforge

@@ -12,7 +12,7 @@ Result<ModelRecord> model_from_definition(const json& definition, std::optional<
   if (!definition.is_object()) return make_error("a model definition must be a JSON object");
   static const char* const known[] = {"name",    "kind",    "track",  "endpoint",      "model_id",
                                       "command", "timeout_seconds", "parent", "retrain_event", "active",
-                                      "api_key_env", "ca_file", "request_fields"};
+                                      "api_key_env", "ca_file", "request_fields", "learned"};
   for (const auto& item : definition.items()) {
     if (std::none_of(std::begin(known), std::end(known), [&](const char* key) { return item.key() == key; })) {
       return make_error("model definition: '" + item.key() + "' is not a known field");
@@ -42,6 +42,12 @@ Result<ModelRecord> model_from_definition(const json& definition, std::optional<
     field = "request_fields";
     if (definition.contains(field)) {
       if (!definition[field].is_object()) return make_error("model definition: 'request_fields' must be a JSON object");
+      parameters[field] = definition[field];
+    }
+    // What a built-in learner learned (kernelopt's built-in strategies: their strategy table).
+    field = "learned";
+    if (definition.contains(field)) {
+      if (!definition[field].is_object()) return make_error("model definition: 'learned' must be a JSON object");
       parameters[field] = definition[field];
     }
     field = "parent";

@@ -11,8 +11,10 @@
 #include "store/api_uses.h"
 #include "synth/api_coverage.h"
 #include "synth/held_out.h"
+#include "synth/kernelopt/version_speed.h"
 #include "synth/model_versions.h"
 #include "synth/policy.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
 namespace {
@@ -221,6 +223,15 @@ Result<ModelsReport> models_report(Database& db, const std::string& track) {
     }
     report.models.push_back(std::move(summary));
   }
+  const Track* named = find_track(track);
+  if (named && named->exported == Track::Exported::curated_kernels) {
+    Result<std::map<std::string, KernelFigures>> speed = kernel_figures_by_version(db);
+    if (!speed) return speed.error();
+    for (ModelSummary& summary : report.models) {
+      auto found = speed->find(summary.model.name);
+      if (found != speed->end()) summary.kernels = found->second;
+    }
+  }
   return report;
 }
 
@@ -294,6 +305,7 @@ json models_report_to_json(const ModelsReport& report) {
                           {"accuracy", accuracy(counts.second, counts.first)}};
     }
     item["api_families"] = families;
+    if (m.kernels) item["kernels"] = kernel_figures_json(*m.kernels);
     models.push_back(item);
   }
   json leakage = json::array();
@@ -415,6 +427,7 @@ std::string format_models_table(const ModelsReport& report) {
         << std::right << std::setw(8) << (m.snapshot_train_samples ? std::to_string(m.snapshot_train_samples) : "-")
         << std::setw(14) << acc << std::setw(22) << versus << "\n";
     if (m.superseded.value_or(false)) any_superseded = true;
+    if (m.kernels) out << "      kernels: " << describe_kernel_figures(*m.kernels) << "\n";
     if (m.held_out_items > 0) {
       out << "      drawn items " << m.drawn_ok << "/" << m.drawn_items << " ("
           << (m.drawn_items ? fixed(accuracy(m.drawn_ok, m.drawn_items)) : std::string("-"))

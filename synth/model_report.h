@@ -14,6 +14,7 @@
 
 #include "store/evaluations.h"
 #include "store/models.h"
+#include "synth/kernelopt/report.h"
 #include "synth/model_selection.h"
 #include "synth/policy.h"
 
@@ -74,6 +75,8 @@ struct ModelSummary {
   // Its items and right answers per CUDA API family (an item counts for each family its code
   // uses), up to its complete version.
   std::map<std::string, std::pair<int64_t, int64_t>> families;  // family -> (items, ok)
+  // kernelopt: its speed on the evaluation items (synth/kernelopt/version_speed.h).
+  std::optional<KernelFigures> kernels;
 };
 
 // How near the training rows of the snapshots written for a track came to its evaluation items,

@@ -12,8 +12,10 @@
 #include "store/models.h"
 #include "synth/dataset_card.h"
 #include "synth/export.h"
+#include "synth/kernelopt/snapshot.h"
 #include "synth/model_report.h"
 #include "synth/snapshot_retention.h"
+#include "synth/tracks.h"
 
 namespace tailforge {
 namespace {
@@ -331,7 +333,10 @@ RetrainCommand retrain_command_for(const RetrainPolicy& policy, const std::optio
             "(retrain.baseline_command) trains a first version"};
   }
   if (!is_users_model(*parent)) {
-    std::string whose = is_baseline_learner_version(*parent) ? "a baseline learner version" : "the built-in translator";
+    const Track* track = find_track(parent->track);
+    std::string whose = is_baseline_learner_version(*parent) ? "a baseline learner version"
+                        : track && track->builtin_model ? std::string(track->builtin_model_summary)
+                                                        : "a built-in model";
     return {policy.baseline_command, "retrain.command is unset and " + parent->name + " is " + whose +
                                          ": the baseline learner (retrain.baseline_command) trains the next version"};
   }
@@ -412,14 +417,16 @@ Result<std::optional<RetrainOutcome>> maybe_trigger_retrain(Database& db, const 
     if (!tails) return tails.error();
     options.boosted = model_failure_tails(*tails, model->id);
   }
-  Result<std::string> hash = export_snapshot_hash(db, options);
+  const Track* track = find_track(policy.track);
+  const bool curated = track && track->exported == Track::Exported::curated_kernels;
+  Result<std::string> hash = curated ? kernelopt_snapshot_hash(db, options) : export_snapshot_hash(db, options);
   if (!hash) return make_error("retrain: " + hash.message());
   Result<bool> recorded = retrain_snapshot_recorded(db, *hash);
   if (!recorded) return recorded.error();
   if (*recorded) return std::optional<RetrainOutcome>();
 
   options.out_dir = policy.snapshot_dir + "/" + hash->substr(0, 16);
-  Result<ExportSummary> snapshot = export_dataset(db, options);
+  Result<ExportSummary> snapshot = curated ? export_kernelopt_snapshot(db, options) : export_dataset(db, options);
   if (!snapshot) return make_error("retrain: exporting snapshot: " + snapshot.message());
   if (snapshot->samples == 0) return std::optional<RetrainOutcome>();
 

@@ -5,6 +5,8 @@
 
 #include "synth/evaluate_c2x86.h"
 #include "synth/evaluate_ptx2cuda.h"
+#include "synth/kernelopt/judge.h"
+#include "synth/kernelopt/task_samples.h"
 #include "verifier/chain.h"
 #include "verifier/toolchains.h"
 
@@ -39,6 +41,11 @@ Result<std::vector<StageResult>> judge_rdna3(const JudgeInput& input) {
 
 Result<std::vector<StageResult>> judge_cuda_for_ptx(const JudgeInput& input) {
   return judge_ptx2cuda_answer(input.db, input.item, input.answer, input.setup);
+}
+
+Result<std::vector<StageResult>> judge_kernel(const JudgeInput& input) {
+  return judge_kernel_answer(input.db, input.item, {input.answer, input.reasoning, input.model_name}, input.setup,
+                             input.work_dir);
 }
 
 Result<std::vector<StageResult>> judge_x86(const JudgeInput& input) {
@@ -76,6 +83,7 @@ const std::vector<Track>& tracks() {
        .verified_by = Track::Verified::chain_after_hip_translation,
        .imported = Track::Imported::cuda_tree,
        .builtin_model = true,
+       .builtin_model_summary = "the CUDA->HIP rule translator",
        .check_input = "__global__ void add_one(float* x, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                       "  if (i < n) x[i] += 1.0f;\n}\n",
        .judge = judge_hip},
@@ -100,11 +108,18 @@ const std::vector<Track>& tracks() {
        .judge = judge_x86},
       {.name = "kernelopt",
        .summary = "faster CUDA kernels for a task, with reasoning, measured against the task's reference",
+       .tools = {{"nvcc", true, "no task or candidate can be built", "install the CUDA toolkit"},
+                 {"nm", false, "the candidates' objects are not inspected for streams, threads or dlsym",
+                  "apt install binutils"}},
+       .generated = Track::Generated::kernel_tasks,
+       .verified_by = Track::Verified::kernel_task_check,
        .imported = Track::Imported::task_file,
        .exported = Track::Exported::curated_kernels,
-       .evaluated = false,
-       .model_kind = "openai",
-       .model_kind_reason = "answers with reasoning and a kernel"},
+       .builtin_model = true,
+       .builtin_model_summary = "the built-in strategies (the catalog's optimized candidates, chosen as learned)",
+       .check_input = kernel_check_question(),
+       .question = kernelopt_question,
+       .judge = judge_kernel},
   };
   return table;
 }
@@ -134,8 +149,12 @@ Status check_model_track(const ModelRecord& model) {
                       std::string(track->model_kind));
   }
   if (model.kind == "builtin" && !track->builtin_model) {
-    return make_error(at + "a builtin model is the CUDA->HIP rule translator: track " +
-                      track_names([](const Track& known) { return known.builtin_model; }));
+    std::string which;
+    for (const Track& known : tracks()) {
+      if (!known.builtin_model) continue;
+      which += (which.empty() ? "" : "; ") + std::string(known.builtin_model_summary) + " for " + std::string(known.name);
+    }
+    return make_error(at + "no built-in model answers " + model.track + " (a builtin model is " + which + ")");
   }
   return {};
 }

@@ -28,6 +28,8 @@ struct JudgeInput {
   const std::optional<std::string>& expected_stdout;
   const EvaluationSetup& setup;
   const std::string& work_dir;
+  std::string_view model_name = {};  // the model that answered
+  std::string_view reasoning = {};   // what it said besides its answer (ModelAnswer::reasoning)
 };
 
 // A tool the daemon needs to grow a track, as `tailforge doctor` checks it.
@@ -50,12 +52,13 @@ struct Track {
   bool checks_gpu_targets = false;
   // What the daemon's generate jobs and synthesis, and `tailforge generate`, make for it (none:
   // the track is cut from another track's samples, or measured apart).
-  enum class Generated { none, cuda_programs, c_functions };
+  enum class Generated { none, cuda_programs, c_functions, kernel_tasks };
   Generated generated = Generated::none;
   // How the daemon verifies a sample of it: the verifier chain as it is; the chain after the
   // daemon's translator made the HIP side, a verified program then also yielding the derived
-  // tracks' pairs; or the C function check.
-  enum class Verified { chain, chain_after_hip_translation, c_function_check };
+  // tracks' pairs; the C function check; or a kernel task's check (its reference built and, on a
+  // GPU, run by the harness; its built-in candidates measured as training data).
+  enum class Verified { chain, chain_after_hip_translation, c_function_check, kernel_task_check };
   Verified verified_by = Verified::chain;
   // What `tailforge import PATH` takes for it, and what `tailforge export` writes from.
   enum class Imported { none, cuda_tree, task_file };
@@ -64,13 +67,14 @@ struct Track {
   Exported exported = Exported::verified_pairs;
   // Said when an export of the track found nothing: what usually keeps its pairs from being made.
   std::string (*why_none_exported)(Database& db) = nullptr;
-  // The loop's evaluation asks the track's models (kernelopt's are measured by `kernelopt run`).
+  // The loop's evaluation asks the track's models.
   bool evaluated = true;
   // Models of the track must be of this kind ("" = any of openai, command, builtin), and why.
   std::string_view model_kind;
   std::string_view model_kind_reason;
-  // The rule translator (kind builtin) answers this track.
+  // A built-in model (kind builtin) answers this track, and what it is.
   bool builtin_model = false;
+  std::string_view builtin_model_summary;
   // A small input of the track, for `model check` to ask a command model.
   std::string_view check_input;
   // The question a model reads for an item; null: the item's own text (training_text of it).

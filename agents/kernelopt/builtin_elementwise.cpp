@@ -2,12 +2,57 @@
 // and chains of them that the reference runs as one kernel per op through __device__ buffers
 // (the fusion tasks). Tolerance stays at 1e-3: every output depends on one input position, so the
 // only differences are a few ulps from reordered or contracted float operations.
+// An op is a chain of tokens (chain_ops()); the task generator draws chains and their fused
+// neighbours (one op more, one fewer, one replaced) from the same table.
 #include <algorithm>
+#include <cstddef>
 
 #include "agents/kernelopt/builtin_family.h"
 
 namespace tailforge {
 namespace {
+
+// One op of a chain, as a token of the recipe: its CUDA expression and its notation over $(V), the
+// previous stage's value (x for the first stage); binary ops also read y, the second input.
+struct ChainOp {
+  const char* token;  // no underscore, so a name's tokens split back unambiguously
+  const char* expression;
+  const char* math;
+  int flops;            // arithmetic per element, roughly, for the reasoning
+  bool binary = false;  // reads y
+  bool infix = false;   // its notation needs parentheses around a compound operand
+};
+
+const std::vector<ChainOp>& chain_ops() {
+  static const std::vector<ChainOp> ops = {
+      {"relu", "fmaxf($(V), 0.0f)", "max($(V), 0)", 1},
+      {"leakyrelu", "$(V) > 0.0f ? $(V) : 0.01f * $(V)", "leaky_relu($(V), 0.01)", 2},
+      {"gelu", "0.5f * $(V) * (1.0f + tanhf(0.7978845608f * ($(V) + 0.044715f * $(V) * $(V) * $(V))))",
+       "gelu_tanh($(V))", 25},
+      {"sigmoid", "1.0f / (1.0f + expf(-$(V)))", "sigmoid($(V))", 12},
+      {"silu", "$(V) / (1.0f + expf(-$(V)))", "silu($(V))", 12},
+      {"tanh", "tanhf($(V))", "tanh($(V))", 12},
+      {"exp", "expf($(V))", "exp($(V))", 8},
+      {"clamp", "fminf(fmaxf($(V), -0.5f), 0.5f)", "clamp($(V), -0.5, 0.5)", 2},
+      {"abs", "fabsf($(V))", "|$(V)|", 1},
+      {"scale", "1.5f * $(V)", "1.5 $(V)", 1, false, true},
+      {"shift", "$(V) + 0.5f", "$(V) + 0.5", 1, false, true},
+      {"scaleshift", "1.75f * $(V) - 0.25f", "1.75 $(V) - 0.25", 2, false, true},
+      {"affine", "2.0f * $(V) - 1.0f", "2 $(V) - 1", 2, false, true},
+      {"add", "$(V) + y", "$(V) + y", 1, true, true},
+      {"sub", "$(V) - y", "$(V) - y", 1, true, true},
+      {"mul", "$(V) * y", "$(V) * y", 1, true, true},
+      {"axpy", "2.5f * $(V) + y", "2.5 $(V) + y", 2, true, true},
+  };
+  return ops;
+}
+
+const ChainOp* find_chain_op(const std::string& token) {
+  for (const ChainOp& op : chain_ops()) {
+    if (token == op.token) return &op;
+  }
+  return nullptr;
+}
 
 struct ElementwiseOp {
   std::string name;
@@ -17,46 +62,50 @@ struct ElementwiseOp {
   int inputs = 1;                   // x, or x and y
   std::vector<std::string> stages;  // expressions in x, y (the inputs at i) and v (the previous stage)
   int flops = 1;                    // arithmetic per element, roughly, for the reasoning
+  std::vector<std::string> tokens;  // the chain (chain_ops()), one token per stage
 };
 
-std::string gelu_of(const std::string& v) {
-  return "0.5f * " + v + " * (1.0f + tanhf(0.7978845608f * (" + v + " + 0.044715f * " + v + " * " + v + " * " + v +
-         ")))";
-}
-
-ElementwiseOp single_op(const std::string& name, const std::string& what, int64_t count, int inputs,
-                        const std::string& expression, int flops) {
-  return {name, kSingleOperator, what + " over " + std::to_string(count) + " floats", count, inputs, {expression},
-          flops};
-}
-
-// Two inputs, x and y; the reference runs one kernel per stage.
-ElementwiseOp fused_op(const std::string& name, const std::string& what, int64_t count,
-                       const std::vector<std::string>& stages, int flops) {
-  std::string description = what + " over " + std::to_string(count) + " floats; the reference runs " +
-                            std::to_string(stages.size()) + " kernels";
-  return {name, kFusionOperator, description, count, 2, stages, flops};
+// The op of a chain of known tokens over `count` floats, named `name`; `what` opens the
+// description ("" gives "<tokens>: out = <notation>"). A chain of one op is a single op; a
+// longer one is a fusion whose reference runs one kernel per op.
+ElementwiseOp chain_op(const std::string& name, std::string what, int64_t count,
+                       const std::vector<std::string>& tokens) {
+  ElementwiseOp op{name, tokens.size() > 1 ? kFusionOperator : kSingleOperator, "", count, 1, {}, 0, tokens};
+  std::string math = "x", names;
+  bool compound = false;  // math is an infix expression
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const ChainOp& chain = *find_chain_op(tokens[i]);
+    op.stages.push_back(fill_kernel_template(chain.expression, {{"V", i == 0 ? "x" : "v"}}));
+    math = fill_kernel_template(chain.math, {{"V", chain.infix && compound ? "(" + math + ")" : math}});
+    compound = chain.infix;
+    names += (i ? ", " : "") + std::string(tokens[i]);
+    op.flops += chain.flops;
+    if (chain.binary) op.inputs = 2;
+  }
+  if (what.empty()) what = names + ": out = " + math;
+  op.description = what + " over " + std::to_string(count) + " floats";
+  if (tokens.size() > 1) op.description += "; the reference runs " + std::to_string(tokens.size()) + " kernels";
+  return op;
 }
 
 std::vector<ElementwiseOp> elementwise_ops() {
   const std::string gelu = "gelu, tanh form: 0.5 x (1 + tanh(0.79788456 (x + 0.044715 x^3)))";
   return {
-      single_op("relu_16m", "relu: out[i] = max(x[i], 0)", 16777216, 1, "fmaxf(x, 0.0f)", 1),
-      single_op("relu_12m_tail", "relu: out[i] = max(x[i], 0)", 12582909, 1, "fmaxf(x, 0.0f)", 1),
-      single_op("gelu_tanh_16m", gelu, 16777216, 1, gelu_of("x"), 25),
-      single_op("gelu_tanh_10m", gelu, 10000019, 1, gelu_of("x"), 25),
-      single_op("sigmoid_12m", "sigmoid: out[i] = 1 / (1 + exp(-x[i]))", 12000007, 1, "1.0f / (1.0f + expf(-x))", 12),
-      single_op("axpy_14m", "axpy: out[i] = 2.5 x[i] + y[i]", 14000003, 2, "2.5f * x + y", 2),
-      single_op("clamp_16m", "clamp to [-0.5, 0.5]", 16777215, 1, "fminf(fmaxf(x, -0.5f), 0.5f)", 2),
-      single_op("exp_16m", "exp: out[i] = exp(x[i])", 16777216, 1, "expf(x)", 8),
-      single_op("leaky_relu_12m", "leaky relu: out[i] = x[i] > 0 ? x[i] : 0.01 x[i]", 12582917, 1,
-                "x > 0.0f ? x : 0.01f * x", 2),
-      single_op("scale_shift_16m", "scale and shift: out[i] = 1.75 x[i] - 0.25", 16777216, 1, "1.75f * x - 0.25f", 2),
-      fused_op("add_relu_8m", "add then relu: out = max(x + y, 0)", 8388608, {"x + y", "fmaxf(v, 0.0f)"}, 2),
-      fused_op("scale_add_gelu_6m", "scale, add, gelu (tanh form): out = gelu(1.5 x + y)", 6000011,
-               {"1.5f * x", "v + y", gelu_of("v")}, 27),
-      fused_op("mul_bias_sigmoid_affine_4m", "multiply, bias, sigmoid, affine: out = 2 sigmoid(x y + 0.5) - 1", 4194311,
-               {"x * y", "v + 0.5f", "1.0f / (1.0f + expf(-v))", "2.0f * v - 1.0f"}, 16),
+      chain_op("relu_16m", "relu: out[i] = max(x[i], 0)", 16777216, {"relu"}),
+      chain_op("relu_12m_tail", "relu: out[i] = max(x[i], 0)", 12582909, {"relu"}),
+      chain_op("gelu_tanh_16m", gelu, 16777216, {"gelu"}),
+      chain_op("gelu_tanh_10m", gelu, 10000019, {"gelu"}),
+      chain_op("sigmoid_12m", "sigmoid: out[i] = 1 / (1 + exp(-x[i]))", 12000007, {"sigmoid"}),
+      chain_op("axpy_14m", "axpy: out[i] = 2.5 x[i] + y[i]", 14000003, {"axpy"}),
+      chain_op("clamp_16m", "clamp to [-0.5, 0.5]", 16777215, {"clamp"}),
+      chain_op("exp_16m", "exp: out[i] = exp(x[i])", 16777216, {"exp"}),
+      chain_op("leaky_relu_12m", "leaky relu: out[i] = x[i] > 0 ? x[i] : 0.01 x[i]", 12582917, {"leakyrelu"}),
+      chain_op("scale_shift_16m", "scale and shift: out[i] = 1.75 x[i] - 0.25", 16777216, {"scaleshift"}),
+      chain_op("add_relu_8m", "add then relu: out = max(x + y, 0)", 8388608, {"add", "relu"}),
+      chain_op("scale_add_gelu_6m", "scale, add, gelu (tanh form): out = gelu(1.5 x + y)", 6000011,
+               {"scale", "add", "gelu"}),
+      chain_op("mul_bias_sigmoid_affine_4m", "multiply, bias, sigmoid, affine: out = 2 sigmoid(x y + 0.5) - 1", 4194311,
+               {"mul", "shift", "sigmoid", "affine"}),
   };
 }
 
@@ -414,11 +463,127 @@ KernelTask elementwise_task(const ElementwiseOp& op) {
           .reference_source = reference_source(op)};
 }
 
+// ---- the shape space: a chain of tokens over a count ----
+
+constexpr int64_t kElementwiseMin = 1 << 18, kElementwiseMax = 1 << 25;
+
+nlohmann::json write_elementwise(const ElementwiseOp& op) { return {{"ops", op.tokens}, {"count", op.count}}; }
+
+ElementwiseOp read_elementwise(const nlohmann::json& shape) {
+  std::vector<std::string> tokens = shape.at("ops").get<std::vector<std::string>>();
+  int64_t count = shape.at("count").get<int64_t>();
+  for (const std::string& token : tokens) {
+    if (!find_chain_op(token))
+      return ElementwiseOp{.name = "", .count = count, .tokens = tokens};  // problem() says why
+  }
+  return chain_op("", "", count, tokens);
+}
+
+std::string elementwise_problem(const ElementwiseOp& op) {
+  if (op.tokens.empty() || op.tokens.size() > 6) return "a chain needs 1 to 6 ops";
+  int exps = 0;
+  for (size_t i = 0; i < op.tokens.size(); ++i) {
+    if (!find_chain_op(op.tokens[i])) return "unknown op " + op.tokens[i];
+    if (i > 0 && op.tokens[i] == op.tokens[i - 1]) return "the same op twice in a row";
+    if (op.tokens[i] != "exp") continue;
+    // Three ops grow |x| < 1 to at most 26 (axpy thrice) and exp(26) ~ 2e11; more could overflow.
+    if (++exps > 1 || i > 3) return "exp of a value that may overflow float";
+  }
+  if (op.count < kElementwiseMin || op.count > kElementwiseMax) return "count outside [2^18, 2^25]";
+  if (op.tokens.size() >= 4 && op.count > kElementwiseMax / 2) return "a chain of 4 or more ops over more than 2^24";
+  return "";
+}
+
+std::string elementwise_name(const ElementwiseOp& op) {
+  std::string name;
+  for (const std::string& token : op.tokens) name += token + "_";
+  return name + "n" + std::to_string(op.count);
+}
+
+// Half the draws a multiple of 4096 (no tail), half odd (a scalar tail of 1 or 3).
+int64_t draw_count(ShapeRandom& random, int64_t low, int64_t high) {
+  int64_t count = random.log_between(low, high);
+  return random.one_in(2) ? std::max<int64_t>(4096, count / 4096 * 4096) : (count | 1);
+}
+
+std::vector<std::string> chain_tokens() {
+  std::vector<std::string> tokens;
+  for (const ChainOp& op : chain_ops()) tokens.push_back(op.token);
+  return tokens;
+}
+
+ElementwiseOp draw_single(ShapeRandom& random) {
+  std::string token = random.pick(chain_tokens());
+  return chain_op("", "", draw_count(random, 1 << 20, 1 << 24), {token});
+}
+
+ElementwiseOp draw_fusion(ShapeRandom& random) {
+  static const std::vector<int> lengths = {2, 2, 2, 3, 3, 3, 4, 4, 5};
+  int length = random.pick(lengths);
+  for (;;) {
+    std::vector<std::string> tokens;
+    while (static_cast<int>(tokens.size()) < length) tokens.push_back(random.pick(chain_tokens()));
+    int64_t high = length >= 4 ? int64_t(1) << 23 : 12 << 20;
+    ElementwiseOp op = chain_op("", "", draw_count(random, 1 << 20, high), tokens);
+    if (elementwise_problem(op).empty()) return op;
+  }
+}
+
+// The chain with one op more (appended or prepended), one fewer, or one replaced.
+std::vector<ElementwiseOp> fused_neighbours(const ElementwiseOp& op, ShapeRandom& random) {
+  std::vector<ElementwiseOp> near;
+  const std::vector<std::string> all = chain_tokens();
+  for (int draw = 0; draw < 3; ++draw) {
+    std::vector<std::string> longer = op.tokens;
+    longer.push_back(random.pick(all));
+    near.push_back(chain_op("", "", op.count, longer));
+    std::vector<std::string> replaced = op.tokens;
+    replaced[static_cast<size_t>(random.between(0, static_cast<int64_t>(replaced.size()) - 1))] = random.pick(all);
+    near.push_back(chain_op("", "", op.count, replaced));
+  }
+  std::vector<std::string> front = op.tokens;
+  front.insert(front.begin(), random.pick(all));
+  near.push_back(chain_op("", "", op.count, front));
+  for (size_t drop = 0; op.tokens.size() > 1 && drop < op.tokens.size(); ++drop) {
+    std::vector<std::string> shorter = op.tokens;
+    shorter.erase(shorter.begin() + static_cast<std::ptrdiff_t>(drop));
+    near.push_back(chain_op("", "", op.count, shorter));
+  }
+  return near;
+}
+
+std::vector<std::vector<ElementwiseOp>> elementwise_neighbours(const ElementwiseOp& op, ShapeRandom& random) {
+  std::vector<ElementwiseOp> sizes;
+  for (int64_t count : {op.count / 2, op.count * 2, ragged_near(op.count, random), ragged_near(op.count / 3, random),
+                        round_to_multiple(op.count, 4096), op.count + 4096 - op.count % 4096}) {
+    sizes.push_back(chain_op("", "", count, op.tokens));
+  }
+  return {fused_neighbours(op, random), sizes};
+}
+
+std::vector<std::string> elementwise_features(const ElementwiseOp& op) {
+  std::vector<std::string> tags = {raggedness_tag(op.count % 4 != 0)};
+  for (const std::string& token : op.tokens) tags.push_back("op/" + token);
+  if (op.tokens.size() > 1) tags.push_back("fused/" + std::to_string(op.tokens.size()) + "_ops");
+  tags.push_back(op.inputs == 2 ? "inputs/2" : "inputs/1");
+  return tags;
+}
+
+ShapeSpace<ElementwiseOp> elementwise_space() {
+  return {"elementwise",    write_elementwise,          read_elementwise,       elementwise_problem,
+          elementwise_name, {draw_single, draw_fusion}, elementwise_neighbours, elementwise_features};
+}
+
+TaskFamily<ElementwiseOp> elementwise_family(std::vector<ElementwiseOp> ops) {
+  return {std::move(ops), elementwise_task, reasoning_values, elementwise_recipes};
+}
+
 }  // namespace
 
 void add_elementwise_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(
-      entries, TaskFamily<ElementwiseOp>{elementwise_ops(), elementwise_task, reasoning_values, elementwise_recipes});
+  add_family_tasks(entries, elementwise_family(elementwise_ops()), elementwise_space());
 }
+
+FamilyGenerator elementwise_generator() { return family_generator(elementwise_family({}), elementwise_space()); }
 
 }  // namespace tailforge

@@ -18,11 +18,14 @@ struct FullReduction {
   float low = -1.0f, high = 1.0f;
 };
 
+// The sum (inputs in [0, 1), so the total is well conditioned) or the max of `count` floats.
+FullReduction full_reduction_of(const std::string& name, bool is_max, int64_t count) {
+  if (is_max) return {name, "max of " + std::to_string(count) + " floats into one value", count, true, -1.0f, 1.0f};
+  return {name, "sum of " + std::to_string(count) + " floats in [0, 1) into one value", count, false, 0.0f, 1.0f};
+}
+
 std::vector<FullReduction> full_reductions() {
-  return {
-      {"full_sum_16m", "sum of 16777216 floats in [0, 1) into one value", 16777216, false, 0.0f, 1.0f},
-      {"full_max_10m", "max of 10000019 floats into one value", 10000019, true, -1.0f, 1.0f},
-  };
+  return {full_reduction_of("full_sum_16m", false, 16777216), full_reduction_of("full_max_10m", true, 10000019)};
 }
 
 std::string prelude(const FullReduction& reduction) {
@@ -298,11 +301,70 @@ KernelTask full_reduction_task(const FullReduction& reduction) {
           .reference_source = reference_source(reduction)};
 }
 
+// ---- the shape space ----
+
+nlohmann::json write_full_reduction(const FullReduction& reduction) {
+  return {{"op", reduction.is_max ? "max" : "sum"}, {"count", reduction.count}};
+}
+
+FullReduction read_full_reduction(const nlohmann::json& shape) {
+  std::string op = shape.at("op").get<std::string>();
+  FullReduction reduction = full_reduction_of("", op == "max", shape.at("count").get<int64_t>());
+  if (op != "max" && op != "sum") reduction.count = 0;  // problem() rules it out
+  return reduction;
+}
+
+std::string full_reduction_problem(const FullReduction& reduction) {
+  // A float sum of more than 2^24 values in [0, 1) drifts towards the tolerance in the reference's order.
+  int64_t high = reduction.is_max ? int64_t(1) << 26 : int64_t(1) << 24;
+  if (reduction.count < (1 << 18) || reduction.count > high)
+    return "an unknown op, or a count outside [2^18, 2^24] (sum), [2^18, 2^26] (max)";
+  return "";
+}
+
+std::string full_reduction_name(const FullReduction& reduction) {
+  return std::string(reduction.is_max ? "full_max" : "full_sum") + "_n" + std::to_string(reduction.count);
+}
+
+FullReduction draw_full_reduction(ShapeRandom& random) {
+  bool is_max = random.one_in(2);
+  int64_t count = random.log_between(int64_t(4) << 20, int64_t(16) << 20);
+  return full_reduction_of("", is_max, random.one_in(2) ? round_to_multiple(count, 4096) : (count | 1));
+}
+
+std::vector<std::vector<FullReduction>> full_reduction_neighbours(const FullReduction& reduction, ShapeRandom& random) {
+  bool is_max = reduction.is_max;
+  int64_t count = reduction.count;
+  return {
+      {full_reduction_of("", is_max, count / 2), full_reduction_of("", is_max, count * 2),
+       full_reduction_of("", is_max, count / 8)},
+      {full_reduction_of("", is_max, ragged_near(count, random)),
+       full_reduction_of("", is_max, round_to_multiple(count, 4096))},
+      {full_reduction_of("", !is_max, count)},
+  };
+}
+
+std::vector<std::string> full_reduction_features(const FullReduction& reduction) {
+  return {raggedness_tag(reduction.count % 4 != 0), reduction.is_max ? "op/max" : "op/sum"};
+}
+
+ShapeSpace<FullReduction> full_reduction_space() {
+  return {"full_reduction",    write_full_reduction,  read_full_reduction,       full_reduction_problem,
+          full_reduction_name, {draw_full_reduction}, full_reduction_neighbours, full_reduction_features};
+}
+
+TaskFamily<FullReduction> full_reduction_family(std::vector<FullReduction> reductions) {
+  return {std::move(reductions), full_reduction_task, reasoning_values, full_reduction_recipes};
+}
+
 }  // namespace
 
 void add_full_reduction_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(entries, TaskFamily<FullReduction>{full_reductions(), full_reduction_task, reasoning_values,
-                                                      full_reduction_recipes});
+  add_family_tasks(entries, full_reduction_family(full_reductions()), full_reduction_space());
+}
+
+FamilyGenerator full_reduction_generator() {
+  return family_generator(full_reduction_family({}), full_reduction_space());
 }
 
 }  // namespace tailforge

@@ -329,10 +329,90 @@ KernelTask gemm_task(const GemmShape& shape) {
           .flops = 2.0 * shape.m * shape.n * shape.k};  // one multiply and one add per term
 }
 
+// ---- the shape space ----
+
+nlohmann::json write_gemm(const GemmShape& shape) {
+  return {{"m", shape.m}, {"n", shape.n}, {"k", shape.k}, {"bias_relu", shape.bias_relu}};
+}
+
+GemmShape read_gemm(const nlohmann::json& shape) {
+  return {"", shape.at("m").get<int>(), shape.at("n").get<int>(), shape.at("k").get<int>(),
+          shape.at("bias_relu").get<bool>()};
+}
+
+std::string gemm_problem(const GemmShape& shape) {
+  if (shape.m < 16 || shape.n < 16 || shape.m > 8192 || shape.n > 8192) return "m or n outside [16, 8192]";
+  // The tolerance argument (1e-3 against reordered sums) holds for K up to 1024.
+  if (shape.k < 16 || shape.k > 1024) return "k outside [16, 1024]";
+  double flops = 2.0 * shape.m * shape.n * shape.k;
+  if (flops < 1e7 || flops > 4.4e9) return "2mnk outside [1e7, 4.4e9] (the naive reference would take too long)";
+  return "";
+}
+
+std::string gemm_name(const GemmShape& shape) {
+  return std::string(shape.bias_relu ? "matmul_bias_relu" : "gemm") + "_m" + std::to_string(shape.m) + "n" +
+         std::to_string(shape.n) + "k" + std::to_string(shape.k);
+}
+
+// Two draws in three take m, n multiples of 64 and k a multiple of 32 (whole tiles of every
+// candidate); the third takes any sizes, which the candidates' zero-filled edge tiles handle.
+GemmShape draw_gemm_shape(ShapeRandom& random, bool bias_relu) {
+  for (;;) {
+    bool whole_tiles = !random.one_in(3);
+    int64_t m = random.log_between(128, 2048), n = random.log_between(128, 2048), k = random.log_between(64, 1024);
+    if (whole_tiles) {
+      m = round_to_multiple(m, 64);
+      n = round_to_multiple(n, 64);
+      k = round_to_multiple(k, 32);
+    }
+    GemmShape shape{"", int(m), int(n), int(k), bias_relu};
+    double flops = 2.0 * m * n * k;
+    if (flops >= 1e8 && flops <= 2.2e9 && gemm_problem(shape).empty()) return shape;
+  }
+}
+
+GemmShape draw_gemm(ShapeRandom& random) { return draw_gemm_shape(random, false); }
+GemmShape draw_gemm_bias_relu(ShapeRandom& random) { return draw_gemm_shape(random, true); }
+
+std::vector<std::vector<GemmShape>> gemm_neighbours(const GemmShape& shape, ShapeRandom& random) {
+  int m = shape.m, n = shape.n, k = shape.k;
+  bool fused = shape.bias_relu;
+  return {
+      {{"", m / 2, n, k, fused},
+       {"", m * 2, n, k, fused},
+       {"", m, n / 2, k, fused},
+       {"", m, n * 2, k, fused},
+       {"", m, n, k / 2, fused},
+       {"", m, n, k * 2, fused}},
+      {{"", n, m, k, fused}, {"", m * 4, n / 4, k, fused}, {"", m / 4, n * 4, k, fused}},
+      {{"", int(ragged_near(m, random)), n, k, fused},
+       {"", m, int(ragged_near(n, random)), int(ragged_near(k, random)), fused},
+       {"", int(round_to_multiple(m, 64)), int(round_to_multiple(n, 64)), int(round_to_multiple(k, 32)), fused}},
+      {{"", m, n, k, !fused}},
+  };
+}
+
+std::vector<std::string> gemm_features(const GemmShape& shape) {
+  std::vector<std::string> tags = {raggedness_tag(shape.m % 64 != 0 || shape.n % 64 != 0 || shape.k % 32 != 0)};
+  if (shape.bias_relu) tags.push_back("fused/2_ops");  // the product, then bias and relu
+  return tags;
+}
+
+ShapeSpace<GemmShape> gemm_space() {
+  return {"gemm",          write_gemm,   read_gemm, gemm_problem, gemm_name, {draw_gemm, draw_gemm_bias_relu},
+          gemm_neighbours, gemm_features};
+}
+
+TaskFamily<GemmShape> gemm_family(std::vector<GemmShape> shapes) {
+  return {std::move(shapes), gemm_task, reasoning_values, gemm_recipes};
+}
+
 }  // namespace
 
 void add_gemm_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(entries, TaskFamily<GemmShape>{gemm_shapes(), gemm_task, reasoning_values, gemm_recipes});
+  add_family_tasks(entries, gemm_family(gemm_shapes()), gemm_space());
 }
+
+FamilyGenerator gemm_generator() { return family_generator(gemm_family({}), gemm_space()); }
 
 }  // namespace tailforge

@@ -3,6 +3,8 @@
 // normalize). Tolerance stays at 1e-3: inputs in [-1, 1) give a row variance near 1/3 with no
 // cancellation, and the mean and variance of a few thousand values agree to ~1e-6 relative across
 // summation orders and the Welford recurrence.
+#include <algorithm>
+
 #include "agents/kernelopt/builtin_family.h"
 
 namespace tailforge {
@@ -264,11 +266,67 @@ KernelTask layernorm_task(const LayernormShape& shape) {
           .reference_source = reference_source(shape)};
 }
 
+// ---- the shape space ----
+
+nlohmann::json write_layernorm(const LayernormShape& shape) { return {{"rows", shape.rows}, {"cols", shape.cols}}; }
+
+LayernormShape read_layernorm(const nlohmann::json& shape) {
+  return {"", shape.at("rows").get<int>(), shape.at("cols").get<int>()};
+}
+
+std::string layernorm_problem(const LayernormShape& shape) {
+  // The block-per-row candidate keeps a row in static shared memory (48 KB at most).
+  if (shape.cols < 1 || shape.cols > 8192) return "cols outside [1, 8192]";
+  if (shape.rows < 32 || shape.rows > (1 << 20)) return "rows outside [32, 2^20]";
+  int64_t elements = int64_t(shape.rows) * shape.cols;
+  if (elements < (1 << 18) || elements > (1 << 25)) return "elements outside [2^18, 2^25]";
+  return "";
+}
+
+std::string layernorm_name(const LayernormShape& shape) {
+  return "layernorm_r" + std::to_string(shape.rows) + "c" + std::to_string(shape.cols);
+}
+
+// Rows of 32 to 8192 columns, half of them a multiple of 32, over 1M to 16M elements.
+LayernormShape draw_layernorm(ShapeRandom& random) {
+  for (;;) {
+    int64_t cols = random.log_between(32, 8192);
+    if (random.one_in(2)) cols = round_to_multiple(cols, 32);
+    int64_t rows = random.log_between(int64_t(1) << 20, int64_t(16) << 20) / cols;
+    LayernormShape shape{"", int(std::min<int64_t>(rows, 1 << 21)), int(cols)};
+    if (layernorm_problem(shape).empty()) return shape;
+  }
+}
+
+std::vector<std::vector<LayernormShape>> layernorm_neighbours(const LayernormShape& shape, ShapeRandom& random) {
+  int rows = shape.rows, cols = shape.cols;
+  return {
+      {{"", rows / 2, cols}, {"", rows * 2, cols}, {"", rows, cols / 2}, {"", rows, cols * 2}},
+      {{"", cols, rows}, {"", rows * 4, cols / 4}, {"", rows / 4, cols * 4}},
+      {{"", rows, int(ragged_near(cols, random))}, {"", rows, int(round_to_multiple(cols, 32))}},
+  };
+}
+
+std::vector<std::string> layernorm_features(const LayernormShape& shape) {
+  // The reference runs 3 kernels.
+  return {raggedness_tag(shape.cols % 32 != 0), "fused/3_ops"};
+}
+
+ShapeSpace<LayernormShape> layernorm_space() {
+  return {"layernorm",    write_layernorm,  read_layernorm,       layernorm_problem,
+          layernorm_name, {draw_layernorm}, layernorm_neighbours, layernorm_features};
+}
+
+TaskFamily<LayernormShape> layernorm_family(std::vector<LayernormShape> shapes) {
+  return {std::move(shapes), layernorm_task, reasoning_values, layernorm_recipes};
+}
+
 }  // namespace
 
 void add_layernorm_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(entries,
-                   TaskFamily<LayernormShape>{layernorm_shapes(), layernorm_task, reasoning_values, layernorm_recipes});
+  add_family_tasks(entries, layernorm_family(layernorm_shapes()), layernorm_space());
 }
+
+FamilyGenerator layernorm_generator() { return family_generator(layernorm_family({}), layernorm_space()); }
 
 }  // namespace tailforge

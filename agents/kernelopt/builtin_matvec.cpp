@@ -2,6 +2,8 @@
 // the reference gives each row to one thread, and y = A^T x, where the reference gives each column
 // to one thread looping over all rows. Tolerance stays at 1e-3: a dot product of a few thousand
 // terms in [-1, 1) has |y| ~ sqrt(K / 9) and reordering it moves the result by ~1e-5 absolute.
+#include <algorithm>
+
 #include "agents/kernelopt/builtin_family.h"
 
 namespace tailforge {
@@ -348,10 +350,87 @@ KernelTask matvec_task(const MatvecShape& shape) {
           .flops = 2.0 * shape.rows * shape.cols};
 }
 
+// ---- the shape space ----
+
+nlohmann::json write_matvec(const MatvecShape& shape) {
+  return {{"rows", shape.rows}, {"cols", shape.cols}, {"transposed", shape.transposed}};
+}
+
+MatvecShape read_matvec(const nlohmann::json& shape) {
+  return {"", shape.at("rows").get<int>(), shape.at("cols").get<int>(), shape.at("transposed").get<bool>()};
+}
+
+std::string matvec_problem(const MatvecShape& shape) {
+  if (shape.rows < 32 || shape.cols < 32) return "a side below 32";
+  // y = A x stages x in static shared memory (48 KB at most); A^T x reads rows as float4s.
+  if (!shape.transposed && shape.cols > 8192) return "cols above 8192 (x staged in shared memory)";
+  if (shape.transposed && (shape.cols % 4 != 0 || shape.cols > 65536)) return "cols not a multiple of 4 up to 65536";
+  if (shape.transposed && shape.rows > 65536) return "rows above 65536 (tolerance of a column's sum)";
+  if (shape.rows > (1 << 20)) return "rows above 2^20";
+  int64_t elements = int64_t(shape.rows) * shape.cols;
+  if (elements < (1 << 18) || elements > (1 << 26)) return "elements outside [2^18, 2^26]";
+  return "";
+}
+
+std::string matvec_name(const MatvecShape& shape) {
+  return std::string(shape.transposed ? "matvec_transposed" : "matvec") + "_r" + std::to_string(shape.rows) + "c" +
+         std::to_string(shape.cols);
+}
+
+// 2M to 32M elements of A; half the draws with sides that are multiples of 32.
+MatvecShape draw_matvec_shape(ShapeRandom& random, bool transposed) {
+  for (;;) {
+    int64_t cols = random.log_between(256, transposed ? 16384 : 8192);
+    int64_t rows = random.log_between(int64_t(2) << 20, int64_t(32) << 20) / cols;
+    if (random.one_in(2)) {
+      rows = round_to_multiple(rows, 32);
+      cols = round_to_multiple(cols, 32);
+    }
+    if (transposed) cols = round_to_multiple(cols, 4);
+    MatvecShape shape{"", int(std::min<int64_t>(rows, 1 << 21)), int(cols), transposed};
+    if (matvec_problem(shape).empty()) return shape;
+  }
+}
+
+MatvecShape draw_matvec(ShapeRandom& random) { return draw_matvec_shape(random, false); }
+MatvecShape draw_matvec_transposed(ShapeRandom& random) { return draw_matvec_shape(random, true); }
+
+std::vector<std::vector<MatvecShape>> matvec_neighbours(const MatvecShape& shape, ShapeRandom& random) {
+  int rows = shape.rows, cols = shape.cols;
+  bool t = shape.transposed;
+  int odd_cols = int(ragged_near(cols, random));
+  if (t) odd_cols = int(round_to_multiple(odd_cols, 4)) + (cols % 8 == 0 ? 4 : 0);
+  return {
+      {{"", rows / 2, cols, t}, {"", rows * 2, cols, t}, {"", rows, cols / 2, t}, {"", rows, cols * 2, t}},
+      {{"", cols, rows, t}, {"", rows * 4, cols / 4, t}, {"", rows / 4, cols * 4, t}},
+      {{"", int(ragged_near(rows, random)), cols, t},
+       {"", rows, odd_cols, t},
+       {"", int(round_to_multiple(rows, 32)), int(round_to_multiple(cols, 32)), t}},
+      {{"", rows, cols, !t}, {"", rows, int(round_to_multiple(cols, 4)), !t}},
+  };
+}
+
+std::vector<std::string> matvec_features(const MatvecShape& shape) {
+  bool ragged = shape.cols % 32 != 0 || (shape.transposed && shape.rows % 32 != 0);
+  return {raggedness_tag(ragged), shape.transposed ? "op/transposed" : "op/plain"};
+}
+
+ShapeSpace<MatvecShape> matvec_space() {
+  return {"matvec",          write_matvec,   read_matvec,
+          matvec_problem,    matvec_name,    {draw_matvec, draw_matvec_transposed},
+          matvec_neighbours, matvec_features};
+}
+
+TaskFamily<MatvecShape> matvec_family(std::vector<MatvecShape> shapes) {
+  return {std::move(shapes), matvec_task, reasoning_values, matvec_recipes};
+}
+
 }  // namespace
 
 void add_matvec_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(entries, TaskFamily<MatvecShape>{matvec_shapes(), matvec_task, reasoning_values, matvec_recipes});
+  add_family_tasks(entries, matvec_family(matvec_shapes()), matvec_space());
 }
+
+FamilyGenerator matvec_generator() { return family_generator(matvec_family({}), matvec_space()); }
 
 }  // namespace tailforge

@@ -1,6 +1,8 @@
 // Pooling tasks of the built-in kernelopt catalog (stencil): 2x2 max pooling with stride 2, an odd
 // last input row dropped. The reference gives each output a thread and four scalar loads;
 // candidates widen the loads. A max is exact, so any correct candidate matches bit for bit.
+#include <algorithm>
+
 #include "agents/kernelopt/builtin_family.h"
 
 namespace tailforge {
@@ -212,10 +214,69 @@ KernelTask pooling_task(const PoolShape& shape) {
           .reference_source = reference_source(shape)};
 }
 
+// ---- the shape space ----
+
+nlohmann::json write_pooling(const PoolShape& shape) { return {{"height", shape.height}, {"width", shape.width}}; }
+
+PoolShape read_pooling(const nlohmann::json& shape) {
+  return {"", shape.at("height").get<int>(), shape.at("width").get<int>()};
+}
+
+std::string pooling_problem(const PoolShape& shape) {
+  if (shape.width % 4 != 0) return "width not a multiple of 4 (float4 rows)";
+  if (shape.height < 2 || shape.width < 8 || shape.height > 65536 || shape.width > 65536) {
+    return "height outside [2, 65536] or width outside [8, 65536]";
+  }
+  int64_t elements = int64_t(shape.height) * shape.width;
+  if (elements < (1 << 18) || elements > (1 << 26)) return "elements outside [2^18, 2^26]";
+  return "";
+}
+
+std::string pooling_name(const PoolShape& shape) {
+  return "maxpool2x2_h" + std::to_string(shape.height) + "w" + std::to_string(shape.width);
+}
+
+// 4M to 32M input pixels, rows a multiple of 4 (of 32 in half the draws), any height (odd ones
+// drop their last row).
+PoolShape draw_pooling(ShapeRandom& random) {
+  for (;;) {
+    int64_t width = random.log_between(256, 8192);
+    int64_t height = random.log_between(int64_t(4) << 20, int64_t(32) << 20) / width;
+    width = round_to_multiple(width, random.one_in(2) ? 32 : 4);
+    PoolShape shape{"", int(std::min<int64_t>(height, 1 << 20)), int(width)};
+    if (pooling_problem(shape).empty()) return shape;
+  }
+}
+
+std::vector<std::vector<PoolShape>> pooling_neighbours(const PoolShape& shape, ShapeRandom& random) {
+  int h = shape.height, w = shape.width;
+  int odd_height = int(ragged_near(h, random));
+  return {
+      {{"", h / 2, w}, {"", h * 2, w}, {"", h, int(round_to_multiple(w / 2, 4))}, {"", h, w * 2}},
+      {{"", w, int(round_to_multiple(h, 4))}, {"", h * 4, int(round_to_multiple(w / 4, 4))}},
+      {{"", odd_height, w}, {"", h, w % 8 == 0 ? w + 4 : w + 8}, {"", h + (h % 2 == 0 ? 1 : -1), w}},
+  };
+}
+
+std::vector<std::string> pooling_features(const PoolShape& shape) {
+  return {raggedness_tag(shape.height % 2 != 0 || shape.width % 8 != 0)};
+}
+
+ShapeSpace<PoolShape> pooling_space() {
+  return {"pooling",    write_pooling,  read_pooling,       pooling_problem,
+          pooling_name, {draw_pooling}, pooling_neighbours, pooling_features};
+}
+
+TaskFamily<PoolShape> pooling_family(std::vector<PoolShape> shapes) {
+  return {std::move(shapes), pooling_task, reasoning_values, pooling_recipes};
+}
+
 }  // namespace
 
 void add_pooling_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(entries, TaskFamily<PoolShape>{pool_shapes(), pooling_task, reasoning_values, pooling_recipes});
+  add_family_tasks(entries, pooling_family(pool_shapes()), pooling_space());
 }
+
+FamilyGenerator pooling_generator() { return family_generator(pooling_family({}), pooling_space()); }
 
 }  // namespace tailforge

@@ -3,6 +3,8 @@
 // spread a row over a warp or a block. Tolerance stays at 1e-3: rows are at most a few thousand
 // floats in [-1, 1), so a different summation order changes a row sum by ~1e-5 absolute, far
 // inside 1e-3 * (1 + |ref|); the max is exact.
+#include <algorithm>
+
 #include "agents/kernelopt/builtin_family.h"
 
 namespace tailforge {
@@ -17,20 +19,39 @@ struct RowReduction {
   std::string transform;  // of `value`, before combining
   std::string finish;     // of `acc`, the combined row
   std::string what;       // "sum", "max", ... for the reasoning
+  std::string op;         // "sum", "max", "mean" or "l2norm": the recipe's name of the reduction
 };
 
+const std::vector<std::string>& row_reduction_ops() {
+  static const std::vector<std::string> ops = {"sum", "max", "mean", "l2norm"};
+  return ops;
+}
+
+// The reduction `op` of each row of a rows x cols matrix, named `name`.
+RowReduction row_reduction_of(const std::string& name, const std::string& op, int rows, int cols) {
+  std::string matrix = " of each row of a " + std::to_string(rows) + "x" + std::to_string(cols) + " matrix";
+  RowReduction reduction{name, op + matrix, "tensor", rows, cols, false, "value", "acc", op, op};
+  if (op == "max") reduction.is_max = true;
+  if (op == "mean") reduction.finish = "acc / float(kCols)";
+  if (op == "l2norm") {
+    reduction.description = "L2 norm sqrt(sum x^2)" + matrix;
+    reduction.domain = "linalg";
+    reduction.transform = "value * value";
+    reduction.finish = "sqrtf(acc)";
+    reduction.what = "L2 norm";
+  }
+  return reduction;
+}
+
 std::vector<RowReduction> row_reductions() {
+  RowReduction short_rows = row_reduction_of("row_sum_131072x257", "sum", 131072, 257);
+  short_rows.description += " (short, odd-length rows)";
   return {
-      {"row_sum_4096x1024", "sum of each row of a 4096x1024 matrix", "tensor", 4096, 1024, false, "value", "acc",
-       "sum"},
-      {"row_sum_131072x257", "sum of each row of a 131072x257 matrix (short, odd-length rows)", "tensor", 131072, 257,
-       false, "value", "acc", "sum"},
-      {"row_max_16384x1001", "max of each row of a 16384x1001 matrix", "tensor", 16384, 1001, true, "value", "acc",
-       "max"},
-      {"row_mean_4096x2048", "mean of each row of a 4096x2048 matrix", "tensor", 4096, 2048, false, "value",
-       "acc / float(kCols)", "mean"},
-      {"row_l2norm_2048x3001", "L2 norm sqrt(sum x^2) of each row of a 2048x3001 matrix", "linalg", 2048, 3001, false,
-       "value * value", "sqrtf(acc)", "L2 norm"},
+      row_reduction_of("row_sum_4096x1024", "sum", 4096, 1024),
+      short_rows,
+      row_reduction_of("row_max_16384x1001", "max", 16384, 1001),
+      row_reduction_of("row_mean_4096x2048", "mean", 4096, 2048),
+      row_reduction_of("row_l2norm_2048x3001", "l2norm", 2048, 3001),
   };
 }
 
@@ -220,11 +241,78 @@ KernelTask row_reduction_task(const RowReduction& reduction) {
           .reference_source = reference_source(reduction)};
 }
 
+// ---- the shape space ----
+
+nlohmann::json write_row_reduction(const RowReduction& reduction) {
+  return {{"op", reduction.op}, {"rows", reduction.rows}, {"cols", reduction.cols}};
+}
+
+RowReduction read_row_reduction(const nlohmann::json& shape) {
+  return row_reduction_of("", shape.at("op").get<std::string>(), shape.at("rows").get<int>(),
+                          shape.at("cols").get<int>());
+}
+
+std::string row_reduction_problem(const RowReduction& reduction) {
+  const std::vector<std::string>& ops = row_reduction_ops();
+  if (std::find(ops.begin(), ops.end(), reduction.op) == ops.end()) return "unknown reduction " + reduction.op;
+  if (reduction.cols < 1 || reduction.cols > 16384) return "cols outside [1, 16384] (tolerance of a row sum)";
+  if (reduction.rows < 32 || reduction.rows > (1 << 20)) return "rows outside [32, 2^20]";
+  int64_t elements = int64_t(reduction.rows) * reduction.cols;
+  if (elements < (1 << 18) || elements > (1 << 26)) return "elements outside [2^18, 2^26]";
+  return "";
+}
+
+std::string row_reduction_name(const RowReduction& reduction) {
+  return "row_" + reduction.op + "_r" + std::to_string(reduction.rows) + "c" + std::to_string(reduction.cols);
+}
+
+// Rows of 32 to 8192 columns, half of them a multiple of 32, over 2M to 32M elements.
+RowReduction draw_row_reduction(ShapeRandom& random) {
+  std::string op = random.pick(row_reduction_ops());
+  for (;;) {
+    int64_t cols = random.log_between(32, 8192);
+    if (random.one_in(2)) cols = round_to_multiple(cols, 32);
+    int64_t rows = random.log_between(int64_t(2) << 20, int64_t(32) << 20) / cols;
+    RowReduction reduction = row_reduction_of("", op, int(std::min<int64_t>(rows, 1 << 21)), int(cols));
+    if (row_reduction_problem(reduction).empty()) return reduction;
+  }
+}
+
+std::vector<std::vector<RowReduction>> row_reduction_neighbours(const RowReduction& reduction, ShapeRandom& random) {
+  const std::string& op = reduction.op;
+  int rows = reduction.rows, cols = reduction.cols;
+  std::vector<RowReduction> ops;
+  for (const std::string& other : row_reduction_ops()) ops.push_back(row_reduction_of("", other, rows, cols));
+  return {
+      {row_reduction_of("", op, rows / 2, cols), row_reduction_of("", op, rows * 2, cols),
+       row_reduction_of("", op, rows, cols / 2), row_reduction_of("", op, rows, cols * 2)},
+      {row_reduction_of("", op, cols, rows), row_reduction_of("", op, rows * 4, cols / 4),
+       row_reduction_of("", op, rows / 4, cols * 4)},
+      {row_reduction_of("", op, rows, int(ragged_near(cols, random))),
+       row_reduction_of("", op, rows, int(round_to_multiple(cols, 32)))},
+      ops,
+  };
+}
+
+std::vector<std::string> row_reduction_features(const RowReduction& reduction) {
+  return {raggedness_tag(reduction.cols % 32 != 0), "op/" + reduction.op};
+}
+
+ShapeSpace<RowReduction> row_reduction_space() {
+  return {"row_reduction",    write_row_reduction,  read_row_reduction,       row_reduction_problem,
+          row_reduction_name, {draw_row_reduction}, row_reduction_neighbours, row_reduction_features};
+}
+
+TaskFamily<RowReduction> row_reduction_family(std::vector<RowReduction> reductions) {
+  return {std::move(reductions), row_reduction_task, reasoning_values, row_reduction_recipes};
+}
+
 }  // namespace
 
 void add_row_reduction_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(
-      entries, TaskFamily<RowReduction>{row_reductions(), row_reduction_task, reasoning_values, row_reduction_recipes});
+  add_family_tasks(entries, row_reduction_family(row_reductions()), row_reduction_space());
 }
+
+FamilyGenerator row_reduction_generator() { return family_generator(row_reduction_family({}), row_reduction_space()); }
 
 }  // namespace tailforge

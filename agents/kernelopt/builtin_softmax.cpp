@@ -2,6 +2,8 @@
 // kernels (row max, exp into a buffer, row sum, divide); candidates fuse them per row. Outputs are
 // probabilities below 1 and every implementation uses expf, so 1e-3 * (1 + |ref|) leaves room for
 // orders of magnitude more than the few-ulp differences that reordering the row sum causes.
+#include <algorithm>
+
 #include "agents/kernelopt/builtin_family.h"
 
 namespace tailforge {
@@ -257,11 +259,67 @@ KernelTask softmax_task(const SoftmaxShape& shape) {
           .reference_source = reference_source(shape)};
 }
 
+// ---- the shape space ----
+
+nlohmann::json write_softmax(const SoftmaxShape& shape) { return {{"rows", shape.rows}, {"cols", shape.cols}}; }
+
+SoftmaxShape read_softmax(const nlohmann::json& shape) {
+  return {"", shape.at("rows").get<int>(), shape.at("cols").get<int>()};
+}
+
+std::string softmax_problem(const SoftmaxShape& shape) {
+  // The block-per-row candidate keeps a row in static shared memory (48 KB at most).
+  if (shape.cols < 1 || shape.cols > 8192) return "cols outside [1, 8192]";
+  if (shape.rows < 32 || shape.rows > (1 << 20)) return "rows outside [32, 2^20]";
+  int64_t elements = int64_t(shape.rows) * shape.cols;
+  if (elements < (1 << 18) || elements > (1 << 25)) return "elements outside [2^18, 2^25]";
+  return "";
+}
+
+std::string softmax_name(const SoftmaxShape& shape) {
+  return "softmax_r" + std::to_string(shape.rows) + "c" + std::to_string(shape.cols);
+}
+
+// Rows of 32 to 8192 columns, half of them a multiple of 32, over 1M to 16M elements.
+SoftmaxShape draw_softmax(ShapeRandom& random) {
+  for (;;) {
+    int64_t cols = random.log_between(32, 8192);
+    if (random.one_in(2)) cols = round_to_multiple(cols, 32);
+    int64_t rows = random.log_between(int64_t(1) << 20, int64_t(16) << 20) / cols;
+    SoftmaxShape shape{"", int(std::min<int64_t>(rows, 1 << 21)), int(cols)};
+    if (softmax_problem(shape).empty()) return shape;
+  }
+}
+
+std::vector<std::vector<SoftmaxShape>> softmax_neighbours(const SoftmaxShape& shape, ShapeRandom& random) {
+  int rows = shape.rows, cols = shape.cols;
+  return {
+      {{"", rows / 2, cols}, {"", rows * 2, cols}, {"", rows, cols / 2}, {"", rows, cols * 2}},
+      {{"", cols, rows}, {"", rows * 4, cols / 4}, {"", rows / 4, cols * 4}},
+      {{"", rows, int(ragged_near(cols, random))}, {"", rows, int(round_to_multiple(cols, 32))}},
+  };
+}
+
+std::vector<std::string> softmax_features(const SoftmaxShape& shape) {
+  // The reference runs 4 kernels.
+  return {raggedness_tag(shape.cols % 32 != 0), "fused/4_ops"};
+}
+
+ShapeSpace<SoftmaxShape> softmax_space() {
+  return {"softmax",    write_softmax,  read_softmax,       softmax_problem,
+          softmax_name, {draw_softmax}, softmax_neighbours, softmax_features};
+}
+
+TaskFamily<SoftmaxShape> softmax_family(std::vector<SoftmaxShape> shapes) {
+  return {std::move(shapes), softmax_task, reasoning_values, softmax_recipes};
+}
+
 }  // namespace
 
 void add_softmax_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(entries,
-                   TaskFamily<SoftmaxShape>{softmax_shapes(), softmax_task, reasoning_values, softmax_recipes});
+  add_family_tasks(entries, softmax_family(softmax_shapes()), softmax_space());
 }
+
+FamilyGenerator softmax_generator() { return family_generator(softmax_family({}), softmax_space()); }
 
 }  // namespace tailforge

@@ -172,10 +172,54 @@ KernelTask task_1d(const Stencil1d& stencil) {
           .reference_source = reference_1d(stencil)};
 }
 
+// ---- the shape space ----
+
+nlohmann::json write_stencil_1d(const Stencil1d& stencil) { return {{"count", stencil.count}}; }
+
+Stencil1d read_stencil_1d(const nlohmann::json& shape) { return {"", shape.at("count").get<int64_t>()}; }
+
+std::string stencil_1d_problem(const Stencil1d& stencil) {
+  if (stencil.count < (1 << 18) || stencil.count > (1 << 26)) return "count outside [2^18, 2^26]";
+  return "";
+}
+
+std::string stencil_1d_name(const Stencil1d& stencil) { return "stencil1d_3pt_n" + std::to_string(stencil.count); }
+
+// 2M to 32M points; half the draws a multiple of 1024 (whole tiles), half odd (a scalar tail).
+Stencil1d draw_stencil_1d(ShapeRandom& random) {
+  int64_t count = random.log_between(int64_t(2) << 20, int64_t(32) << 20);
+  return {"", random.one_in(2) ? round_to_multiple(count, 1024) : (count | 1)};
+}
+
+std::vector<std::vector<Stencil1d>> stencil_1d_neighbours(const Stencil1d& stencil, ShapeRandom& random) {
+  int64_t count = stencil.count;
+  return {
+      {{"", count / 2}, {"", count * 2}, {"", count / 8}},
+      {{"", ragged_near(count, random)},
+       {"", round_to_multiple(count, 1024)},
+       {"", round_to_multiple(count, 1024) + 2}},
+  };
+}
+
+std::vector<std::string> stencil_1d_features(const Stencil1d& stencil) {
+  return {raggedness_tag(stencil.count % 4 != 0)};
+}
+
+ShapeSpace<Stencil1d> stencil_1d_space() {
+  return {"stencil_1d",    write_stencil_1d,  read_stencil_1d,       stencil_1d_problem,
+          stencil_1d_name, {draw_stencil_1d}, stencil_1d_neighbours, stencil_1d_features};
+}
+
+TaskFamily<Stencil1d> stencil_1d_family(std::vector<Stencil1d> stencils) {
+  return {std::move(stencils), task_1d, values_1d, recipes_1d};
+}
+
 }  // namespace
 
 void add_line_stencil_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(entries, TaskFamily<Stencil1d>{{{"stencil1d_3pt_16m", 16777213}}, task_1d, values_1d, recipes_1d});
+  add_family_tasks(entries, stencil_1d_family({{"stencil1d_3pt_16m", 16777213}}), stencil_1d_space());
 }
+
+FamilyGenerator line_stencil_generator() { return family_generator(stencil_1d_family({}), stencil_1d_space()); }
 
 }  // namespace tailforge

@@ -3,6 +3,7 @@
 // candidates reuse neighbours through shared tiles with a halo or by marching down columns with
 // registers. Every output is a fixed-order sum of at most nine values through one function all
 // units share, so results agree to an ulp; tolerance stays at 1e-3.
+#include <algorithm>
 #include <array>
 
 #include "agents/kernelopt/builtin_family.h"
@@ -268,25 +269,107 @@ KernelTask task_2d(const Stencil2d& stencil) {
           .reference_source = reference_2d(stencil)};
 }
 
+// The 5-point Jacobi step ("5pt") or the 3x3 box blur ("box3x3") over a height x width grid.
+Stencil2d stencil_2d_of(const std::string& name, const std::string& kind, int height, int width) {
+  std::string size = std::to_string(height) + "x" + std::to_string(width);
+  Stencil2d stencil{name, "stencil", "", height, width, "0.2f", {}};
+  if (kind == "box3x3") {
+    stencil.domain = "image";
+    stencil.description = "3x3 box blur (mean of the 3x3 neighbourhood) of a " + size + " image, clamped";
+    stencil.scale = "(1.0f / 9.0f)";
+    stencil.taps = box3x3();
+  } else if (kind == "5pt") {
+    stencil.description =
+        "2D 5-point Jacobi step 0.2 (c + n + s + e + w) over a " + size + " grid, clamped at the edges";
+    stencil.taps = five_point();
+  }
+  return stencil;
+}
+
+std::string stencil_2d_kind(const Stencil2d& stencil) { return stencil.taps.size() == 9 ? "box3x3" : "5pt"; }
+
 std::vector<Stencil2d> stencils_2d() {
   return {
-      {"stencil2d_5pt_4000x3001", "stencil",
-       "2D 5-point Jacobi step 0.2 (c + n + s + e + w) over a 4000x3001 grid, clamped at the edges", 4000, 3001, "0.2f",
-       five_point()},
-      {"stencil2d_5pt_4096x4096", "stencil",
-       "2D 5-point Jacobi step 0.2 (c + n + s + e + w) over a 4096x4096 grid, clamped at the edges", 4096, 4096, "0.2f",
-       five_point()},
-      {"box_blur3x3_2160x3840", "image", "3x3 box blur (mean of the 3x3 neighbourhood) of a 2160x3840 image, clamped",
-       2160, 3840, "(1.0f / 9.0f)", box3x3()},
-      {"box_blur3x3_3001x5001", "image", "3x3 box blur (mean of the 3x3 neighbourhood) of a 3001x5001 image, clamped",
-       3001, 5001, "(1.0f / 9.0f)", box3x3()},
+      stencil_2d_of("stencil2d_5pt_4000x3001", "5pt", 4000, 3001),
+      stencil_2d_of("stencil2d_5pt_4096x4096", "5pt", 4096, 4096),
+      stencil_2d_of("box_blur3x3_2160x3840", "box3x3", 2160, 3840),
+      stencil_2d_of("box_blur3x3_3001x5001", "box3x3", 3001, 5001),
   };
+}
+
+// ---- the shape space ----
+
+nlohmann::json write_stencil_2d(const Stencil2d& stencil) {
+  return {{"kind", stencil_2d_kind(stencil)}, {"height", stencil.height}, {"width", stencil.width}};
+}
+
+Stencil2d read_stencil_2d(const nlohmann::json& shape) {
+  return stencil_2d_of("", shape.at("kind").get<std::string>(), shape.at("height").get<int>(),
+                       shape.at("width").get<int>());
+}
+
+std::string stencil_2d_problem(const Stencil2d& stencil) {
+  if (stencil.taps.empty()) return "an unknown kind (5pt or box3x3)";
+  if (stencil.height < 8 || stencil.width < 32 || stencil.height > 65536 || stencil.width > 65536) {
+    return "height outside [8, 65536] or width outside [32, 65536]";
+  }
+  int64_t elements = int64_t(stencil.height) * stencil.width;
+  if (elements < (1 << 18) || elements > (1 << 26)) return "elements outside [2^18, 2^26]";
+  return "";
+}
+
+std::string stencil_2d_name(const Stencil2d& stencil) {
+  return std::string(stencil.taps.size() == 9 ? "box_blur3x3" : "stencil2d_5pt") + "_h" +
+         std::to_string(stencil.height) + "w" + std::to_string(stencil.width);
+}
+
+// 2M to 24M points, rows of 256 to 8192; half the draws in whole 32x32 tiles.
+Stencil2d draw_stencil_2d(ShapeRandom& random) {
+  std::string kind = random.one_in(2) ? "box3x3" : "5pt";
+  for (;;) {
+    int64_t width = random.log_between(256, 8192);
+    int64_t height = random.log_between(int64_t(2) << 20, int64_t(24) << 20) / width;
+    if (random.one_in(2)) {
+      width = round_to_multiple(width, 32);
+      height = round_to_multiple(height, 32);
+    }
+    Stencil2d stencil = stencil_2d_of("", kind, int(std::min<int64_t>(height, 1 << 20)), int(width));
+    if (stencil_2d_problem(stencil).empty()) return stencil;
+  }
+}
+
+std::vector<std::vector<Stencil2d>> stencil_2d_neighbours(const Stencil2d& stencil, ShapeRandom& random) {
+  std::string kind = stencil_2d_kind(stencil);
+  int h = stencil.height, w = stencil.width;
+  return {
+      {stencil_2d_of("", kind, h / 2, w), stencil_2d_of("", kind, h * 2, w), stencil_2d_of("", kind, h, w / 2),
+       stencil_2d_of("", kind, h, w * 2)},
+      {stencil_2d_of("", kind, w, h), stencil_2d_of("", kind, h * 4, w / 4), stencil_2d_of("", kind, h / 4, w * 4)},
+      {stencil_2d_of("", kind, int(ragged_near(h, random)), int(ragged_near(w, random))),
+       stencil_2d_of("", kind, int(round_to_multiple(h, 32)), int(round_to_multiple(w, 32)))},
+      {stencil_2d_of("", kind == "5pt" ? "box3x3" : "5pt", h, w)},
+  };
+}
+
+std::vector<std::string> stencil_2d_features(const Stencil2d& stencil) {
+  return {raggedness_tag(stencil.width % 32 != 0 || stencil.height % 8 != 0), "op/" + stencil_2d_kind(stencil)};
+}
+
+ShapeSpace<Stencil2d> stencil_2d_space() {
+  return {"stencil_2d",    write_stencil_2d,  read_stencil_2d,       stencil_2d_problem,
+          stencil_2d_name, {draw_stencil_2d}, stencil_2d_neighbours, stencil_2d_features};
+}
+
+TaskFamily<Stencil2d> stencil_2d_family(std::vector<Stencil2d> stencils) {
+  return {std::move(stencils), task_2d, values_2d, recipes_2d};
 }
 
 }  // namespace
 
 void add_grid_stencil_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(entries, TaskFamily<Stencil2d>{stencils_2d(), task_2d, values_2d, recipes_2d});
+  add_family_tasks(entries, stencil_2d_family(stencils_2d()), stencil_2d_space());
 }
+
+FamilyGenerator grid_stencil_generator() { return family_generator(stencil_2d_family({}), stencil_2d_space()); }
 
 }  // namespace tailforge

@@ -39,7 +39,10 @@ std::vector<KernelCandidate> builtin_candidates(const KernelTask& task) {
   for (const KernelCatalogEntry& entry : catalog()) {
     if (entry.task.name == task.name) return entry.candidates(entry.task);
   }
-  return {};
+  if (task.recipe.empty()) return {};
+  Result<KernelCatalogEntry> rebuilt = entry_of_recipe(task.recipe, task.name);
+  if (!rebuilt) return {};
+  return rebuilt->candidates(rebuilt->task);
 }
 
 std::string fill_kernel_template(std::string_view text, const TemplateValues& values) {

@@ -14,8 +14,9 @@ namespace tailforge {
 // Every built-in task, in a fixed order, with unique names.
 std::vector<KernelTask> builtin_kernel_tasks();
 
-// The built-in candidates of a task of builtin_kernel_tasks() (matched by name), at least three
-// with distinct strategies; none for a task that is not built in.
+// The built-in candidates of a task of builtin_kernel_tasks() (matched by name) or of a task with
+// a recipe (generated_tasks.h: rebuilt from it), at least three with distinct strategies; none
+// for a task that is neither (an imported one) or whose recipe cannot be rebuilt.
 std::vector<KernelCandidate> builtin_candidates(const KernelTask& task);
 
 }  // namespace tailforge

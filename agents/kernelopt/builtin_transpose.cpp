@@ -1,6 +1,9 @@
 // Transpose tasks of the built-in kernelopt catalog (data movement, operator type "single"): the
 // reference reads rows and writes columns directly; candidates stage tiles in shared memory. The
 // output is a permutation of the input, so any correct candidate matches bit for bit.
+#include <algorithm>
+#include <cmath>
+
 #include "agents/kernelopt/builtin_family.h"
 
 namespace tailforge {
@@ -127,11 +130,72 @@ KernelTask transpose_task(const TransposeShape& shape) {
           .reference_source = reference_source(shape)};
 }
 
+// ---- the shape space ----
+
+nlohmann::json write_transpose(const TransposeShape& shape) { return {{"rows", shape.rows}, {"cols", shape.cols}}; }
+
+TransposeShape read_transpose(const nlohmann::json& shape) {
+  return {"", shape.at("rows").get<int>(), shape.at("cols").get<int>()};
+}
+
+std::string transpose_problem(const TransposeShape& shape) {
+  if (shape.rows < 16 || shape.cols < 16 || shape.rows > 65536 || shape.cols > 65536)
+    return "a side outside [16, 65536]";
+  int64_t elements = int64_t(shape.rows) * shape.cols;
+  if (elements < (1 << 18) || elements > (1 << 26)) return "elements outside [2^18, 2^26]";
+  return "";
+}
+
+std::string transpose_name(const TransposeShape& shape) {
+  return "transpose_r" + std::to_string(shape.rows) + "c" + std::to_string(shape.cols);
+}
+
+// Half the draws with both sides multiples of 32 (whole tiles), half with arbitrary sides.
+TransposeShape draw_transpose(ShapeRandom& random) {
+  for (;;) {
+    int64_t elements = random.log_between(int64_t(2) << 20, int64_t(16) << 20);
+    int64_t rows = random.log_between(256, 8192);
+    int64_t cols = elements / rows;
+    if (random.one_in(2)) {
+      rows = round_to_multiple(rows, 32);
+      cols = round_to_multiple(cols, 32);
+    }
+    TransposeShape shape{"", int(rows), int(std::min<int64_t>(cols, 1 << 20))};
+    if (cols >= 256 && cols <= 16384 && transpose_problem(shape).empty()) return shape;
+  }
+}
+
+std::vector<std::vector<TransposeShape>> transpose_neighbours(const TransposeShape& shape, ShapeRandom& random) {
+  int rows = shape.rows, cols = shape.cols;
+  int side = int(round_to_multiple(int64_t(std::sqrt(double(rows) * cols)), 32));
+  return {
+      {{"", rows / 2, cols}, {"", rows * 2, cols}, {"", rows, cols / 2}, {"", rows, cols * 2}},
+      {{"", cols, rows}, {"", side, side}, {"", rows * 2, cols / 2}, {"", rows / 2, cols * 2}},
+      {{"", int(ragged_near(rows, random)), cols},
+       {"", rows, int(ragged_near(cols, random))},
+       {"", int(round_to_multiple(rows, 32)), int(round_to_multiple(cols, 32))}},
+  };
+}
+
+std::vector<std::string> transpose_features(const TransposeShape& shape) {
+  return {raggedness_tag(shape.rows % 32 != 0 || shape.cols % 32 != 0)};
+}
+
+ShapeSpace<TransposeShape> transpose_space() {
+  return {"transpose",    write_transpose,  read_transpose,       transpose_problem,
+          transpose_name, {draw_transpose}, transpose_neighbours, transpose_features};
+}
+
+TaskFamily<TransposeShape> transpose_family(std::vector<TransposeShape> shapes) {
+  return {std::move(shapes), transpose_task, reasoning_values, transpose_recipes};
+}
+
 }  // namespace
 
 void add_transpose_tasks(std::vector<KernelCatalogEntry>& entries) {
-  add_family_tasks(entries,
-                   TaskFamily<TransposeShape>{transpose_shapes(), transpose_task, reasoning_values, transpose_recipes});
+  add_family_tasks(entries, transpose_family(transpose_shapes()), transpose_space());
 }
+
+FamilyGenerator transpose_generator() { return family_generator(transpose_family({}), transpose_space()); }
 
 }  // namespace tailforge

@@ -3,10 +3,6 @@
 #include <fmt/format.h>
 
 namespace tailforge {
-namespace {
-
-// The answer's text with its fenced blocks left out: the reasoning of a model that does not
-// return reasoning_content.
 std::string text_outside_code(const std::string& content) {
   std::string kept;
   bool inside = false;
@@ -26,8 +22,6 @@ std::string text_outside_code(const std::string& content) {
   return first == std::string::npos ? "" : kept.substr(first, last - first + 1);
 }
 
-}  // namespace
-
 std::string kernelopt_task_prompt(const KernelTask& task) {
   std::string inputs;
   for (size_t i = 0; i < task.inputs.size(); ++i) {
@@ -39,6 +33,21 @@ std::string kernelopt_task_prompt(const KernelTask& task) {
       task.name, task.operator_type, task.description, task.input_low, task.input_high, inputs, task.output.name,
       task.output.elements, task.tolerance, task.reference_language == "pytorch" ? "python" : "cuda",
       task.reference_source);
+}
+
+std::string kernelopt_question_text(const KernelTask& task) {
+  return kernelopt_task_prompt(task) + "\n\n" + kKernelTaskLinePrefix + kernel_task_json(task).dump() + "\n";
+}
+
+Result<KernelTask> task_in_question(const std::string& question) {
+  size_t at = question.rfind(std::string("\n") + kKernelTaskLinePrefix);
+  size_t start = at == std::string::npos ? (question.rfind(kKernelTaskLinePrefix, 0) == 0 ? 0 : std::string::npos) : at + 1;
+  if (start == std::string::npos) return make_error("the question has no '" + std::string(kKernelTaskLinePrefix) + "' line");
+  start += std::string(kKernelTaskLinePrefix).size();
+  size_t end = question.find('\n', start);
+  nlohmann::json json = nlohmann::json::parse(question.substr(start, end == std::string::npos ? std::string::npos : end - start),
+                                              nullptr, false);
+  return kernel_task_from_json(json, "the question's task line");
 }
 
 ModelCandidates ask_model_for_candidates(const LlmOptions& options, const LlmPrompts& prompts, const KernelTask& task,

@@ -50,6 +50,7 @@ bool verifies_files(const Track& track) { return track.verifies_files; }
 bool exports_curation(const Track& track) { return track.exported == Track::Exported::curated_kernels; }
 bool generates(const Track& track) { return track.generated != Track::Generated::none; }
 bool generates_c(const Track& track) { return track.generated == Track::Generated::c_functions; }
+bool generates_tasks(const Track& track) { return track.generated == Track::Generated::kernel_tasks; }
 ValueForm address() { return {ValueForm::Kind::kAddress, 0, 0, {}}; }
 
 struct FlagSpec {
@@ -284,14 +285,19 @@ std::vector<CommandSpec> dataset_commands() {
                                 "decontamination.run_tokens (50) tokens with one, are left out (listed in "
                                 "manifest.json and README.md); repeatable"}},
      0, command_export},
-    {"kernelopt", "run|report|tasks",
+    {"kernelopt", "run|report|tasks|train",
      "the kernelopt track (ConCuR): run stores the built-in tasks and candidates and measures each candidate "
-     "against its task's reference on the GPU (correctness, cheats, speedup); report prints fast_0/1/2 per model",
+     "against its task's reference on the GPU (correctness, cheats, speedup); report prints fast_0/1/2 per model; "
+     "train is the built-in strategies' learner, the kernelopt retrain command: it learns which built-in strategy "
+     "to answer each family with from a curated export and registers the next builtin-strategies-vN",
      {kDb, kConfig, kLogLevel, kJson, {"--tasks", true, "run: only these tasks (comma-separated names)"},
       {"--jobs", true, "run: candidates compiled at once (default: cores); timing runs one at a time", whole_number(1, 1024)},
       {"--remeasure", false, "run: measure candidates again even when measured here before"},
       {"--model", true, "run: also ask this kernelopt model (model add --track kernelopt --kind openai) for candidates"},
-      {"--samples", true, "run: with --model, answers asked per task (default 3)", whole_number(1, 1000)}},
+      {"--samples", true, "run: with --model, answers asked per task (default 3)", whole_number(1, 1000)},
+      {"--snapshot", true, "train: a kernelopt export folder (default $TAILFORGE_SNAPSHOT_DIR)"},
+      {"--name", true, "train: the version to register (default builtin-strategies-vN)"},
+      {"--no-register", false, "train: only print what was learned"}},
      1, command_kernelopt},
     {"curate", "", "apply the ConCuR rules to the kernelopt measurements (shortest reasoning that is also fastest, "
                    "speedup over 5, single-operator balance), store the choices and print why, with task difficulty",
@@ -389,11 +395,13 @@ std::vector<CommandSpec> code_commands() {
     {"toolchains", "", "compilers, assemblers and GPUs found here, and which stages can run",
      {kJson}, 0, command_toolchains},
     {"generate", "", "write built-in generated CUDA programs (or C functions with IO tests: --track " +
-                         track_names(generates_c, " or ") + ") and a manifest.jsonl",
+                         track_names(generates_c, " or ") + ") and a manifest.jsonl; or kernel tasks (--track " +
+                         track_names(generates_tasks, " or ") + ") as a task file import reads",
      {kConfig, kLogLevel, {"--count", true, "number of programs (default 10)", whole_number(1, 1000000)},
       {"--seed", true, "seed (default 1)", whole_number(0)}, {"--out", true, "output folder (default ./generated)"},
       {"--track", true, track_names(generates, " or ") + " (default cuda2hip); " + track_names(generates_c, " or ") +
-                            ": C functions, drivers, IO tests and gcc -O0 oracle assembly, each checked"}},
+                            ": C functions, drivers, IO tests and gcc -O0 oracle assembly, each checked; " +
+                            track_names(generates_tasks, " or ") + ": the daemon's kernel tasks, tasks.json and references"}},
      0, command_generate},
     {"translate", "FILE.cu | --tree SRC --out DST",
      "print the built-in CUDA->HIP translation of a file, or translate a whole tree (programs and their "

@@ -68,6 +68,9 @@ int command_generate(const CommandLine& args) {
     std::cerr << "tailforge: generate --track must be " << track_names(generates, " or ") << ", got '" << track << "'\n";
     return 2;
   }
+  if (generated->generated == Track::Generated::kernel_tasks) {
+    return generate_kernel_tasks(count, seed, args.get("--out", "generated"));
+  }
   if (generated->generated == Track::Generated::c_functions) {
     return generate_c_functions(*context, count, seed, args.get("--out", "generated"));
   }

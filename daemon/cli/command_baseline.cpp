@@ -15,6 +15,7 @@
 #include "base/process.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
+#include "daemon/cli/trained_version.h"
 #include "store/models.h"
 #include "synth/model_registry.h"
 
@@ -25,35 +26,13 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
 int baseline_usage(const std::string& message) {
   std::cerr << "tailforge: " << message << "\n";
   return 2;
 }
 
-// The name of the version a retrain event makes: the one it already made (a rerun), else the
-// next baseline-vN.
-Result<std::string> version_name(Database& db, const std::optional<int64_t>& retrain_event) {
-  if (retrain_event) {
-    Result<std::optional<ModelRecord>> made = model_of_retrain_event(db, *retrain_event);
-    if (!made) return made.error();
-    if (*made) return (*made)->name;
-  }
-  Result<int64_t> count = count_models_named(db, "baseline-v");
-  if (!count) return count.error();
-  for (int64_t n = *count + 1;; ++n) {
-    Result<std::optional<ModelRecord>> taken = find_model(db, "baseline-v" + std::to_string(n));
-    if (!taken) return taken.error();
-    if (!*taken) return "baseline-v" + std::to_string(n);
-  }
-}
-
 int train(const CommandLine& args, const CommandContext& context) {
-  std::string snapshot = args.get("--snapshot", environment("TAILFORGE_SNAPSHOT_DIR"));
+  std::string snapshot = args.get("--snapshot", environment_value("TAILFORGE_SNAPSHOT_DIR"));
   if (snapshot.empty()) return baseline_usage("baseline train needs --snapshot DIR (or $TAILFORGE_SNAPSHOT_DIR)");
   LearnOptions options;
   options.min_support = static_cast<int>(args.get_int("--min-support", options.min_support));
@@ -68,31 +47,11 @@ int train(const CommandLine& args, const CommandContext& context) {
             << " training rows (min support " << options.min_support << ") in " << seconds << " s: " << out << "\n";
   if (args.has("--no-register")) return 0;
 
-  std::string db_path = args.has("--db") ? args.get("--db") : environment("TAILFORGE_DB");
-  if (db_path.empty()) db_path = context.db_path;
-  Result<Database> db = Database::open(db_path);
-  if (!db) return report_failure(db.message());
-  std::optional<int64_t> retrain_event;
-  if (std::string event = environment("TAILFORGE_RETRAIN_EVENT"); !event.empty()) {
-    int64_t id = 0;
-    if (event.find_first_not_of("0123456789") != std::string::npos || !parse_int64(event, id)) {
-      return report_failure("TAILFORGE_RETRAIN_EVENT is not an event id: '" + event + "'");
-    }
-    retrain_event = id;
-  }
-  Result<std::string> name = args.has("--name") ? Result<std::string>(args.get("--name")) : version_name(*db, retrain_event);
-  if (!name) return report_failure(name.message());
-  json definition = {{"name", *name},
-                     {"kind", "command"},
-                     {"track", environment("TAILFORGE_TRACK").empty() ? "cuda2hip" : environment("TAILFORGE_TRACK")},
+  std::string track = environment_value("TAILFORGE_TRACK");
+  json definition = {{"kind", "command"},
+                     {"track", track.empty() ? "cuda2hip" : track},
                      {"command", {current_executable(), "baseline", "translate", "--dictionary", out}}};
-  if (std::string parent = environment("TAILFORGE_PARENT_MODEL"); !parent.empty()) definition["parent"] = parent;
-  if (retrain_event) definition["retrain_event"] = *retrain_event;
-  Result<ModelRecord> model = register_model(*db, definition);
-  if (!model) return report_failure(model.message());
-  std::cout << "registered " << model->name << " (parent " << definition.value("parent", std::string("none"))
-            << (retrain_event ? ", retrain event " + std::to_string(*retrain_event) : std::string()) << ")\n";
-  return 0;
+  return register_trained_version(args, context, "baseline-v", std::move(definition));
 }
 
 int translate(const CommandLine& args) {

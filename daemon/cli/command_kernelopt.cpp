@@ -19,17 +19,26 @@
 #include <fmt/format.h>
 
 #include "agents/kernelopt/builtin_tasks.h"
+#include "agents/kernelopt/generated_tasks.h"
 #include "agents/kernelopt/model_candidates.h"
+#include "agents/kernelopt/strategy_model.h"
 #include "base/files.h"
 #include "base/parallel.h"
+#include "base/process.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
-#include "daemon/kernelopt_store.h"
+#include "daemon/cli/trained_version.h"
+#include "daemon/planner.h"
 #include "daemon/scaleout.h"
 #include "store/models.h"
+#include "store/queue.h"
+#include "store/samples.h"
 #include "synth/kernelopt/curation.h"
 #include "synth/kernelopt/export.h"
 #include "synth/kernelopt/report.h"
+#include "synth/kernelopt/snapshot.h"
+#include "synth/kernelopt/task_samples.h"
+#include "synth/kernelopt/store.h"
 #include "synth/policy.h"
 #include "verifier/options.h"
 
@@ -257,6 +266,26 @@ int kernelopt_report(const CommandContext& context, const CommandLine& args) {
   return 0;
 }
 
+// The built-in strategies' learner as a retrain command: the strategy table of a curated
+// kernelopt export, registered as the next builtin-strategies-vN.
+int kernelopt_train(const CommandContext& context, const CommandLine& args) {
+  std::string snapshot = args.get("--snapshot", environment_value("TAILFORGE_SNAPSHOT_DIR"));
+  if (snapshot.empty()) {
+    std::cerr << "tailforge: kernelopt train needs --snapshot DIR (or $TAILFORGE_SNAPSHOT_DIR): a kernelopt export\n";
+    return 2;
+  }
+  Result<std::vector<StrategyExample>> examples = read_strategy_examples(snapshot + "/manifest.json");
+  if (!examples) return report_failure(examples.message());
+  StrategyTable table = learn_strategies(*examples);
+  std::cout << "learned the strategies of " << table.by_family.size() << " families and " << table.by_operator_type.size()
+            << " operator types from " << examples->size() << " curated training rows\n";
+  for (const auto& [family, strategy] : table.by_family) std::cout << "  " << family << ": " << strategy << "\n";
+  for (const auto& [key, strategy] : table.by_family_size) std::cout << "  " << key << ": " << strategy << "\n";
+  if (args.has("--no-register")) return 0;
+  nlohmann::json definition = {{"kind", "builtin"}, {"track", "kernelopt"}, {"learned", strategy_table_json(table)}};
+  return register_trained_version(args, context, "builtin-strategies-v", std::move(definition));
+}
+
 int kernelopt_tasks(const CommandContext& context, const CommandLine& args) {
   Result<Database> db = Database::open(context.db_path);
   if (!db) return report_failure(db.message());
@@ -267,14 +296,24 @@ int kernelopt_tasks(const CommandContext& context, const CommandLine& args) {
   if (args.has("--json")) {
     nlohmann::json json = nlohmann::json::array();
     for (const KernelTask& task : tasks) {
+      nlohmann::json inputs = nlohmann::json::array();
+      for (const KernelBuffer& input : task.inputs) inputs.push_back({{"name", input.name}, {"elements", input.elements}});
+      // read_bytes and flops: what the task's physical limit (the roofline) is computed from.
       json.push_back({{"name", task.name}, {"operator_type", task.operator_type}, {"domain", task.domain},
-                      {"description", task.description}, {"origin", task.origin}});
+                      {"description", task.description}, {"origin", task.origin},
+                      {"reference_language", task.reference_language}, {"inputs", inputs},
+                      {"output", {{"name", task.output.name}, {"elements", task.output.elements}}},
+                      {"tolerance", task.tolerance}, {"read_bytes", task.must_read_bytes()}, {"flops", task.flops}});
     }
     std::cout << json.dump(2) << "\n";
     return 0;
   }
+  std::cout << fmt::format("{:<28} {:<10} {:<8} {:>12} {:>12} {}\n", "task", "type", "origin", "read bytes", "FLOPs",
+                           "description");
   for (const KernelTask& task : tasks) {
-    std::cout << fmt::format("{:<28} {:<10} {:<8} {}\n", task.name, task.operator_type, task.origin, task.description);
+    std::cout << fmt::format("{:<28} {:<10} {:<8} {:>12} {:>12} {}\n", task.name, task.operator_type, task.origin,
+                             task.must_read_bytes(), task.flops > 0 ? fmt::format("{:.4g}", task.flops) : "-",
+                             task.description);
   }
   return 0;
 }
@@ -288,7 +327,8 @@ int command_kernelopt(const CommandLine& args) {
   if (action == "run") return kernelopt_run(*context, args);
   if (action == "report") return kernelopt_report(*context, args);
   if (action == "tasks") return kernelopt_tasks(*context, args);
-  std::cerr << "tailforge: kernelopt needs run, report or tasks, got '" << action << "'\n";
+  if (action == "train") return kernelopt_train(*context, args);
+  std::cerr << "tailforge: kernelopt needs run, report, tasks or train, got '" << action << "'\n";
   return 2;
 }
 
@@ -303,15 +343,9 @@ int command_curate(const CommandLine& args) {
   if (!db) return report_failure(db.message());
   Result<std::vector<CandidateRecord>> records = load_kernelopt_candidates(*db);
   if (!records) return report_failure(records.message());
-  std::vector<MeasuredCandidate> measured;
   std::map<int64_t, const CandidateRecord*> by_id;
-  for (const CandidateRecord& record : *records) {
-    measured.push_back({record.stored.id, record.stored.candidate.task, record.stored.operator_type,
-                        reasoning_length(record.stored.candidate.reasoning), record.status == "ok",
-                        record.status == "ok" && record.timed, record.speedup});
-    by_id[record.stored.id] = &record;
-  }
-  CurationResult result = curate_kernelopt(measured, options);
+  for (const CandidateRecord& record : *records) by_id[record.stored.id] = &record;
+  CurationResult result = curate_kernelopt(curation_inputs(*records), options);
   Result<int64_t> id = store_kernelopt_curation(*db, options, result);
   if (!id) return report_failure(id.message());
   if (args.has("--json")) {
@@ -368,25 +402,13 @@ int export_kernelopt(const CommandLine& args) {
     return report_failure("no curated kernelopt samples: run `tailforge kernelopt run` on a GPU host, then "
                           "`tailforge curate --track kernelopt`");
   }
-  Result<std::vector<CandidateRecord>> records = load_kernelopt_candidates(*db);
-  if (!records) return report_failure(records.message());
-  Result<std::vector<KernelTask>> tasks = load_kernelopt_tasks(*db);
-  if (!tasks) return report_failure(tasks.message());
-  std::map<int64_t, const CandidateRecord*> by_id;
-  for (const CandidateRecord& record : *records) by_id[record.stored.id] = &record;
-  std::map<std::string, const KernelTask*> task_by_name;
-  for (const KernelTask& task : *tasks) task_by_name[task.name] = &task;
-  std::vector<KerneloptExportRow> rows;
-  for (const CuratedSample& sample : *curated) {
-    auto record = by_id.find(sample.candidate_id);
-    if (record == by_id.end()) continue;
-    const CandidateRecord& candidate = *record->second;
-    auto task = task_by_name.find(candidate.stored.candidate.task);
-    if (task == task_by_name.end()) continue;
-    rows.push_back({candidate.stored.id, candidate.stored.sample_id, *task->second, candidate.stored.candidate,
-                    sample.rule, sample.why, candidate.timed, candidate.speedup, candidate.device});
+  Result<KerneloptTrainingRows> rows = curated_training_rows(*db, *curated, options.dedup);
+  if (!rows) return report_failure(rows.message());
+  if (rows->held_back > 0) {
+    std::cout << "held back " << rows->held_back
+              << " curated candidates: their tasks are evaluation items, or near-duplicates of one\n";
   }
-  Result<KerneloptExportSummary> summary = write_kernelopt_export(std::move(rows), options);
+  Result<KerneloptExportSummary> summary = write_kernelopt_export(std::move(rows->rows), options);
   if (!summary) return report_failure(summary.message());
   std::cout << "exported " << summary->samples << " curated kernelopt samples (task -> reasoning + kernel) to "
             << options.out_dir << ": " << summary->train_samples << " train, " << summary->eval_samples
@@ -397,6 +419,91 @@ int export_kernelopt(const CommandLine& args) {
                       summary->largest_eval_train_similarity, options.dedup.threshold, summary->card_path);
   return 0;
 }
+
+int generate_kernel_tasks(uint64_t count, uint64_t seed, const std::string& out_dir) {
+  nlohmann::json tasks = nlohmann::json::array();
+  for (uint64_t index = 0; index < count; ++index) {
+    KernelTask task = generated_kernel_task(seed, index);
+    std::string file = task.name + ".cu";
+    if (Status s = write_text_file(out_dir + "/" + file, task.reference_source); !s) return report_failure(s.message());
+    nlohmann::json entry = kernel_task_json(task);
+    entry["reference_file"] = file;
+    entry["features"] = kernel_task_features(task);
+    tasks.push_back(std::move(entry));
+  }
+  if (Status s = write_text_file(out_dir + "/tasks.json", tasks.dump(2) + "\n"); !s) return report_failure(s.message());
+  std::cout << "wrote " << count << " kernelopt tasks (seed " << seed << ") to " << out_dir
+            << "/tasks.json and their references: tailforge import --track kernelopt " << out_dir << "/tasks.json\n";
+  return 0;
+}
+
+namespace {
+
+// One task of a task file (the import format); an error naming `at` and the field at fault.
+Result<KernelTask> imported_task(const nlohmann::json& entry, const std::filesystem::path& folder, const std::string& at_index) {
+  static const std::set<std::string> types = {kSingleOperator, kReductionOperator, kFusionOperator, kMatmulOperator,
+                                              kStencilOperator};
+  std::string at = at_index;
+  KernelTask task;
+  try {
+    task.origin = "imported";
+    task.name = entry.value("name", "");
+    task.operator_type = entry.value("operator_type", "");
+    task.domain = entry.value("domain", "imported");
+    task.description = entry.value("description", "");
+    task.tolerance = entry.value("tolerance", 1e-3);
+    task.input_low = entry.value("input_low", -1.0f);
+    task.input_high = entry.value("input_high", 1.0f);
+    if (task.name.empty()) return make_error(at + ": needs a name");
+    at += " (" + task.name + ")";
+    if (!types.count(task.operator_type)) {
+      return make_error(at + ": operator_type must be single, reduction, fusion, matmul or stencil, got '" +
+                            task.operator_type + "'");
+    }
+    for (const nlohmann::json& input : entry.value("inputs", nlohmann::json::array())) {
+      task.inputs.push_back({input.value("name", ""), input.value("elements", int64_t{0})});
+      if (task.inputs.back().elements <= 0) return make_error(at + ": every input needs elements > 0");
+    }
+    nlohmann::json output = entry.value("output", nlohmann::json::object());
+    task.output = {output.value("name", "out"), output.value("elements", int64_t{0})};
+    if (task.inputs.empty() || task.output.elements <= 0) {
+      return make_error(at + ": needs inputs [{name, elements}] and output {name, elements}");
+    }
+    std::string reference_file = entry.value("reference_file", "");
+    if (!reference_file.empty()) {
+      std::ifstream reference(folder / reference_file);
+      if (!reference) return make_error(at + ": cannot read reference_file " + (folder / reference_file).string());
+      std::stringstream text;
+      text << reference.rdbuf();
+      task.reference_source = text.str();
+    } else {
+      task.reference_source = entry.value("reference_source", "");
+    }
+    bool python = reference_file.size() > 3 && reference_file.compare(reference_file.size() - 3, 3, ".py") == 0;
+    task.reference_language = entry.value("reference_language", python ? "pytorch" : "cuda");
+    if (task.reference_language == "pytorch") {
+      if (task.reference_source.find("class Model") == std::string::npos ||
+          task.reference_source.find("def get_inputs") == std::string::npos) {
+        return make_error(at + ": a PyTorch reference (KernelBench style) must define class Model and get_inputs()");
+      }
+    } else if (task.reference_language != "cuda") {
+      return make_error(at + ": reference_language must be cuda or pytorch, got '" + task.reference_language + "'");
+    } else if (task.reference_source.find("tf_launch") == std::string::npos) {
+      return make_error(at + ": the reference (reference_source or reference_file) must define "
+                                 "void tf_launch(const float* const* inputs, float* output, cudaStream_t stream)");
+    }
+    task.family = entry.value("family", "");  // a generated task's (generate --track kernelopt)
+    task.recipe = entry.value("recipe", "");
+    task.flops = entry.value("flops", 0.0);
+    task.read_bytes = entry.value("read_bytes", int64_t{0});
+    if (task.flops < 0 || task.read_bytes < 0) return make_error(at + ": flops and read_bytes must not be negative");
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(at + ": a field has the wrong type (" + e.what() + ")");
+  }
+  return task;
+}
+
+}  // namespace
 
 int import_kernelopt(const CommandLine& args) {
   Result<CommandContext> context = make_context(args);
@@ -414,66 +521,39 @@ int import_kernelopt(const CommandLine& args) {
   Result<Database> db = Database::open(context->db_path);
   if (!db) return report_failure(db.message());
   std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  const std::set<std::string> types = {kSingleOperator, kReductionOperator, kFusionOperator, kMatmulOperator,
-                                       kStencilOperator};
-  int added = 0, kept = 0, index = 0;
+  int added = 0, kept = 0, index = 0, queued = 0;
+  JobQueue queue(*db);
   for (const nlohmann::json& entry : json) {
     std::string at = path + ": task " + std::to_string(index++);
     if (!entry.is_object()) return report_failure(at + ": not an object");
-    KernelTask task;
-    task.origin = "imported";
-    task.name = entry.value("name", "");
-    task.operator_type = entry.value("operator_type", "");
-    task.domain = entry.value("domain", "imported");
-    task.description = entry.value("description", "");
-    task.tolerance = entry.value("tolerance", 1e-3);
-    task.input_low = entry.value("input_low", -1.0f);
-    task.input_high = entry.value("input_high", 1.0f);
-    if (task.name.empty()) return report_failure(at + ": needs a name");
-    at += " (" + task.name + ")";
-    if (!types.count(task.operator_type)) {
-      return report_failure(at + ": operator_type must be single, reduction, fusion, matmul or stencil, got '" +
-                            task.operator_type + "'");
-    }
-    for (const nlohmann::json& input : entry.value("inputs", nlohmann::json::array())) {
-      task.inputs.push_back({input.value("name", ""), input.value("elements", int64_t{0})});
-      if (task.inputs.back().elements <= 0) return report_failure(at + ": every input needs elements > 0");
-    }
-    nlohmann::json output = entry.value("output", nlohmann::json::object());
-    task.output = {output.value("name", "out"), output.value("elements", int64_t{0})};
-    if (task.inputs.empty() || task.output.elements <= 0) {
-      return report_failure(at + ": needs inputs [{name, elements}] and output {name, elements}");
-    }
-    std::string reference_file = entry.value("reference_file", "");
-    if (!reference_file.empty()) {
-      std::ifstream reference(folder / reference_file);
-      if (!reference) return report_failure(at + ": cannot read reference_file " + (folder / reference_file).string());
-      std::stringstream text;
-      text << reference.rdbuf();
-      task.reference_source = text.str();
-    } else {
-      task.reference_source = entry.value("reference_source", "");
-    }
-    bool python = reference_file.size() > 3 && reference_file.compare(reference_file.size() - 3, 3, ".py") == 0;
-    task.reference_language = entry.value("reference_language", python ? "pytorch" : "cuda");
-    if (task.reference_language == "pytorch") {
-      if (task.reference_source.find("class Model") == std::string::npos ||
-          task.reference_source.find("def get_inputs") == std::string::npos) {
-        return report_failure(at + ": a PyTorch reference (KernelBench style) must define class Model and get_inputs()");
-      }
-    } else if (task.reference_language != "cuda") {
-      return report_failure(at + ": reference_language must be cuda or pytorch, got '" + task.reference_language + "'");
-    } else if (task.reference_source.find("tf_launch") == std::string::npos) {
-      return report_failure(at + ": the reference (reference_source or reference_file) must define "
-                                 "void tf_launch(const float* const* inputs, float* output, cudaStream_t stream)");
-    }
+    Result<KernelTask> read = imported_task(entry, folder, at);
+    if (!read) return report_failure(read.message());
+    const KernelTask& task = *read;
+    Transaction transaction(*db);
+    if (Status s = transaction.begin_status(); !s) return report_failure(s.message());
     Result<bool> stored = store_kernelopt_task(*db, task);
     if (!stored) return report_failure(stored.message());
     (*stored ? added : kept)++;
+    // A CUDA-reference task also joins the daemon's loop: a sample verified by the next cycle,
+    // then an evaluation item or training data like a generated task.
+    if (task.reference_language == "cuda") {
+      Result<InsertOutcome> inserted =
+          insert_sample_if_absent(*db, kernel_task_sample(task, "imported", std::nullopt, kernel_task_features(task)));
+      if (!inserted) return report_failure(inserted.message());
+      NewJob verify{.kind = kVerifyJob, .payload = nlohmann::json{{"sample_id", inserted->id}}.dump(),
+                    .idempotency_key = "verify:" + inserted->id};
+      Result<EnqueueOutcome> enqueued = queue.enqueue(verify);
+      if (!enqueued) return report_failure(enqueued.message());
+      if (inserted->inserted) ++queued;
+    }
+    if (Status s = transaction.commit(); !s) return report_failure(s.message());
   }
   std::cout << "imported " << added << " kernelopt tasks from " << path << (kept ? " (" + std::to_string(kept) + " already stored, kept)" : "")
             << "\n";
+  if (queued > 0) std::cout << queued << " CUDA-reference tasks queued for the daemon's next cycle (config/kernelopt.json)\n";
   return 0;
 }
 
 }  // namespace tailforge
+
+

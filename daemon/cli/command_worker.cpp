@@ -7,10 +7,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/process.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/context.h"
-#include "daemon/http/http_api.h"
 #include "daemon/cluster/remote_worker.h"
+#include "daemon/http/http_api.h"
 #include "daemon/scaleout.h"
 
 namespace tailforge {

@@ -42,6 +42,9 @@ int command_curate(const CommandLine& args);
 // The kernelopt track's export (the newest curation's choices) and import (task files).
 int export_kernelopt(const CommandLine& args);
 int import_kernelopt(const CommandLine& args);
+// `generate --track kernelopt`: `count` tasks of the generator (the daemon's, from `seed`) written
+// to `out_dir` as a task file in the import format with one reference file each.
+int generate_kernel_tasks(uint64_t count, uint64_t seed, const std::string& out_dir);
 // What every export prints after its files: the decontamination count (when benchmarks were
 // given), the leakage figures of the split as written, and where the card is.
 void print_export_checks(bool decontamination_asked, int64_t decontaminated, int64_t eval_rows_with_near_duplicate,

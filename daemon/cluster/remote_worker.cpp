@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/parallel.h"
+#include "base/process.h"
 #include "base/sha256.h"
 #include "daemon/cluster/daemon_client.h"
 #include "daemon/cluster/verify_wire.h"

@@ -70,6 +70,39 @@ class Encoder {
     return out;
   }
 
+  static nlohmann::json timing(const std::optional<KernelTiming>& t) {
+    if (!t) return nullptr;
+    return {{"median_ms", t->median_ms}, {"spread", t->spread}, {"trials", t->trials}, {"attempts", t->attempts}};
+  }
+
+  // A kernel task's verification: the task, and each built-in candidate with the measurement
+  // figures the store keeps (the harness's stages of a candidate are not stored).
+  nlohmann::json kernel_task(const KernelTaskVerification& verification) {
+    nlohmann::json out = {{"task", nullptr}, {"candidates", nlohmann::json::array()}};
+    if (verification.task) {
+      out["task"] = kernel_task_json(*verification.task);
+      out["task"]["origin"] = verification.task->origin;
+      out["task"]["reference_source"] = text(verification.task->reference_source);
+    }
+    for (const MeasuredKernel& measured : verification.candidates) {
+      const KernelCandidate& c = measured.candidate;
+      const KernelMeasurement& m = measured.measurement;
+      nlohmann::json item = {{"candidate", {{"task", c.task}, {"strategy", c.strategy}, {"origin", c.origin},
+                                            {"model", c.model}, {"reasoning", text(c.reasoning)}, {"source", text(c.source)}}},
+                             {"status", m.status}, {"category", m.category}, {"detail", text(m.detail)}, {"report", nullptr}};
+      if (m.report) {
+        const HarnessReport& r = *m.report;
+        item["report"] = {{"device", r.device}, {"sm_clock_khz", r.sm_clock_khz}, {"memory_clock_khz", r.memory_clock_khz},
+                          {"verdict", r.verdict}, {"detail", text(r.detail)}, {"max_error", r.max_error},
+                          {"reference", timing(r.reference)}, {"candidate", timing(r.candidate)},
+                          {"calls_checked", r.calls_checked}, {"roofline_ms", r.roofline_ms},
+                          {"bandwidth_gbs", r.bandwidth_gbs}, {"peak_gflops", r.peak_gflops}};
+      }
+      out["candidates"].push_back(std::move(item));
+    }
+    return out;
+  }
+
   static nlohmann::json stats(const AssemblyStats& s) {
     return {{"instructions", s.instructions}, {"registers", s.registers}, {"scalar_registers", s.scalar_registers},
             {"predicates", s.predicates},     {"labels", s.labels},       {"unparsed", s.unparsed}};
@@ -184,6 +217,52 @@ class Decoder {
     for (const nlohmann::json& value : values) out.push_back(stage(value));
     return out;
   }
+  static std::optional<KernelTiming> timing(const nlohmann::json& j) {
+    if (j.is_null()) return std::nullopt;
+    return KernelTiming{j.at("median_ms").get<double>(), j.at("spread").get<double>(), j.at("trials").get<int>(),
+                        j.at("attempts").get<int>()};
+  }
+
+  KernelTaskVerification kernel_task(const nlohmann::json& j) {
+    KernelTaskVerification out;
+    if (!j.at("task").is_null()) {
+      Result<KernelTask> task = kernel_task_from_json(j["task"], "the worker's kernel task");
+      if (!task) throw nlohmann::json::other_error::create(501, task.message(), nullptr);
+      task->origin = j["task"].at("origin").get<std::string>();
+      task->reference_source = text(j["task"].at("reference_source"));
+      out.task = std::move(*task);
+    }
+    for (const nlohmann::json& item : j.at("candidates")) {
+      MeasuredKernel measured;
+      const nlohmann::json& c = item.at("candidate");
+      measured.candidate = {c.at("task").get<std::string>(), c.at("strategy").get<std::string>(),
+                            c.at("origin").get<std::string>(), c.at("model").get<std::string>(), text(c.at("reasoning")),
+                            text(c.at("source"))};
+      KernelMeasurement& m = measured.measurement;
+      m.status = item.at("status").get<std::string>();
+      m.category = item.at("category").get<std::string>();
+      m.detail = text(item.at("detail"));
+      if (const nlohmann::json& r = item.at("report"); !r.is_null()) {
+        HarnessReport report;
+        report.device = r.at("device").get<std::string>();
+        report.sm_clock_khz = r.at("sm_clock_khz").get<int64_t>();
+        report.memory_clock_khz = r.at("memory_clock_khz").get<int64_t>();
+        report.verdict = r.at("verdict").get<std::string>();
+        report.detail = text(r.at("detail"));
+        report.max_error = r.at("max_error").get<double>();
+        report.reference = timing(r.at("reference"));
+        report.candidate = timing(r.at("candidate"));
+        report.calls_checked = r.at("calls_checked").get<int64_t>();
+        report.roofline_ms = r.at("roofline_ms").get<double>();
+        report.bandwidth_gbs = r.at("bandwidth_gbs").get<double>();
+        report.peak_gflops = r.at("peak_gflops").get<double>();
+        m.report = std::move(report);
+      }
+      out.candidates.push_back(std::move(measured));
+    }
+    return out;
+  }
+
 
   static AssemblyStats stats(const nlohmann::json& j) {
     AssemblyStats s;
@@ -377,7 +456,9 @@ nlohmann::json verify_output_to_json(const VerifyOutput& output, Blobs& blobs) {
                         {"verified", output.verified},
                         {"not_run", output.not_run},
                         {"kernel_pairs", nullptr},
-                        {"ptx_pairs", nullptr}};
+                        {"ptx_pairs", nullptr},
+                        {"kernel_task", nullptr}};
+  if (output.kernel_task) out["kernel_task"] = encoder.kernel_task(*output.kernel_task);
   if (output.kernel_pairs) out["kernel_pairs"] = encoder.kernel_pairs(*output.kernel_pairs);
   if (output.ptx_pairs) out["ptx_pairs"] = encoder.ptx_pairs(*output.ptx_pairs);
   return out;
@@ -395,6 +476,11 @@ Result<VerifyOutput> verify_output_from_json(const nlohmann::json& json, const B
     output.not_run = json.at("not_run").get<std::string>();
     if (!json.at("kernel_pairs").is_null()) output.kernel_pairs = decoder.kernel_pairs(json["kernel_pairs"]);
     if (!json.at("ptx_pairs").is_null()) output.ptx_pairs = decoder.ptx_pairs(json["ptx_pairs"]);
+    if (json.contains("kernel_task") && !json["kernel_task"].is_null()) {
+      output.kernel_task = decoder.kernel_task(json["kernel_task"]);
+      output.kernel_task->stages = output.chain.stages;
+      output.kernel_task->verified = output.verified;
+    }
     return output;
   });
 }

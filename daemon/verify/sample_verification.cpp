@@ -55,6 +55,7 @@ Result<VerifyOutput> SampleVerifier::run(const VerifyInput& input, Database* cac
   const Sample& sample = input.sample;
   const Track* track = find_track(sample.track);
   if (track && track->verified_by == Track::Verified::c_function_check) return run_c2x86(sample, cache_db);
+  if (track && track->verified_by == Track::Verified::kernel_task_check) return run_kernel_task(sample, cache_db);
   // The daemon's translator makes the HIP side, and a verified program yields the derived pairs.
   const bool translates = track && track->verified_by == Track::Verified::chain_after_hip_translation;
 
@@ -151,6 +152,18 @@ Result<VerifyOutput> SampleVerifier::run_c2x86(const Sample& sample, Database* c
   output.chain.stages = std::move(result.stages);
   output.verified = result.verified;
   output.not_run = result.not_run;
+  return output;
+}
+
+// A kernelopt task: its reference checked, then its built-in candidates measured.
+Result<VerifyOutput> SampleVerifier::run_kernel_task(const Sample& sample, Database* cache_db) const {
+  KernelTaskVerification result = verify_kernel_task_sample(sample, {resources_.verifier, toolchains_, cache_db, gate_});
+  VerifyOutput output;
+  output.chain.file = sample.id;
+  output.chain.track = "kernelopt";
+  output.chain.stages = result.stages;
+  output.verified = result.verified;
+  output.kernel_task = std::move(result);
   return output;
 }
 

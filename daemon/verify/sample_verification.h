@@ -31,6 +31,7 @@ class SampleVerifier {
 
  private:
   Result<VerifyOutput> run_c2x86(const Sample& sample, Database* cache_db) const;
+  Result<VerifyOutput> run_kernel_task(const Sample& sample, Database* cache_db) const;
 
   const LoadedPolicies& resources_;
   std::string work_dir_;

@@ -5,6 +5,7 @@
 #include "daemon/verify/derived_pairs.h"
 #include "daemon/verify/stage_records.h"
 #include "store/samples.h"
+#include "synth/kernelopt/store.h"
 #include "synth/tracks.h"
 
 namespace tailforge {
@@ -62,6 +63,23 @@ Status VerifyJobs::fail_crashed(Database& db, const Job& job, const std::string&
   return transaction.commit();
 }
 
+namespace {
+
+// A verified kernelopt task: the task and its built-in candidates with their measurements.
+Status store_kernel_task(Database& db, const VerifyOutput& output, const std::string& host) {
+  if (!output.verified || !output.kernel_task || !output.kernel_task->task) return {};
+  const KernelTask& task = *output.kernel_task->task;
+  if (Result<bool> stored = store_kernelopt_task(db, task); !stored) return stored.error();
+  for (const MeasuredKernel& measured : output.kernel_task->candidates) {
+    Result<StoredCandidate> candidate = store_kernelopt_candidate(db, task, measured.candidate);
+    if (!candidate) return candidate.error();
+    if (Status s = record_kernelopt_measurement(db, *candidate, task, measured.measurement, host); !s) return s;
+  }
+  return {};
+}
+
+}  // namespace
+
 // Stores a verification's stage results, verdict and pairs, and completes the job, in one
 // transaction. The sample is read again: the output may come from a remote worker.
 Status VerifyJobs::store(Database& db, JobQueue& queue, const Job& job, const std::string& owner,
@@ -86,6 +104,7 @@ Status VerifyJobs::store(Database& db, JobQueue& queue, const Job& job, const st
   if (Status s = store_stage_results(db, sample, output.chain.stages, resources_.taxonomy, agent_of, host); !s) return s;
   if (Status s = set_sample_status(db, sample.id, output.verified ? "verified" : "failed"); !s) return s;
   if (Status s = store_derived_pairs(db, sample, output, resources_.taxonomy, host); !s) return s;
+  if (Status s = store_kernel_task(db, output, host); !s) return s;
   if (Status s = queue.complete(job.id, owner); !s) return s;
   return transaction.commit();
 }

@@ -600,6 +600,19 @@
           el('li', {}, `${t.dimension}/${t.name}: ${fmtPct(t.accuracy)} vs ${fmtPct(t.parent_accuracy)}`))) : '–',
         pc ? fmtDelta(pc.delta) : '–', m.active ? 'yes' : 'no'];
     }), {'data-models': report.track}));
+    const timedKernels = report.models.filter((m) => m.kernels);
+    if (timedKernels.length) {
+      const ratio = (v) => v == null ? 'not timed' : v.toFixed(2);
+      main.append(table('Kernel speed on the evaluation tasks, per version (fast_p: share of tasks with a right ' +
+        'kernel over p times the reference; only timed runs count, and timing needs an NVIDIA GPU)',
+      ['version', 'right', 'fast_1', 'fast_2', 'mean speedup', 'roofline fraction', 'tasks timed'],
+      timedKernels.map((m) => {
+        const k = m.kernels;
+        return [m.name, `${fmtInt(k.right)}/${fmtInt(k.measured)}`, k.fast_1 == null ? 'not timed' : fmtPct(k.fast_1),
+          k.fast_2 == null ? 'not timed' : fmtPct(k.fast_2), k.mean_speedup == null ? 'not timed' : `${ratio(k.mean_speedup)}x`,
+          ratio(k.roofline_fraction), `${fmtInt(k.timed_tasks)} of ${fmtInt(k.tasks)}`];
+      }), {'data-kernel-speed': report.track}));
+    }
     const familyNames = [...new Set(report.models.flatMap((m) => Object.keys(m.api_families || {})))].sort();
     if (familyNames.length) {
       const shown = report.models.slice(-4);

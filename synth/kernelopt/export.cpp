@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agents/kernelopt/generated_tasks.h"
 #include "base/sha256.h"
 #include "store/database.h"
 #include "synth/dataset_card.h"
@@ -22,16 +23,17 @@ const char* const kKerneloptInstruction =
     "same results within the task's tolerance. Think it through briefly, then give the kernel unit in one "
     "```cuda block.";
 
-namespace {
-
-using nlohmann::json;
-
-// What the model reads besides the instruction: the task and its reference.
-std::string row_input(const KernelTask& task) {
+std::string kernelopt_row_input(const KernelTask& task) {
   return training_text("Task: " + task.description + "\n\nReference:\n```" +
                        (task.reference_language == "pytorch" ? "python" : "cuda") + "\n" + task.reference_source +
                        "```\n");
 }
+
+namespace {
+
+using nlohmann::json;
+
+std::string row_input(const KernelTask& task) { return kernelopt_row_input(task); }
 
 // What the model writes: its reasoning, then the kernel.
 std::string row_output(const KernelCandidate& candidate) {
@@ -176,6 +178,8 @@ json sample_entry(const KerneloptExportRow& row, const std::string& input, const
           {"cluster", cluster_key},
           {"task", row.task.name},
           {"task_origin", row.task.origin},
+          {"family", row.task.family},
+          {"features", kernel_task_features(row.task)},
           {"operator_type", row.task.operator_type},
           {"domain", row.task.domain},
           {"origin", origin_of(row.candidate)},

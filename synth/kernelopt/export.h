@@ -2,7 +2,7 @@
 // reference in, reasoning and a faster kernel out), split by near-duplicate cluster of what the
 // model reads, checked against the user's benchmarks, with LLaMA-Factory's dataset_info.json, a
 // manifest, the measured train/eval leakage and a dataset card. It writes files and knows no
-// store: the command reads the choices (daemon/kernelopt_store.h) and hands them here.
+// store: the command reads the choices (synth/kernelopt/store.h) and hands them here.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +47,9 @@ struct KerneloptExportSummary {
   int64_t eval_rows_with_near_duplicate = 0;
   std::string train_path, eval_path, manifest_path, card_path;
 };
+
+// What a row's model reads besides the instruction: the task and its reference.
+std::string kernelopt_row_input(const KernelTask& task);
 
 // The instruction every row carries; the task and its reference are the row's input.
 extern const char* const kKerneloptInstruction;

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agents/kernelopt/builtin_tasks.h"
 #include "store/corpus.h"
 #include "store/cycles.h"
 #include "store/evaluations.h"
@@ -26,11 +27,14 @@
 #include "store/queue.h"
 #include "store/samples.h"
 #include "store/workers.h"
+#include "synth/kernelopt/store.h"
+#include "synth/kernelopt/task_samples.h"
 #include "synth/model_registry.h"
 #include "test_support/run_tailforge.h"
 #include "test_support/free_port.h"
 #include "test_support/spawn.h"
 #include "test_support/temp_dir.h"
+#include "test_support/timed_measurement.h"
 #include "test_support/tools_here.h"
 
 using namespace tailforge;
@@ -172,6 +176,25 @@ Fixture build_store(Database& db) {
   REQUIRE(pause_model_evaluation(db, remote.id, "agent.llm.auth",
                                  "POST http://127.0.0.1:9/v1/chat/completions: HTTP 401: Incorrect API key provided",
                                  now_ms() + 3600 * 1000).ok());
+  // Two kernelopt versions timed on one evaluation task (as a GPU host measures them): the first
+  // right but slower than the reference, its child 2.5 times faster.
+  KernelTask task = builtin_kernel_tasks().front();
+  Sample task_sample = kernel_task_sample(task, "template", cycle1, {"operator/" + task.operator_type});
+  task_sample.status = "verified";
+  std::string task_id = insert_sample_if_absent(db, task_sample).value().id;
+  REQUIRE(add_eval_items(db, {{"kernelopt", task_id, 1, std::nullopt, std::nullopt, 0}}).ok());
+  REQUIRE(store_kernelopt_task(db, task).ok());
+  register_model(db, {{"name", "strategies-v1"}, {"kind", "builtin"}, {"track", "kernelopt"}}).value();
+  register_model(db, {{"name", "strategies-v2"}, {"kind", "builtin"}, {"track", "kernelopt"}, {"parent", "strategies-v1"}})
+      .value();
+  std::vector<KernelCandidate> recipes = builtin_candidates(task);
+  for (int v = 0; v < 2; ++v) {
+    KernelCandidate candidate = recipes[static_cast<size_t>(v)];
+    candidate.origin = "model";
+    candidate.model = v == 0 ? "strategies-v1" : "strategies-v2";
+    StoredCandidate stored = store_kernelopt_candidate(db, task, candidate).value();
+    REQUIRE(store_kernelopt_measurement(db, stored, task, timed_measurement(1.0, v == 0 ? 1.25 : 0.4), "gpu-host").ok());
+  }
   return f;
 }
 
@@ -389,6 +412,19 @@ TEST_CASE("the dashboard's pages render in headless Chromium with the numbers th
       CHECK(shown[i].x == tails["series"]["points"][i]["cycle_id"].get<double>());
       CHECK(std::abs(shown[i].y - tails["series"]["points"][i]["share"].get<double>()) < 1e-9);
     }
+  }
+
+  SUBCASE("models of kernelopt: fast_p per version is models --json") {
+    json models = cli_json({"models", "--db", db_path, "--json", "--track", "kernelopt"});
+    REQUIRE(models["models"].size() == 2);
+    CHECK(models["models"][0]["kernels"]["fast_1"] == 0.0);
+    CHECK(models["models"][1]["kernels"]["fast_2"] == 1.0);
+    Page page = load("models-kernelopt", "#/models?track=kernelopt", false);
+    CHECK(page.dom.find("data-kernel-speed=\"kernelopt\"") != std::string::npos);
+    CHECK(page.dom.find("<th scope=\"row\">strategies-v1</th><td>1/1</td><td>0.0%</td><td>0.0%</td><td>0.80x</td>") !=
+          std::string::npos);
+    CHECK(page.dom.find("<th scope=\"row\">strategies-v2</th><td>1/1</td><td>100.0%</td><td>100.0%</td><td>2.50x</td>") !=
+          std::string::npos);
   }
 
   SUBCASE("models: accuracy per version and the delta to the parent are models --json") {

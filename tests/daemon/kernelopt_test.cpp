@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/kernelopt_store.h"
+#include <fmt/format.h>
+
+#include "synth/kernelopt/store.h"
 #include "synth/training_text.h"
 #include "test_support/distinct_kernels.h"
 #include "test_support/varied_programs.h"
@@ -84,6 +86,44 @@ TEST_CASE("kernelopt: the built-in catalog lists at least 30 tasks of every oper
   std::map<std::string, int> types;
   for (const auto& task : tasks) ++types[task["operator_type"].get<std::string>()];
   for (const char* type : {"single", "reduction", "fusion", "matmul", "stencil"}) CHECK(types[type] >= 4);
+}
+
+TEST_CASE("kernelopt: tasks shows the bytes and FLOPs each task's roofline uses, its buffers and tolerance") {
+  TempDir dir;
+  ProcessResult listed = run_tailforge({"kernelopt", "tasks", "--json", "--db", dir.file("catalog.db")});
+  REQUIRE_MESSAGE(listed.exit_code == 0, listed.stderr_text);
+  nlohmann::json tasks = nlohmann::json::parse(listed.stdout_text);
+  REQUIRE(tasks.size() >= 30);
+  std::string matmul;
+  for (const auto& task : tasks) {
+    CAPTURE(task.dump());
+    REQUIRE(task["inputs"].is_array());
+    int64_t input_bytes = 0;
+    for (const auto& input : task["inputs"]) input_bytes += 4 * input["elements"].get<int64_t>();
+    CHECK(input_bytes > 0);
+    // Every input once, unless the task says otherwise (a stencil's halo, a matrix read in tiles).
+    CHECK(task["read_bytes"].get<int64_t>() > 0);
+    if (task["operator_type"] == "single") CHECK(task["read_bytes"].get<int64_t>() == input_bytes);
+    CHECK(task["output"]["elements"].get<int64_t>() > 0);
+    CHECK(task["tolerance"].get<double>() > 0);
+    CHECK(task["reference_language"] == "cuda");
+    CHECK(task["flops"].get<double>() >= 0);
+    if (task["operator_type"] == "matmul" && task["flops"].get<double>() > 0 && matmul.empty()) matmul = task["name"];
+  }
+  REQUIRE_MESSAGE(!matmul.empty(), "no matmul task declares its FLOPs");
+
+  ProcessResult table = run_tailforge({"kernelopt", "tasks", "--db", dir.file("catalog.db")});
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.stdout_text.find("read bytes") != std::string::npos);
+  CHECK(table.stdout_text.find("FLOPs") != std::string::npos);
+  for (const auto& task : tasks) {
+    if (task["name"] != matmul) continue;
+    size_t row = table.stdout_text.find("\n" + matmul + " ");
+    REQUIRE(row != std::string::npos);
+    std::string line = table.stdout_text.substr(row + 1, table.stdout_text.find('\n', row + 1) - row - 1);
+    CHECK_MESSAGE(line.find(" " + std::to_string(task["read_bytes"].get<int64_t>()) + " ") != std::string::npos, line);
+    CHECK_MESSAGE(line.find(fmt::format(" {:.4g} ", task["flops"].get<double>())) != std::string::npos, line);
+  }
 }
 
 TEST_CASE("kernelopt: curate chooses exactly the ConCuR selection of a stored candidate set and export writes it") {
@@ -455,11 +495,14 @@ TEST_CASE("kernelopt: run --model asks a kernelopt model for candidates and keep
   ProcessResult report = run_tailforge({"kernelopt", "report", "--db", db_path, "--json"});
   CHECK(nlohmann::json::parse(report.stdout_text)["models"][0]["model"] == "coder-v1");
 
-  // A kernelopt model is measured by kernelopt run, so it must be an endpoint model.
+  // A command model of kernelopt is measured by the daemon's evaluation; `kernelopt run --model`
+  // asks an endpoint for several sampled answers, so it refuses one.
   ProcessResult command_model = run_tailforge({"model", "add", "--db", db_path, "--track", "kernelopt", "--kind",
                                                "command", "--name", "c", "--command", "cat"});
-  CHECK(command_model.exit_code != 0);
-  CHECK(command_model.stderr_text.find("kind openai") != std::string::npos);
+  CHECK(command_model.exit_code == 0);
+  ProcessResult asked = run_tailforge({"kernelopt", "run", "--db", db_path, "--model", "c", "--tasks", "relu_16m"});
+  CHECK(asked.exit_code != 0);
+  CHECK(asked.stderr_text.find("needs an openai model") != std::string::npos);
 }
 
 }  // namespace tailforge

@@ -355,9 +355,15 @@ TEST_CASE("kernelopt harness: nvcc builds reference and candidate into one progr
   CHECK(measured.detail.find("timing skipped: ") == 0);
   CHECK(measured.stages.back().reason.find("GPU") != std::string::npos);
 
+  // A candidate without the entry point fails at the link, one that does not parse at its compile.
   KernelMeasurement broken = measure_candidate(bench.context, add_task(), "void tf_launch(int) {}\n");
   CHECK(broken.status == "fail");
-  CHECK(broken.category == "kernelopt.compile");
+  CHECK_MESSAGE(broken.category == "kernelopt.compile.link", broken.detail);
+  KernelMeasurement unparsed = measure_candidate(bench.context, add_task(), "void tf_launch(const float* const*, "
+                                                 "float* output, cudaStream_t) { int x = ; }\n");
+  CHECK(unparsed.status == "fail");
+  CHECK_MESSAGE(unparsed.category == "kernelopt.compile.syntax", unparsed.detail);
+  CHECK(unparsed.stages.back().name == "kernelopt.candidate");
 }
 
 TEST_CASE("kernelopt harness: on a GPU a right candidate is timed and a wrong one and every cheat are caught") {
@@ -414,19 +420,31 @@ TEST_CASE("kernelopt harness: on a GPU, candidates honest only while watched, or
 }
 
 TEST_CASE("kernelopt harness: a PyTorch reference measures the candidate built as a library, with every check") {
-  std::string library = pytorch_candidate_library_source(kRight);
-  CHECK(library.find("extern \"C\" int tf_candidate_entry") != std::string::npos);
+  std::string entry = pytorch_entry_unit(pytorch_add_task());
+  CHECK(entry.find("extern \"C\" int tf_candidate_entry") != std::string::npos);
   std::string script = pytorch_harness_script(pytorch_add_task(), {});
   CHECK(script.find("INPUT_ELEMENTS = [1000003, 1000003]") != std::string::npos);
   CHECK(script.find("OUTPUT_ELEMENTS = 1000003") != std::string::npos);
+  CHECK(script.find("READ_BYTES = 8000024") != std::string::npos);
 
   Bench bench;
-  if (!testing::nvcc_here()) return;
+  if (!testing::tools_here({"nvcc", "nm"})) return;
+  // The candidate's object is inspected before the library is linked, as on the CUDA path.
+  KernelMeasurement stream = measure_candidate(bench.context, pytorch_add_task(), kOtherStream);
+  CHECK(stream.status == "fail");
+  CHECK_MESSAGE(stream.category == "kernelopt.cheat.unsynchronized_stream", stream.detail);
+  REQUIRE(!stream.stages.empty());
+  CHECK(stream.stages.back().name == "kernelopt.inspect");
+  KernelMeasurement missing_entry = measure_candidate(bench.context, pytorch_add_task(), "void tf_launch(int) {}\n");
+  CHECK_MESSAGE(missing_entry.category == "kernelopt.compile.link", missing_entry.detail);
   std::string missing = !bench.context.toolchains.has_gpu("nvidia") ? "no NVIDIA GPU" : pytorch_unavailable_reason();
   if (!missing.empty()) {
     KernelMeasurement skipped = measure_candidate(bench.context, pytorch_add_task(), kRight);
-    REQUIRE(!skipped.stages.empty());
-    CHECK_MESSAGE(skipped.stages[0].ok(), skipped.stages[0].diagnostics);
+    REQUIRE(skipped.stages.size() == 4);
+    for (size_t i = 0; i < 3; ++i) CHECK_MESSAGE(skipped.stages[i].ok(), skipped.stages[i].diagnostics);
+    CHECK(skipped.stages[0].name == "kernelopt.candidate");
+    CHECK(skipped.stages[1].name == "kernelopt.inspect");
+    CHECK(skipped.stages[2].name == "kernelopt.exe");
     CHECK(skipped.status == "skipped");
     CHECK(skipped.detail.find("timing skipped: ") == 0);
     testing::skip(bench.context.toolchains.has_gpu("nvidia") ? testing::Missing::pytorch : testing::Missing::gpu,

@@ -27,6 +27,34 @@ void split_includes(const std::string& unit, std::set<std::string>& includes, st
 // A literal C++ reads as a floating-point number (a "f" suffix may follow).
 std::string float_literal(double value) { return fmt::format("{:#.9g}", value); }
 
+// The physical limit of one call, shared by this program and the PyTorch harness's library
+// (roofline_code). The task's figures come before it as constants.
+constexpr const char* kRooflineFunction = R"cuda(
+namespace tf_harness {
+
+// The physical limit of one call (ms): the bytes the task must read at the GPU's peak memory
+// bandwidth (the L2 is flushed before each call, so reads come from memory) or its FLOPs at the
+// peak arithmetic rate (FP32 lanes, or for matrix products the TF32 tensor cores, 8 times that),
+// whichever is slower; 0 when the device does not say.
+double roofline_ms(double* bandwidth_gbs, double* peak_gflops) {
+  int memory_khz = 0, bus_bits = 0, sm_khz = 0, sms = 0, major = 0, minor = 0;
+  cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, 0);
+  cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0);
+  cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, 0);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  int fp32_lanes = (major == 8 && minor == 0) || major < 8 ? 64 : 128;
+  *bandwidth_gbs = 2.0 * memory_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // double data rate
+  *peak_gflops = 2.0 * fp32_lanes * (double)sms * sm_khz * 1e3 / 1e9 * (kTensorCorePeak ? 8.0 : 1.0);
+  double memory_ms = *bandwidth_gbs > 0 ? (double)kMustReadBytes / (*bandwidth_gbs * 1e9) * 1e3 : 0;
+  double compute_ms = *peak_gflops > 0 ? kFlops / (*peak_gflops * 1e9) * 1e3 : 0;
+  return std::max(memory_ms, compute_ms);
+}
+
+}  // namespace tf_harness
+)cuda";
+
 // The fixed part of the program. It only uses the runtime API, and prints "kernelopt" lines.
 constexpr const char* kHarnessMain = R"cuda(
 namespace tf_harness {
@@ -250,26 +278,6 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// The physical limit of one call (ms): the bytes the task must read at the GPU's peak memory
-// bandwidth (the L2 is flushed before each call, so reads come from memory) or its FLOPs at the
-// peak arithmetic rate (FP32 lanes, or for matrix products the TF32 tensor cores, 8 times that),
-// whichever is slower; 0 when the device does not say.
-double roofline_ms(double* bandwidth_gbs, double* peak_gflops) {
-  int memory_khz = 0, bus_bits = 0, sm_khz = 0, sms = 0, major = 0, minor = 0;
-  cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, 0);
-  cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0);
-  cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, 0);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
-  int fp32_lanes = (major == 8 && minor == 0) || major < 8 ? 64 : 128;
-  *bandwidth_gbs = 2.0 * memory_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // double data rate
-  *peak_gflops = 2.0 * fp32_lanes * (double)sms * sm_khz * 1e3 / 1e9 * (kTensorCorePeak ? 8.0 : 1.0);
-  double memory_ms = *bandwidth_gbs > 0 ? (double)kMustReadBytes / (*bandwidth_gbs * 1e9) * 1e3 : 0;
-  double compute_ms = *peak_gflops > 0 ? kFlops / (*peak_gflops * 1e9) * 1e3 : 0;
-  return std::max(memory_ms, compute_ms);
-}
-
 // Times both kernels, every timed call on fresh inputs and checked against the reference's answer
 // to the same inputs. Even calls find their output poisoned, odd calls find the previous call's
 // answer (right for other inputs), so no call can tell it is watched. Prints the "time" lines and,
@@ -490,6 +498,16 @@ std::string candidate_unit(const std::string& candidate_source) {
   return unit;
 }
 
+std::string roofline_code(const KernelTask& task) {
+  bool tensor_cores = task.operator_type == kMatmulOperator || task.operator_type == kFusionOperator;
+  return fmt::format("constexpr long long kMustReadBytes = {}LL;\n"
+                     "constexpr double kFlops = {};\n"
+                     "constexpr bool kTensorCorePeak = {};\n"
+                     "#line 1 \"roofline.cu\"",
+                     task.must_read_bytes(), float_literal(task.flops), tensor_cores ? "true" : "false") +
+         kRooflineFunction;
+}
+
 std::string harness_program(const KernelTask& task, const HarnessOptions& options) {
   std::set<std::string> includes = {"#include <cuda_runtime.h>", "#include <algorithm>", "#include <chrono>",
                                     "#include <cmath>", "#include <cstdint>", "#include <cstdio>",
@@ -513,20 +531,17 @@ std::string harness_program(const KernelTask& task, const HarnessOptions& option
       "constexpr int kRepetitions = {}, kTrials = {}, kTimingAttempts = {};\n"
       "constexpr double kSpreadTarget = {};\n"
       "constexpr bool kTimeKernels = {};\n"
-      "constexpr long long kMustReadBytes = {}LL;\n"
-      "constexpr double kFlops = {};\n"
-      "constexpr bool kTensorCorePeak = {};\n"
       "constexpr double kRooflineMargin = {};\n\n",
       task.inputs.size(), input_sizes, task.output.elements, float_literal(task.input_low),
       float_literal(task.input_high), float_literal(task.tolerance), options.check_seed, options.fresh_seed,
       options.repetitions, options.trials, options.timing_attempts,
-      float_literal(options.spread_target), options.time_kernels ? "true" : "false", task.must_read_bytes(),
-      float_literal(task.flops), task.operator_type == kMatmulOperator || task.operator_type == kFusionOperator ? "true" : "false",
+      float_literal(options.spread_target), options.time_kernels ? "true" : "false",
       float_literal(options.roofline_margin));
   program += "namespace tf_candidate {\nvoid tf_launch(const float* const* inputs, float* output, cudaStream_t stream);\n}\n\n";
   // Internal linkage: no other object can name the reference, whatever it spells.
   program += "namespace {\nnamespace tf_reference {\n#line 1 \"reference.cu\"\n" + reference_body +
              "}  // namespace tf_reference\n}  // namespace\n";
+  program += roofline_code(task);
   program += "#line 1 \"harness.cu\"\n";
   program += kHarnessMain;
   return program;

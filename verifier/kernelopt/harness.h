@@ -78,6 +78,12 @@ struct HarnessReport {
   }
 };
 
+// C++ text computing the task's physical limit on the GPU that runs it, shared by the harness
+// program and the PyTorch harness's library: the task's constants (kMustReadBytes, kFlops,
+// kTensorCorePeak) and `double tf_harness::roofline_ms(double* bandwidth_gbs, double* peak_gflops)`,
+// the bound in ms (0 when the device does not say). Needs <cuda_runtime.h> and <algorithm>.
+std::string roofline_code(const KernelTask& task);
+
 // Reads the program's "kernelopt ..." lines; an error when there is no verdict line.
 Result<HarnessReport> parse_harness_output(const std::string& stdout_text);
 

@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+
 namespace tailforge {
 
 // The operator types a task can have; curation balances "single" against the rest.
@@ -40,7 +44,11 @@ struct KernelTask {
   // "cuda" (reference_source is a kernel unit) or "pytorch": a KernelBench-style Python file with
   // Model, get_inputs() and optionally get_init_inputs() (pytorch_harness.h).
   std::string reference_language = "cuda";
-  std::string origin = "builtin";  // "builtin" or "imported"
+  std::string origin = "builtin";  // "builtin", "generated" (agents/kernelopt/generated_tasks.h) or "imported"
+  std::string family;  // the built-in family that made it ("elementwise", "gemm", ...); empty for imported tasks
+  // JSON text: what rebuilds the task and its built-in candidates ({"family":..,"shape":{..}}); empty for
+  // imported tasks.
+  std::string recipe;
   // The floating-point operations the operator must do (a matrix product's 2mnk); 0 when not
   // declared. With the bytes it must read (every input, once) it bounds how fast a call can be.
   double flops = 0;
@@ -65,5 +73,15 @@ struct KernelCandidate {
 // Reasoning length: whitespace-separated words (an LLM's token count is not known for every
 // model; words keep every candidate on the same scale).
 int64_t reasoning_length(const std::string& reasoning);
+
+// A task's buffers, input range, tolerance, reference language, roofline inputs (FLOPs, bytes),
+// family and recipe as JSON (the stored task's spec); read back into `task`, a field missing or
+// of the wrong type keeping its default. Never throws on any JSON.
+nlohmann::json kernel_task_spec(const KernelTask& task);
+void read_kernel_task_spec(const nlohmann::json& spec, KernelTask& task);
+// The spec with name, operator type, domain and description: the whole task but its reference.
+nlohmann::json kernel_task_json(const KernelTask& task);
+// An error naming `where` unless the JSON has a name, an operator type and buffers.
+Result<KernelTask> kernel_task_from_json(const nlohmann::json& json, const std::string& where);
 
 }  // namespace tailforge

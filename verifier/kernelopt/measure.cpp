@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "base/files.h"
+#include "verifier/kernelopt/compile_category.h"
 #include "verifier/kernelopt/pytorch_harness.h"
 #include "verifier/nvidia.h"
 
@@ -49,7 +50,8 @@ bool build_with_nvcc(StageContext& context, KernelMeasurement& measurement, cons
     return false;
   }
   if (!compiled.ok()) {
-    measurement = failed_measurement(measurement, "kernelopt.compile",
+    const std::string& evidence = compiled.diagnostics.empty() ? compiled.reason : compiled.diagnostics;
+    measurement = failed_measurement(measurement, compile_failure_category(evidence, compiled.status == "timeout"),
                                      first_line(compiled.reason.empty() ? compiled.diagnostics : compiled.reason));
     return false;
   }
@@ -122,6 +124,17 @@ bool inspect_candidate_object(StageContext& context, KernelMeasurement& measurem
   return false;
 }
 
+// Builds the candidate's unit alone into `object` (nvcc -c, with `flags` added) and inspects it;
+// false, with the measurement filled in, when it did not build or asks for what it may not.
+bool build_candidate_object(StageContext& context, KernelMeasurement& measurement, const std::string& candidate_source,
+                            const std::string& dir, const std::vector<std::string>& flags, const std::string& object) {
+  std::vector<std::string> all = {"-O3", "-std=c++17", "-lineinfo", "-c"};
+  all.insert(all.end(), flags.begin(), flags.end());
+  return build_with_nvcc(context, measurement, candidate_unit(candidate_source), dir + "/candidate.cu",
+                         "kernelopt.candidate", all, {}, {"object", object, true}) &&
+         inspect_candidate_object(context, measurement, object);
+}
+
 // Reads the harness's lines from a finished kernelopt.run stage into the measurement.
 KernelMeasurement interpret_run(KernelMeasurement measurement, const StageResult& run) {
   const Artifact* out = run.artifact("stdout");
@@ -147,14 +160,16 @@ KernelMeasurement interpret_run(KernelMeasurement measurement, const StageResult
   return failed_measurement(measurement, "kernelopt." + verdict, report->detail);
 }
 
-// A PyTorch reference: the candidate becomes a shared library the Python harness loads.
+// A PyTorch reference: the candidate's object, inspected, becomes with the entry points a shared
+// library the Python harness loads.
 KernelMeasurement measure_against_pytorch(StageContext& context, const KernelTask& task,
                                           const std::string& candidate_source, const HarnessOptions& options) {
   KernelMeasurement measurement;
   std::string dir = make_subdirectory(context, "kernelopt");
-  std::string source = dir + "/candidate.cu", library = dir + "/candidate.so";
-  if (!build_with_nvcc(context, measurement, pytorch_candidate_library_source(candidate_source), source,
-                       "kernelopt.exe", {"-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC"}, {},
+  std::string object = dir + "/candidate.o", library = dir + "/candidate.so";
+  if (!build_candidate_object(context, measurement, candidate_source, dir, {"-Xcompiler", "-fPIC"}, object) ||
+      !build_with_nvcc(context, measurement, pytorch_entry_unit(task), dir + "/entry.cu", "kernelopt.exe",
+                       {"-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-Xlinker", "--no-undefined"}, {object},
                        {"library", library, true})) {
     return measurement;
   }
@@ -210,12 +225,8 @@ KernelMeasurement measure_candidate(StageContext& context, const KernelTask& tas
   // The candidate in an object of its own, inspected, then linked with the harness, whose
   // reference it cannot name.
   std::string dir = make_subdirectory(context, "kernelopt");
-  std::string candidate = dir + "/candidate.cu", object = dir + "/candidate.o";
-  if (!build_with_nvcc(context, measurement, candidate_unit(candidate_source), candidate, "kernelopt.candidate",
-                       {"-O3", "-std=c++17", "-lineinfo", "-c"}, {}, {"object", object, true})) {
-    return measurement;
-  }
-  if (!inspect_candidate_object(context, measurement, object)) return measurement;
+  std::string object = dir + "/candidate.o";
+  if (!build_candidate_object(context, measurement, candidate_source, dir, {}, object)) return measurement;
   std::string source = dir + "/harness.cu", exe = dir + "/kernelopt.exe";
   if (!build_with_nvcc(context, measurement, harness_program(task, options), source, "kernelopt.exe",
                        {"-O3", "-std=c++17", "-lineinfo"}, {object}, {"executable", exe, true})) {

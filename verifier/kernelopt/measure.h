@@ -1,8 +1,10 @@
-// Measures one kernelopt candidate: builds the harness program (harness.h) with nvcc through the
-// compile cache, runs it in the sandbox on an NVIDIA GPU, and turns what it printed into a
-// verdict, a category and, when the candidate is right, both kernels' timings and the speedup.
-// Where no GPU (or no nvcc) exists the run is recorded as skipped with the reason; the compile
-// still runs (and only it, when the context is compile_only). It does not store anything (the daemon's kernelopt commands do).
+// Measures one kernelopt candidate: builds the candidate's object with nvcc through the compile
+// cache and inspects its undefined symbols, links it with the harness program (harness.h) or, for
+// a PyTorch reference, into the shared library (pytorch_harness.h), runs that in the sandbox on an
+// NVIDIA GPU, and turns what it printed into a verdict, a category and, when the candidate is
+// right, both kernels' timings and the speedup. Where no GPU (or no nvcc) exists the run is
+// recorded as skipped with the reason; the compile still runs (and only it, when the context is
+// compile_only). It does not store anything (the daemon's kernelopt commands do).
 #pragma once
 
 #include <optional>
@@ -18,7 +20,8 @@ namespace tailforge {
 struct KernelMeasurement {
   std::string status = "skipped";  // "ok": right (timed or not); "fail": wrong or a cheat;
                                    // "skipped": not run here (reason); "error": the harness broke
-  std::string category;            // for "fail"/"error": "kernelopt.compile", "kernelopt.output_mismatch",
+  std::string category;            // for "fail"/"error": "kernelopt.compile.<kind>" (compile_category.h),
+                                   // "kernelopt.output_mismatch",
                                    // "kernelopt.launch_error", "kernelopt.timeout", "kernelopt.reference_error",
                                    // "kernelopt.cheat.<kind>", "kernelopt.sandbox"
   std::string detail;              // one line

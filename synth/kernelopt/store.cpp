@@ -1,4 +1,4 @@
-#include "daemon/kernelopt_store.h"
+#include "synth/kernelopt/store.h"
 
 #include <algorithm>
 
@@ -11,37 +11,12 @@ namespace {
 
 constexpr const char* kFailureStage = "kernelopt.measure";
 
-nlohmann::json task_spec(const KernelTask& task) {
-  nlohmann::json inputs = nlohmann::json::array();
-  for (const KernelBuffer& input : task.inputs) inputs.push_back({{"name", input.name}, {"elements", input.elements}});
-  return {{"inputs", inputs},
-          {"output", {{"name", task.output.name}, {"elements", task.output.elements}}},
-          {"input_low", task.input_low},
-          {"input_high", task.input_high},
-          {"tolerance", task.tolerance},
-          {"reference_language", task.reference_language}};
-}
-
-void read_spec(const std::string& text, KernelTask& task) {
-  nlohmann::json spec = nlohmann::json::parse(text, nullptr, false);
-  if (!spec.is_object()) return;
-  for (const auto& input : spec.value("inputs", nlohmann::json::array())) {
-    task.inputs.push_back({input.value("name", ""), input.value("elements", int64_t{0})});
-  }
-  nlohmann::json output = spec.value("output", nlohmann::json::object());
-  task.output = {output.value("name", ""), output.value("elements", int64_t{0})};
-  task.input_low = spec.value("input_low", -1.0f);
-  task.input_high = spec.value("input_high", 1.0f);
-  task.tolerance = spec.value("tolerance", 1e-3);
-  task.reference_language = spec.value("reference_language", "cuda");
-}
-
 std::optional<double> positive(double value) { return value > 0 ? std::optional<double>(value) : std::nullopt; }
 
 }  // namespace
 
 Result<bool> store_kernelopt_task(Database& db, const KernelTask& task) {
-  return insert_kernelopt_task(db, {task.name, task.operator_type, task.domain, task.description, task_spec(task).dump(),
+  return insert_kernelopt_task(db, {task.name, task.operator_type, task.domain, task.description, kernel_task_spec(task).dump(),
                                     task.reference_source, task.origin});
 }
 
@@ -56,7 +31,7 @@ Result<std::vector<KernelTask>> load_kernelopt_tasks(Database& db, const std::ve
     task.operator_type = std::move(row.operator_type);
     task.domain = std::move(row.domain);
     task.description = std::move(row.description);
-    read_spec(row.spec, task);
+    read_kernel_task_spec(nlohmann::json::parse(row.spec, nullptr, false), task);
     task.reference_source = std::move(row.reference_source);
     task.origin = std::move(row.origin);
     tasks.push_back(std::move(task));
@@ -122,6 +97,12 @@ Status store_kernelopt_measurement(Database& db, const StoredCandidate& candidat
                                    const KernelMeasurement& measurement, const std::string& host) {
   Transaction transaction(db);
   if (!transaction.begin_status()) return transaction.begin_status();
+  if (Status s = record_kernelopt_measurement(db, candidate, task, measurement, host); !s) return s;
+  return transaction.commit();
+}
+
+Status record_kernelopt_measurement(Database& db, const StoredCandidate& candidate, const KernelTask& task,
+                                    const KernelMeasurement& measurement, const std::string& host) {
   const HarnessReport* report = measurement.report ? &*measurement.report : nullptr;
   bool timed = measurement.correct() && measurement.timed();
   KerneloptMeasurementRow row;
@@ -145,6 +126,11 @@ Status store_kernelopt_measurement(Database& db, const StoredCandidate& candidat
   }
   row.host = host;
   if (Status s = insert_kernelopt_measurement(db, row); !s) return s;
+  // A candidate whose text is its task's reference (a model that answered with what it was shown)
+  // shares the task's sample: its verdict is the measurement's and the evaluation's, and the
+  // task's own verification keeps the sample's status and failures.
+  bool task_sample = candidate.sample_id == sample_id_for(task.reference_source);
+  if (task_sample) return {};
   if (Status s = delete_stage_failure(db, candidate.sample_id, kFailureStage); !s) return s;
   if (measurement.status == "fail" || measurement.status == "error") {
     FailureRecord failure;
@@ -161,7 +147,7 @@ Status store_kernelopt_measurement(Database& db, const StoredCandidate& candidat
   if (measurement.status == "ok" || measurement.status == "fail") {
     if (Status s = set_sample_status(db, candidate.sample_id, measurement.correct() ? "verified" : "failed"); !s) return s;
   }
-  return transaction.commit();
+  return {};
 }
 
 nlohmann::json curation_result_to_json(const CurationResult& result) {

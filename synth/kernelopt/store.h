@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "store/database.h"
 #include "synth/kernelopt/curation.h"
 #include "verifier/kernelopt/kernel_task.h"
@@ -46,10 +48,13 @@ struct CandidateRecord {
 // Every candidate with its latest measurement, by task then id.
 Result<std::vector<CandidateRecord>> load_kernelopt_candidates(Database& db);
 
-// Stores one measurement; the candidate's sample becomes verified (right), failed (wrong, a cheat)
+// Stores one measurement in a transaction of its own (record_kernelopt_measurement: in the
+// caller's); the candidate's sample becomes verified (right), failed (wrong, a cheat)
 // or stays pending (skipped), and a failure row records the category.
 Status store_kernelopt_measurement(Database& db, const StoredCandidate& candidate, const KernelTask& task,
                                    const KernelMeasurement& measurement, const std::string& host);
+Status record_kernelopt_measurement(Database& db, const StoredCandidate& candidate, const KernelTask& task,
+                                    const KernelMeasurement& measurement, const std::string& host);
 
 // Stores a curation run and its choices; returns its id.
 Result<int64_t> store_kernelopt_curation(Database& db, const CurationOptions& options, const CurationResult& result);
