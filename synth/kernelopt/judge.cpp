@@ -1,7 +1,5 @@
 #include "synth/kernelopt/judge.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
 
 #include "base/process.h"
@@ -75,11 +73,14 @@ Result<std::vector<StageResult>> judge_kernel_answer(Database& db, const Sample&
   Result<KernelTask> task = kernel_task_of(item);
   if (!task) return task.error();
   const Toolchains& toolchains = setup.toolchains ? *setup.toolchains : detected_toolchains();
-  std::error_code ec;
-  std::string scratch = std::filesystem::absolute(work_dir, ec).string();  // the compilers run elsewhere
-  StageContext context{setup.verifier, toolchains, &db, setup.gate, ec ? work_dir : scratch, {}};
+  // A scratch folder the sandboxed program can reach (the evaluation's own folder may sit under
+  // a directory only the daemon's user may enter), removed afterwards unless kept to look at.
+  Result<std::string> scratch = make_scratch_directory(setup.verifier, "tailforge-kernelopt");
+  if (!scratch) return make_error("kernelopt judge: " + scratch.message() + " (under " + work_dir + ")");
+  StageContext context{setup.verifier, toolchains, &db, setup.gate, *scratch, {}};
   std::string kernel = kernel_unit_in_answer(std::string(answer.text));
   KernelMeasurement measured = measure_candidate(context, *task, kernel);
+  remove_scratch_directory(setup.verifier, *scratch);
 
   KernelCandidate candidate{task->name, std::string(answer.model_name), "model", std::string(answer.model_name),
                             std::string(answer.reasoning), kernel};

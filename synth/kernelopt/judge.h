@@ -24,7 +24,9 @@ struct KernelAnswer {
   std::string_view model_name;  // the version that answered
 };
 
-// `item` is a task sample (synth/kernelopt/task_samples.h); the harness works in `work_dir`.
+// `item` is a task sample (synth/kernelopt/task_samples.h); the harness works in a scratch folder
+// of the verifier's (verifier.scratch_root), which the sandbox can reach; `work_dir` names the
+// evaluation's folder in errors.
 Result<std::vector<StageResult>> judge_kernel_answer(Database& db, const Sample& item, const KernelAnswer& answer,
                                                      const EvaluationSetup& setup, const std::string& work_dir);
 

@@ -89,6 +89,9 @@ TEST_CASE("kernelopt daemon: tasks grow each cycle, models are judged on them, t
     CHECK(query_int(db, std::string("SELECT count(*) FROM evaluation e JOIN model m ON m.id = e.model_id WHERE m.name = '") +
                             model + "'") == query_int(db, "SELECT count(*) FROM eval_item WHERE track = 'kernelopt'"));
   }
+  INFO(query_text(db, "SELECT c.task || ' ' || m.status || ' ' || m.category || ' ' || substr(m.detail, 1, 300)"
+                      " FROM kernelopt_candidate c JOIN kernelopt_measurement m ON m.candidate_id = c.id"
+                      " WHERE c.model = 'copier'"));
   // The copier is right; timed, it is no faster than what it copied, so below the speedup target
   // it fails as kernelopt.slower and nothing else.
   CHECK(query_int(db, "SELECT count(*) FROM evaluation e JOIN model m ON m.id = e.model_id WHERE m.name = 'copier'"
